@@ -1,0 +1,3 @@
+from jurist.cli import main
+
+main()

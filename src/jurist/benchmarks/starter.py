@@ -1,0 +1,27 @@
+"""jurist's own starter benchmark: 24 short prompts in six categories, with reference answers as baseline.
+
+Written for this project so a first run needs no download: small enough for a 135M model on a CPU, and the
+references are concise so the judge prompt fits a 4k context.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib.resources import files
+
+from jurist.benchmarks.base import Benchmark, Question
+
+NAME = "starter"
+BASELINE = "reference"
+
+
+def load_starter() -> Benchmark:
+    text = files("jurist.benchmarks").joinpath("data/starter.jsonl").read_text(encoding="utf-8")
+    questions: list[Question] = []
+    references: dict[str, str] = {}
+    for line in text.splitlines():
+        if line.strip():
+            row = json.loads(line)
+            questions.append(Question(uid=row["uid"], prompt=row["prompt"], category=row["category"]))
+            references[row["uid"]] = row["reference"]
+    return Benchmark(NAME, questions, baseline=BASELINE, baseline_answers=references)

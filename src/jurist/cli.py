@@ -1,0 +1,118 @@
+"""The ``jurist`` command line: thin parsing that builds a RunConfig and hands it to the pipeline."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+from pathlib import Path
+from types import FrameType
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from jurist.errors import JuristError
+from jurist.redact import mask
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=False,
+    help="jurist: LLM-as-a-judge evaluation: generate answers, judge them pairwise, score, rank.",
+)
+err_console = Console(stderr=True)
+
+
+@app.callback()
+def _root() -> None:
+    """jurist: LLM-as-a-judge evaluation harness."""
+
+
+def _split(values: list[str] | None) -> list[str]:
+    """``--judge a --judge b`` and ``--judge a,b`` both give ``[a, b]``."""
+    return [part.strip() for value in values or [] for part in value.split(",") if part.strip()]
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    # Turn SIGTERM into the same clean shutdown as Ctrl-C: servers stopped, files closed.
+    raise KeyboardInterrupt
+
+
+@app.command()
+def run(
+    bench: Annotated[str, typer.Option(help="'starter' or a path to an Arena-Hard question.jsonl")] = "starter",
+    models_file: Annotated[Optional[Path], typer.Option("--models-file", help="api_config.yaml-style file")] = None,
+    model: Annotated[Optional[list[str]], typer.Option("--model", help="candidate alias (repeatable)")] = None,
+    baseline: Annotated[Optional[str], typer.Option(help="baseline alias (default: the benchmark's own)")] = None,
+    judge: Annotated[Optional[list[str]], typer.Option("--judge", help="judge alias (repeatable, or a,b)")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="run directory (default runs/<bench>)")] = None,
+    limit: Annotated[Optional[int], typer.Option(min=1, help="use only the first N questions")] = None,
+    max_concurrency: Annotated[int, typer.Option(min=1, help="requests in flight, all models together")] = 64,
+    inference_only: Annotated[bool, typer.Option("--inference-only", help="stop after generating answers")] = False,
+    judge_only: Annotated[bool, typer.Option("--judge-only", help="judge and score existing answers")] = False,
+    rejudge_invalid: Annotated[bool, typer.Option("--rejudge-invalid", help="judge invalid verdicts again")] = False,
+    judge_protocol: Annotated[Optional[str], typer.Option(help="arena-hard | arena-hard-creative | structured")] = None,
+    bootstrap: Annotated[int, typer.Option(min=0, help="bootstrap rounds")] = 100,
+    seed: Annotated[int, typer.Option(help="bootstrap seed")] = 0,
+    ci: Annotated[float, typer.Option(min=0.5, max=0.999, help="CI level")] = 0.90,
+    max_attempts: Annotated[int, typer.Option(min=1, help="attempts per request before it counts as failed")] = 6,
+    retry_base_delay: Annotated[float, typer.Option(min=0.0, help="first backoff delay, seconds")] = 1.0,
+    no_progress: Annotated[bool, typer.Option("--no-progress", help="no progress bars")] = False,
+) -> None:
+    """Answer a benchmark with each model, judge against the baseline (two games, swapped), print the leaderboard."""
+    from jurist.engine.retry import RetryPolicy
+    from jurist.pipeline import RunConfig, run_pipeline
+
+    if inference_only and judge_only:
+        raise JuristError("--inference-only and --judge-only exclude each other")
+    config = RunConfig(
+        bench=bench,
+        models_file=models_file,
+        models=_split(model),
+        baseline=baseline,
+        judges=_split(judge),
+        out=out,
+        limit=limit,
+        max_concurrency=max_concurrency,
+        mode="inference-only" if inference_only else "judge-only" if judge_only else "all",
+        rejudge_invalid=rejudge_invalid,
+        judge_protocol=judge_protocol,
+        n_bootstrap=bootstrap,
+        seed=seed,
+        ci_level=ci,
+        retry=RetryPolicy(max_attempts=max_attempts, base_delay=retry_base_delay),
+        progress=not no_progress,
+    )
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        result = run_pipeline(config)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    raise typer.Exit(result.exit_code)
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.WARNING, format="jurist: %(message)s")
+    try:
+        app(standalone_mode=False)
+    except JuristError as exc:
+        err_console.print(f"[red]error:[/red] {mask(str(exc))}", highlight=False, soft_wrap=True)
+        sys.exit(2)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        err_console.print("[yellow]interrupted: everything finished so far is saved; run again to resume[/yellow]")
+        sys.exit(130)
+    except Exception as exc:  # click usage errors and the like
+        import click
+
+        if isinstance(exc, click.exceptions.Abort):
+            sys.exit(130)
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(2)
+        raise
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,151 @@
+"""Models file (Arena-Hard's ``api_config.yaml`` shape) and run configuration.
+
+A models file maps an alias to a model: ``model``, ``endpoints: [{api_base, api_key}]`` (or null for the
+provider default), ``api_type``, ``parallel``, ``max_tokens``, ``temperature`` and optional ``timeout`` and
+``system_prompt``. Keys may be literal, ``${ENV_VAR}`` references, or absent (then ``OPENAI_API_KEY`` from
+the environment or a ``.env`` file is used). Keys never leave this module unmasked: see :mod:`jurist.redact`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from jurist.errors import InputError
+from jurist.redact import register_secret
+
+DEFAULT_API_BASE = "https://api.openai.com/v1"
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+_ENV_REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$|^\$([A-Za-z_][A-Za-z0-9_]*)$")
+
+# Request fields a models file may pass straight through to the chat-completions body.
+PASSTHROUGH_PARAMS = (
+    "top_p", "seed", "stop", "presence_penalty", "frequency_penalty", "reasoning_effort", "top_k", "min_p",
+)
+
+StructuredDialect = Literal["none", "llama_cpp", "vllm", "openai"]
+
+
+class Endpoint(BaseModel):
+    """One base URL of a model; several endpoints are load-balanced."""
+
+    model_config = ConfigDict(extra="allow")
+
+    api_base: str | None = None
+    api_key: str | None = Field(default=None, repr=False)
+    model_name: str | None = None
+
+    @property
+    def base_url(self) -> str:
+        return (self.api_base or DEFAULT_API_BASE).rstrip("/")
+
+
+class ModelSpec(BaseModel):
+    """A model alias: where it is served, how to sample from it, and how many requests it may take at once."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    alias: str = ""
+    model: str
+    endpoints: list[Endpoint] | None = None
+    api_type: Literal["openai", "litellm"] = "openai"
+    parallel: int = Field(default=8, ge=1, le=4096)
+    max_tokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    timeout: float = Field(default=600.0, gt=0)
+    system_prompt: str | None = Field(default=None, alias="sys_prompt")
+    structured_output: StructuredDialect = "none"
+    logprobs: bool = False
+
+    @field_validator("endpoints", mode="before")
+    @classmethod
+    def _null_endpoints(cls, value: Any) -> Any:
+        return value or None
+
+    def resolved_endpoints(self) -> list[Endpoint]:
+        return self.endpoints or [Endpoint()]
+
+    def passthrough_params(self) -> dict[str, Any]:
+        extra = self.model_extra or {}
+        return {key: extra[key] for key in PASSTHROUGH_PARAMS if key in extra}
+
+    def public_dict(self) -> dict[str, Any]:
+        """The spec as written to ``run.json``: keys replaced by where they came from, never their value."""
+        data = self.model_dump(mode="json", by_alias=False)
+        data["endpoints"] = [
+            {"api_base": ep.base_url, "model_name": ep.model_name, "api_key": "***" if ep.api_key else None}
+            for ep in self.resolved_endpoints()
+        ]
+        return data
+
+
+def load_dotenv_values(directory: Path | None = None) -> dict[str, str]:
+    """Values of ``.env`` in ``directory`` (default: cwd); the process environment takes precedence."""
+    from dotenv import dotenv_values
+
+    path = (directory or Path.cwd()) / ".env"
+    if not path.is_file():
+        return {}
+    return {k: v for k, v in dotenv_values(path).items() if v is not None}
+
+
+def resolve_key(raw: str | None, env: Mapping[str, str], *, where: str, path: Path) -> str | None:
+    """Turn a models-file key (literal, ``${VAR}``, or absent) into the key itself, registering it as secret."""
+    if raw is None:
+        value = env.get(DEFAULT_KEY_ENV)
+    else:
+        match = _ENV_REF.match(raw.strip())
+        if match:
+            name = match.group(1) or match.group(2)
+            value = env.get(name)
+            if value is None:
+                raise InputError(path, where, f"api_key refers to ${{{name}}}, which is not set (env or .env)")
+        else:
+            value = raw
+    register_secret(value)
+    return value
+
+
+def _format_validation_error(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    field = ".".join(str(part) for part in first["loc"]) or "(model)"
+    return f"field {field}: {first['msg']}"
+
+
+def load_models_file(path: str | Path, env: Mapping[str, str] | None = None) -> dict[str, ModelSpec]:
+    """Read and validate a models file; errors name the file, the alias and the field."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "", "models file not found")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else ""
+        raise InputError(path, where, f"not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise InputError(path, "", "expected a mapping of alias -> model settings at the top level")
+    if env is None:
+        env = {**load_dotenv_values(path.parent), **load_dotenv_values(), **os.environ}
+    specs: dict[str, ModelSpec] = {}
+    for alias, body in data.items():
+        where = f"model {alias!r}"
+        if not isinstance(body, dict):
+            raise InputError(path, where, "expected a mapping of settings")
+        try:
+            spec = ModelSpec.model_validate({**body, "alias": str(alias)})
+        except ValidationError as exc:
+            raise InputError(path, where, _format_validation_error(exc)) from None
+        for i, endpoint in enumerate(spec.resolved_endpoints()):
+            endpoint.api_key = resolve_key(endpoint.api_key, env, where=f"{where}: endpoints[{i}]", path=path)
+        spec.endpoints = spec.resolved_endpoints()
+        specs[str(alias)] = spec
+    return specs

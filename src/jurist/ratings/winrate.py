@@ -1,0 +1,63 @@
+"""Weighted win rate against a single baseline, with a seeded bootstrap CI.
+
+Arena-Hard's headline score: every judged game contributes "P(model beats baseline)" entries (a strong
+verdict contributes ``weight`` identical entries, a tie 0.5); the score is the mean of all entries.
+Bootstrapping resamples whole questions (the default, so the 3x duplicated entries of a strong verdict stay
+together) or individual entries (Arena-Hard's own ``groupby(model).sample`` behaviour).
+"""
+
+from __future__ import annotations
+
+from typing import Literal, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+
+class WinRate(NamedTuple):
+    """A win rate in percent with its bootstrap interval."""
+
+    score: float
+    ci_low: float
+    ci_high: float
+    n: int
+
+
+def win_rate_from_entries(
+    question_sums: npt.ArrayLike,
+    question_counts: npt.ArrayLike,
+    *,
+    n_bootstrap: int = 100,
+    seed: int = 0,
+    ci_level: float = 0.90,
+    resample: Literal["questions", "entries"] = "questions",
+    entries: npt.ArrayLike | None = None,
+) -> WinRate:
+    """Score = 100 * sum(entries) / count(entries), CI from bootstrap quantiles.
+
+    ``question_sums[q]`` is the sum of question q's entries and ``question_counts[q]`` their number.
+    With ``resample="entries"`` the flat ``entries`` array is resampled instead (Arena-Hard's row bootstrap).
+    """
+    sums = np.asarray(question_sums, dtype=np.float64)
+    counts = np.asarray(question_counts, dtype=np.float64)
+    n_questions = int(sums.shape[0])
+    if n_questions == 0 or counts.sum() <= 0:
+        return WinRate(float("nan"), float("nan"), float("nan"), 0)
+    score = 100.0 * float(sums.sum() / counts.sum())
+    if n_bootstrap <= 0:
+        return WinRate(score, score, score, n_questions)
+    rng = np.random.default_rng(seed)
+    if resample == "questions":
+        # Multinomial draw counts per question: the same distribution as resampling question indices
+        # with replacement, without materialising an (n_bootstrap x n_questions) index matrix of draws.
+        draws = rng.multinomial(n_questions, np.full(n_questions, 1.0 / n_questions), size=n_bootstrap)
+        boot = 100.0 * (draws @ sums) / np.maximum(draws @ counts, 1e-300)
+    else:
+        if entries is None:
+            raise ValueError("resample='entries' needs the flat entries array")
+        flat = np.asarray(entries, dtype=np.float64)
+        draws = rng.multinomial(flat.shape[0], np.full(flat.shape[0], 1.0 / flat.shape[0]), size=n_bootstrap)
+        boot = 100.0 * (draws @ flat) / flat.shape[0]
+    tail = (1.0 - ci_level) / 2.0
+    low, high = np.quantile(boot, [tail, 1.0 - tail])
+    return WinRate(score, float(low), float(high), n_questions)

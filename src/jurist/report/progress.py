@@ -1,0 +1,76 @@
+"""Progress bars: one per model in generation, one per (judge, model) in judging, with failure counts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import TracebackType
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+
+@dataclass
+class BarCounts:
+    done: int = 0
+    failed: int = 0
+    invalid: int = 0
+    tokens: int = 0
+
+
+class StageProgress:
+    """A set of bars for one stage; a no-op when disabled (tests, ``--no-progress``)."""
+
+    def __init__(self, console: Console, *, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self._progress = Progress(
+            TextColumn("{task.description}", justify="left"),
+            BarColumn(bar_width=30),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[status]}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=console,
+            disable=not enabled,
+            transient=False,
+        )
+        self._counts: dict[TaskID, BarCounts] = {}
+
+    def add_bar(self, description: str, total: int) -> TaskID:
+        task = self._progress.add_task(description, total=total, status="")
+        self._counts[task] = BarCounts()
+        return task
+
+    def advance(self, task: TaskID, *, failed: bool = False, invalid: bool = False, tokens: int = 0) -> None:
+        counts = self._counts[task]
+        counts.done += 1
+        counts.failed += failed
+        counts.invalid += invalid
+        counts.tokens += tokens
+        if not self.enabled:
+            return
+        status = f"failed {counts.failed}"
+        if invalid or counts.invalid:
+            status += f"  invalid {counts.invalid}"
+        if counts.tokens:
+            status += f"  tok {counts.tokens}"
+        self._progress.update(task, advance=1, status=status)
+
+    def counts(self, task: TaskID) -> BarCounts:
+        return self._counts[task]
+
+    def __enter__(self) -> StageProgress:
+        self._progress.__enter__()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._progress.__exit__(exc_type, exc, tb)

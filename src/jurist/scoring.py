@@ -1,0 +1,75 @@
+"""From battles to leaderboard rows: groups battle records into arrays for the pure ``ratings`` code."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from jurist.ratings.winrate import win_rate_from_entries
+
+_OUTCOME = {"model_a": 1.0, "model_b": 0.0, "tie": 0.5}
+
+
+def win_rate_leaderboard(
+    battles: Iterable[dict[str, Any]],
+    baselines: set[str],
+    *,
+    invalid: dict[tuple[str, str], int] | None = None,
+    n_bootstrap: int = 100,
+    seed: int = 0,
+    ci_level: float = 0.90,
+) -> list[dict[str, Any]]:
+    """Weighted win rate of every (judge, model) against its baseline, with a question bootstrap.
+
+    Each battle adds ``weight`` entries of P(model beats baseline) to its question; the score is the mean
+    of all entries (Arena-Hard). The baseline is listed at 50.
+    """
+    sums: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0.0]))
+    seen_baselines: dict[str, set[str]] = defaultdict(set)
+    for battle in battles:
+        a, b = battle["model_a"], battle["model_b"]
+        if b in baselines and a not in baselines:
+            model, baseline, p_model = a, b, _OUTCOME[battle["winner"]]
+        elif a in baselines and b not in baselines:
+            model, baseline, p_model = b, a, 1.0 - _OUTCOME[battle["winner"]]
+        else:
+            continue
+        judge = battle.get("judge", "")
+        weight = float(battle.get("weight", 1))
+        cell = sums[(judge, model)][battle["uid"]]
+        cell[0] += p_model * weight
+        cell[1] += weight
+        seen_baselines[judge].add(baseline)
+    invalid = invalid or {}
+    rows: list[dict[str, Any]] = []
+    for (judge, model), per_question in sorted(sums.items()):
+        totals = np.array(list(per_question.values()), dtype=np.float64)
+        result = win_rate_from_entries(
+            totals[:, 0], totals[:, 1], n_bootstrap=n_bootstrap, seed=seed, ci_level=ci_level
+        )
+        rows.append(
+            {
+                "model": model,
+                "judge": judge,
+                "score": round(result.score, 4),
+                "ci_low": round(result.ci_low, 4),
+                "ci_high": round(result.ci_high, 4),
+                "n": result.n,
+                "invalid": invalid.get((judge, model), 0),
+            }
+        )
+    for judge, names in sorted(seen_baselines.items()):
+        for name in sorted(names):
+            rows.append(
+                {"model": name, "judge": judge, "score": 50.0, "ci_low": 50.0, "ci_high": 50.0, "n": 0,
+                 "invalid": 0, "baseline": True}
+            )
+    for (judge, model), count in invalid.items():
+        if (judge, model) not in sums and count:
+            rows.append({"model": model, "judge": judge, "score": None, "ci_low": None, "ci_high": None,
+                         "n": 0, "invalid": count})
+    rows.sort(key=lambda r: (r["judge"], -(r["score"] if r["score"] is not None else -1.0)))
+    return rows

@@ -1,0 +1,123 @@
+"""Append-only JSONL files that survive crashes.
+
+Each record is written with a single ``os.write`` on an ``O_APPEND`` descriptor, so it reaches the kernel
+whole or (if the process dies inside the call) as a torn tail without a newline. Readers drop such a tail
+with a warning and cut it off the file, so the next append starts on a fresh line instead of being glued
+onto the fragment.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from jurist.errors import InputError
+
+log = logging.getLogger("jurist.store")
+
+
+def _repair_torn_tail(path: Path, data: bytes) -> bytes:
+    """Cut a partial last line off ``path`` and return the intact part of ``data``."""
+    cut = data.rfind(b"\n") + 1
+    log.warning("%s: dropped a torn last line (%d bytes) left by an interrupted write", path, len(data) - cut)
+    with open(path, "r+b") as fh:
+        fh.truncate(cut)
+    return data[:cut]
+
+
+def iter_jsonl(path: str | Path, *, repair: bool = True) -> Iterator[dict[str, Any]]:
+    """Records of a JSONL file we wrote; a torn last line is dropped (and cut off when ``repair``)."""
+    for _, record in iter_numbered_jsonl(path, repair=repair):
+        yield record
+
+
+def iter_numbered_jsonl(path: str | Path, *, repair: bool = True) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, record) pairs, so errors about a record can name its line."""
+    path = Path(path)
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        if repair:
+            data = _repair_torn_tail(path, data)
+        else:
+            data = data[: data.rfind(b"\n") + 1]
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as exc:
+            raise InputError(path, f"line {number}", f"not valid JSON ({exc})") from None
+        if not isinstance(record, dict):
+            raise InputError(path, f"line {number}", "expected a JSON object")
+        yield number, record
+
+
+def read_jsonl(path: str | Path, *, repair: bool = True) -> list[dict[str, Any]]:
+    return list(iter_jsonl(path, repair=repair))
+
+
+class JsonlAppender:
+    """Appends one JSON object per line; each line lands whole or not at all, and is fsynced at checkpoints."""
+
+    def __init__(self, path: str | Path, *, fsync_every_s: float = 2.0) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.exists():
+            # Make sure a torn tail from an earlier crash is gone before anything is appended after it.
+            size = self.path.stat().st_size
+            if size:
+                with open(self.path, "rb") as fh:
+                    fh.seek(size - 1)
+                    if fh.read(1) != b"\n":
+                        _repair_torn_tail(self.path, self.path.read_bytes())
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._fsync_every_s = fsync_every_s
+        self._last_sync = time.monotonic()
+        self._dirty = False
+
+    def append(self, record: dict[str, Any]) -> None:
+        line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+        written = os.write(self._fd, line)
+        while written < len(line):  # only on exotic filesystems; still one record per call sequence
+            written += os.write(self._fd, line[written:])
+        self._dirty = True
+        if time.monotonic() - self._last_sync >= self._fsync_every_s:
+            self.sync()
+
+    def sync(self) -> None:
+        if self._dirty:
+            os.fsync(self._fd)
+            self._dirty = False
+        self._last_sync = time.monotonic()
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            self.sync()
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> JsonlAppender:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def write_json_atomic(path: str | Path, data: Any) -> None:
+    """Replace ``path`` with ``data`` via a temp file and rename, so readers never see half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2, ensure_ascii=False)
+        fh.write("\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)

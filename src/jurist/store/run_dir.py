@@ -1,0 +1,91 @@
+"""The run directory: where every artifact of a run lives, and how existing ones are read back."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from jurist.errors import InputError
+from jurist.store.jsonl import iter_numbered_jsonl
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._\-]+")
+
+
+def file_stem(alias: str) -> str:
+    """A model alias as a file name (``org/model`` -> ``org__model``)."""
+    return _UNSAFE.sub("_", alias.replace("/", "__")) or "_"
+
+
+def answer_text(record: dict[str, Any]) -> str | None:
+    """The answer text of a record in jurist's shape or Arena-Hard's (v2.0 ``messages``, 2024 ``choices``)."""
+    if isinstance(record.get("answer"), str):
+        return str(record["answer"])
+    messages = record.get("messages")
+    if isinstance(messages, list) and messages:
+        content = messages[-1].get("content") if isinstance(messages[-1], dict) else None
+        if isinstance(content, dict):
+            content = content.get("answer")
+        if isinstance(content, str):
+            return content
+    choices = record.get("choices")
+    if isinstance(choices, list) and choices:
+        turns = choices[0].get("turns") if isinstance(choices[0], dict) else None
+        if isinstance(turns, list) and turns and isinstance(turns[0], dict):
+            content = turns[0].get("content")
+            if isinstance(content, str):
+                return content
+    return None
+
+
+class RunDir:
+    """Paths of one run: ``answers/``, ``judgments/<judge>/``, ``battles.jsonl``, ``leaderboard.json``..."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+
+    def answers(self, model: str) -> Path:
+        return self.root / "answers" / f"{file_stem(model)}.jsonl"
+
+    def judgments(self, judge: str, model: str) -> Path:
+        return self.root / "judgments" / file_stem(judge) / f"{file_stem(model)}.jsonl"
+
+    @property
+    def battles(self) -> Path:
+        return self.root / "battles.jsonl"
+
+    @property
+    def leaderboard(self) -> Path:
+        return self.root / "leaderboard.json"
+
+    @property
+    def run_json(self) -> Path:
+        return self.root / "run.json"
+
+    @property
+    def failures(self) -> Path:
+        return self.root / "failures.jsonl"
+
+    def load_answers(self, model: str) -> dict[str, dict[str, Any]]:
+        """uid -> answer record (the last line for a uid wins, so a regenerated answer replaces the old)."""
+        path = self.answers(model)
+        answers: dict[str, dict[str, Any]] = {}
+        for line, record in iter_numbered_jsonl(path):
+            uid = record.get("uid", record.get("question_id"))
+            text = answer_text(record)
+            if uid is None:
+                raise InputError(path, f"line {line}", "field 'uid' is missing")
+            if text is None:
+                raise InputError(path, f"line {line}", "no answer text (field 'answer')")
+            answers[str(uid)] = {**record, "uid": str(uid), "answer": text}
+        return answers
+
+    def load_judgments(self, judge: str, model: str) -> dict[str, dict[str, Any]]:
+        """key -> judgment record (the last line for a key wins, e.g. after ``--rejudge-invalid``)."""
+        judgments: dict[str, dict[str, Any]] = {}
+        path = self.judgments(judge, model)
+        for line, record in iter_numbered_jsonl(path):
+            if "key" not in record:
+                raise InputError(path, f"line {line}", "field 'key' is missing")
+            judgments[record["key"]] = record
+        return judgments

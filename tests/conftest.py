@@ -1,0 +1,66 @@
+"""Shared fixtures: a mock OpenAI server, a models file pointing at it, and a quiet pipeline runner."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from mock_openai import MockOpenAI  # noqa: E402
+
+from jurist.engine.retry import RetryPolicy  # noqa: E402
+from jurist.pipeline import RunConfig, RunResult, run_pipeline  # noqa: E402
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+FAST_RETRY = RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.05)
+
+
+@pytest.fixture
+def mock_server() -> Iterator[Callable[..., MockOpenAI]]:
+    servers: list[MockOpenAI] = []
+
+    def start(**kwargs: Any) -> MockOpenAI:
+        server = MockOpenAI(**kwargs)
+        server.start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def write_models_file(path: Path, base_url: str | list[str], aliases: dict[str, dict[str, Any]]) -> Path:
+    """A models file whose every alias is served by the mock (``model`` = the alias unless given)."""
+    urls = [base_url] if isinstance(base_url, str) else base_url
+    data = {}
+    for alias, extra in aliases.items():
+        entry: dict[str, Any] = {
+            "model": alias,
+            "api_type": "openai",
+            "endpoints": [{"api_base": url, "api_key": None} for url in urls],
+            "parallel": 8,
+            "max_tokens": 64,
+            "temperature": 0.0,
+            "timeout": 5,
+        }
+        entry.update(extra)
+        data[alias] = entry
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.fixture
+def run_quiet() -> Callable[..., RunResult]:
+    def run(**kwargs: Any) -> RunResult:
+        kwargs.setdefault("progress", False)
+        kwargs.setdefault("retry", FAST_RETRY)
+        return run_pipeline(RunConfig(**kwargs))
+
+    return run

@@ -1,0 +1,242 @@
+"""A mock OpenAI-compatible chat server for tests and benchmarks (aiohttp, 127.0.0.1 only).
+
+Candidates answer ``[<model>] <prompt>``. Judges decide by a fixed rule on the two answers, so expected
+scores are known in advance: each model has a strength (``STRENGTH``, default 2); a gap of 2 or more is a
+strong verdict, 1 a weak one, 0 a tie. A model named ``mixed`` is strength 3 on prompts whose text length is
+even and 1 otherwise. Judge ``judge-reask`` omits the label on its first reply; ``judge-broken`` never gives one.
+
+Faults are scripted per prompt substring: each matching request consumes the next fault of its list
+(``429``, ``500``, ``503``, ``timeout``, ``drop``, ``garbage``, ``truncated``, ``400``, ``401``).
+Run as a script (``python tests/mock_openai.py --port N``) it serves until killed, for benchmarks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import threading
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+STRENGTH = {"strong": 4, "better": 3, "baseline": 2, "reference": 2, "equal": 2, "worse": 1, "weak": 0}
+_ANSWER = re.compile(r"<\|The Start of Assistant ([AB])'s Answer\|>\n(.*?)\n<\|The End of Assistant \1's Answer\|>",
+                     re.DOTALL)
+_TAG = re.compile(r"^\[([^\]]+)\]")
+
+
+def strength(model: str, prompt: str) -> int:
+    if model == "mixed":
+        return 3 if len(prompt) % 2 == 0 else 1
+    return STRENGTH.get(model, 2)
+
+
+def verdict_for(text: str) -> str:
+    """The rule-based verdict for a judge prompt (positions as shown)."""
+    answers = dict(_ANSWER.findall(text))
+    prompt = text.split("\n", 2)[1] if text.startswith("<|User Prompt|>") else ""
+    tag_a = _TAG.match(answers.get("A", ""))
+    tag_b = _TAG.match(answers.get("B", ""))
+    sa = strength(tag_a.group(1), prompt) if tag_a else 2
+    sb = strength(tag_b.group(1), prompt) if tag_b else 2
+    gap = sa - sb
+    if gap >= 2:
+        return "A>>B"
+    if gap == 1:
+        return "A>B"
+    if gap == 0:
+        return "A=B"
+    return "B>A" if gap == -1 else "B>>A"
+
+
+@dataclass
+class MockStats:
+    requests: int = 0
+    in_flight: int = 0
+    peak_in_flight: int = 0
+    in_flight_by_model: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    peak_by_model: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    requests_by_model: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    arrivals: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    auth_headers: set[str] = field(default_factory=set)
+    bodies: list[dict[str, Any]] = field(default_factory=list)
+
+
+class MockOpenAI:
+    """The server; ``start()`` returns its base URL (``http://127.0.0.1:PORT/v1``)."""
+
+    def __init__(
+        self,
+        *,
+        delay: float = 0.0,
+        require_key: str | None = None,
+        faults: dict[str, list[str]] | None = None,
+        keep_bodies: bool = True,
+        retry_after: str = "0",
+    ) -> None:
+        self.delay = delay
+        self.require_key = require_key
+        self.faults = {k: list(v) for k, v in (faults or {}).items()}
+        self.keep_bodies = keep_bodies
+        self.retry_after = retry_after
+        self.stats = MockStats()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+        self.port = 0
+        self._response_cache: dict[str, bytes] = {}
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self.chat)
+        app.router.add_get("/v1/models", self.models)
+        return app
+
+    async def models(self, request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": "mock"}]})
+
+    def _next_fault(self, text: str) -> str | None:
+        for trigger, queue in self.faults.items():
+            if trigger in text and queue:
+                return queue.pop(0)
+        return None
+
+    async def chat(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        model = body.get("model", "")
+        stats = self.stats
+        stats.requests += 1
+        stats.requests_by_model[model] += 1
+        stats.arrivals[model].append(time.monotonic())
+        if self.keep_bodies:
+            stats.bodies.append(body)
+        auth = request.headers.get("Authorization")
+        if auth:
+            stats.auth_headers.add(auth)
+        stats.in_flight += 1
+        stats.in_flight_by_model[model] += 1
+        stats.peak_in_flight = max(stats.peak_in_flight, stats.in_flight)
+        stats.peak_by_model[model] = max(stats.peak_by_model[model], stats.in_flight_by_model[model])
+        try:
+            if self.delay:
+                await asyncio.sleep(self.delay)
+            if self.require_key and auth != f"Bearer {self.require_key}":
+                return web.json_response(
+                    {"error": {"message": f"Incorrect API key provided: {auth}", "type": "auth"}}, status=401
+                )
+            messages = body["messages"]
+            user_text = next((m["content"] for m in messages if m["role"] == "user"), "")
+            fault = self._next_fault(user_text)
+            if fault is not None:
+                return await self._fault(request, fault)
+            return self._reply(model, messages, body)
+        finally:
+            stats.in_flight -= 1
+            stats.in_flight_by_model[model] -= 1
+
+    async def _fault(self, request: web.Request, fault: str) -> web.StreamResponse:
+        if fault == "429":
+            return web.json_response({"error": {"message": "Rate limit reached"}}, status=429,
+                                     headers={"Retry-After": self.retry_after})
+        if fault in ("500", "503"):
+            return web.json_response({"error": {"message": "server overloaded"}}, status=int(fault))
+        if fault in ("400", "401"):
+            return web.json_response({"error": {"message": f"bad request: {fault} from mock"}}, status=int(fault))
+        if fault == "timeout":
+            await asyncio.sleep(30)
+            return web.json_response({})
+        if fault == "garbage":
+            return web.Response(body=b"<html>upstream gateway hiccup", content_type="application/json")
+        if fault == "drop":
+            assert request.transport is not None
+            request.transport.close()
+            raise asyncio.CancelledError
+        if fault == "truncated":
+            response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+            response.content_length = 10_000
+            await response.prepare(request)
+            await response.write(b'{"id": "x", "choices": [')
+            assert request.transport is not None
+            request.transport.close()
+            return response
+        raise ValueError(fault)
+
+    def _reply(self, model: str, messages: list[dict[str, Any]], body: dict[str, Any]) -> web.Response:
+        system = next((m["content"] for m in messages if m["role"] == "system"), "")
+        user = next((m["content"] for m in messages if m["role"] == "user"), "")
+        if "impartial judge" in system:
+            label = verdict_for(user)
+            reask = len(messages) > 2 and messages[-2]["role"] == "assistant"
+            if model == "judge-broken" or (model == "judge-reask" and not reask):
+                content = "Both answers have merits; I cannot decide."
+            elif body.get("response_format"):
+                content = json.dumps({"verdict": label})
+            else:
+                content = f"My own answer first. Comparing both answers... My final verdict is [[{label}]]"
+        else:
+            content = f"[{model}] {user}"
+        payload = {
+            "id": "chatcmpl-mock",
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                         "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": len(user) // 4, "completion_tokens": len(content) // 4,
+                      "total_tokens": (len(user) + len(content)) // 4},
+        }
+        return web.Response(body=json.dumps(payload).encode(), content_type="application/json")
+
+    # -- lifecycle in a background thread, so synchronous code under test can call it ----------------
+    def start(self) -> str:
+        ready = threading.Event()
+
+        def serve() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            asyncio.set_event_loop(loop)
+            runner = web.AppRunner(self.app(), access_log=None)
+            loop.run_until_complete(runner.setup())
+            site = web.TCPSite(runner, "127.0.0.1", 0)
+            loop.run_until_complete(site.start())
+            self._runner = runner
+            server = site._server
+            assert server is not None and server.sockets
+            self.port = server.sockets[0].getsockname()[1]
+            ready.set()
+            loop.run_forever()
+            loop.run_until_complete(runner.cleanup())
+            loop.close()
+
+        self._thread = threading.Thread(target=serve, daemon=True)
+        self._thread.start()
+        ready.wait(10)
+        return self.base_url
+
+    def stop(self) -> None:
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(10)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--delay", type=float, default=0.0)
+    args = parser.parse_args()
+    server = MockOpenAI(delay=args.delay, keep_bodies=False)
+    web.run_app(server.app(), host="127.0.0.1", port=args.port, access_log=None, print=None)
+
+
+if __name__ == "__main__":
+    main()
