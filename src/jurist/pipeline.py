@@ -207,19 +207,7 @@ class Pipeline:
         leaderboard: list[dict[str, Any]] = []
         with ExitStack() as stack:
             stack.callback(failures.close)
-            self._write_shipped_baseline()
-            generation = self._generation_work()
-            if any(generation.values()):
-                self._ensure_server(set(generation), stack)
-                engine.specs = self.specs
-                asyncio.run(self._generate(engine, generation, failures))
-            if self.config.mode != "inference-only":
-                judging = self._judging_work()
-                if any(items for items in judging.values()):
-                    self._ensure_server({judge for judge, _ in judging}, stack)
-                    engine.specs = self.specs
-                    asyncio.run(self._judge(engine, judging, failures))
-                leaderboard = self._score()
+            leaderboard = asyncio.run(self._stages(engine, failures, stack))
         exit_code = 1 if failures.count else 0
         self._write_run_json(
             "finished",
@@ -245,6 +233,24 @@ class Pipeline:
                 "Run the same command again to retry them.[/yellow]"
             )
         return RunResult(exit_code, leaderboard, failures.count, engine.stats.requests, self.run_dir.root)
+
+    async def _stages(self, engine: Engine, failures: _Failures, stack: ExitStack) -> list[dict[str, Any]]:
+        """All stages in one event loop (the engine's limits belong to one loop)."""
+        try:
+            self._write_shipped_baseline()
+            generation = self._generation_work()
+            if any(generation.values()):
+                self._ensure_server(set(generation), stack)
+                await self._generate(engine, generation, failures)
+            if self.config.mode == "inference-only":
+                return []
+            judging = self._judging_work()
+            if any(judging.values()):
+                self._ensure_server({judge for judge, _ in judging}, stack)
+                await self._judge(engine, judging, failures)
+            return self._score()
+        finally:
+            await engine.aclose()
 
     def _write_shipped_baseline(self) -> None:
         """Write the benchmark's own baseline answers as an answer file, so judgments can hash and cite them."""
@@ -288,10 +294,7 @@ class Pipeline:
                 out = files.enter_context(JsonlAppender(self.run_dir.answers(alias)))
                 client = engine.client(alias)
                 jobs += [self._answer_one(client, q, out, progress, bar, failures) for q in questions]
-            try:
-                await asyncio.gather(*jobs)
-            finally:
-                await engine.aclose()
+            await asyncio.gather(*jobs)
 
     async def _answer_one(
         self, client: ModelClient, question: Question, out: JsonlAppender, progress: StageProgress,
@@ -360,10 +363,7 @@ class Pipeline:
                 out = files.enter_context(JsonlAppender(self.run_dir.judgments(judge, model)))
                 client = engine.client(judge)
                 jobs += [self._judge_one(client, model, item, out, progress, bar, failures) for item in items]
-            try:
-                await asyncio.gather(*jobs)
-            finally:
-                await engine.aclose()
+            await asyncio.gather(*jobs)
 
     async def _judge_one(
         self, client: ModelClient, model: str, item: dict[str, Any], out: JsonlAppender,

