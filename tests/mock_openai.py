@@ -152,7 +152,7 @@ class MockOpenAI:
         if fault in ("400", "401"):
             return web.json_response({"error": {"message": f"bad request: {fault} from mock"}}, status=int(fault))
         if fault == "timeout":
-            await asyncio.sleep(30)
+            await asyncio.sleep(1.5)  # longer than the client timeout used in tests
             return web.json_response({})
         if fault == "garbage":
             return web.Response(body=b"<html>upstream gateway hiccup", content_type="application/json")

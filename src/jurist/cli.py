@@ -94,7 +94,7 @@ def run(
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="jurist: %(message)s")
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)  # click hands back typer.Exit codes instead of raising them
     except JuristError as exc:
         err_console.print(f"[red]error:[/red] {mask(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(2)
@@ -112,6 +112,7 @@ def main() -> None:
             exc.show()
             sys.exit(2)
         raise
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

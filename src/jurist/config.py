@@ -144,8 +144,8 @@ def load_models_file(path: str | Path, env: Mapping[str, str] | None = None) -> 
             spec = ModelSpec.model_validate({**body, "alias": str(alias)})
         except ValidationError as exc:
             raise InputError(path, where, _format_validation_error(exc)) from None
-        for i, endpoint in enumerate(spec.resolved_endpoints()):
-            endpoint.api_key = resolve_key(endpoint.api_key, env, where=f"{where}: endpoints[{i}]", path=path)
         spec.endpoints = spec.resolved_endpoints()
+        for i, endpoint in enumerate(spec.endpoints):
+            endpoint.api_key = resolve_key(endpoint.api_key, env, where=f"{where}: endpoints[{i}]", path=path)
         specs[str(alias)] = spec
     return specs

@@ -1,0 +1,104 @@
+"""Models-file validation: clear errors naming the file, the alias and the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from jurist.benchmarks.question_file import load_question_file
+from jurist.config import load_models_file
+from jurist.errors import InputError
+from jurist.judging.verdict import parse_verdict, swap_label
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "models.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_arena_hard_api_config_shape_is_accepted(tmp_path: Path) -> None:
+    path = write(tmp_path, """
+gpt-4.1:
+  model: gpt-4.1
+  endpoints: null
+  api_type: openai
+  parallel: 64
+  max_tokens: 32000
+  temperature: 0.0
+local:
+  model: Qwen/QwQ-32B
+  endpoints:
+    - api_base: http://127.0.0.1:8000/v1/
+      api_key: ${LOCAL_KEY}
+  api_type: openai
+  parallel: 4
+  sys_prompt: Be brief.
+  reasoning_effort: high
+""")
+    specs = load_models_file(path, env={"OPENAI_API_KEY": "sk-from-env-123", "LOCAL_KEY": "local-key-456"})
+    assert specs["gpt-4.1"].resolved_endpoints()[0].base_url == "https://api.openai.com/v1"
+    assert specs["gpt-4.1"].resolved_endpoints()[0].api_key == "sk-from-env-123"
+    local = specs["local"]
+    assert local.resolved_endpoints()[0].base_url == "http://127.0.0.1:8000/v1"
+    assert local.resolved_endpoints()[0].api_key == "local-key-456"
+    assert local.system_prompt == "Be brief." and local.passthrough_params() == {"reasoning_effort": "high"}
+    assert "local-key-456" not in str(local.public_dict())
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("m:\n  model: x\n  parallel: 0\n", r"models\.yaml: model 'm': field parallel: Input should be greater"),
+        ("m:\n  parallel: 2\n", r"model 'm': field model: Field required"),
+        ("m:\n  model: x\n  api_type: carrier-pigeon\n", r"model 'm': field api_type"),
+        ("m:\n  model: x\n  temperature: hot\n", r"model 'm': field temperature"),
+        ("m: [1, 2]\n", r"model 'm': expected a mapping"),
+        ("m:\n  model: x\n  endpoints:\n    - api_base: h\n      api_key: ${NOPE}\n",
+         r"model 'm': endpoints\[0\]: api_key refers to \$\{NOPE\}"),
+        ("m:\n  model: [unclosed\n", r"models\.yaml: line \d+: not valid YAML"),
+    ],
+)
+def test_bad_models_files_name_file_alias_and_field(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        load_models_file(write(tmp_path, text), env={})
+
+
+def test_question_file_shapes_and_errors(tmp_path: Path) -> None:
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"uid": "a", "category": "hard_prompt", "prompt": "P1"}\n\n'
+                    '{"question_id": "b", "category": "arena-hard-v0.1", "turns": [{"content": "P2"}]}\n')
+    bench = load_question_file(path)
+    assert [(q.uid, q.prompt, q.category) for q in bench.questions] == [
+        ("a", "P1", "hard_prompt"), ("b", "P2", "arena-hard-v0.1")]
+    path.write_text('{"uid": "a", "prompt": "P1"}\n\n{"uid": "b", "turns": []}\n')
+    with pytest.raises(InputError, match=r"q\.jsonl: line 3: field 'turns'"):
+        load_question_file(path)
+    path.write_text('{"uid": "a", "prompt": "P1"}\n{"uid": "a", "prompt": "P2"}\n')
+    with pytest.raises(InputError, match=r"line 2: field 'uid': duplicate"):
+        load_question_file(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [
+        ("Thinking... [[A>B]]", "A>B"),
+        ("first [[A>>B]] then on reflection [[B>A]]", "B>A"),  # the last valid label wins
+        ("my final verdict is [[a=b]]", "A=B"),
+        ("[[B>>A]] but [[A>>>B]] is not a label", "B>>A"),  # invalid strings are not labels
+        ("single bracket [B>A]", "B>A"),
+        ("mirrored [[A<B]]", "B>A"),
+        ('{"verdict": "A>>B"}', "A>>B"),
+        ("Assistant A is better.", None),
+        ("[[AB]] [[A]] [[C>D]]", None),
+    ],
+)
+def test_verdict_parsing_is_a_strict_whitelist(text: str, label: str | None) -> None:
+    assert parse_verdict(text) == label
+
+
+def test_swap_label_is_an_involution() -> None:
+    for label in ("A>>B", "A>B", "A=B", "B>A", "B>>A"):
+        assert swap_label(swap_label(label)) == label
+    assert swap_label("A>>B") == "B>>A"
