@@ -9,6 +9,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Annotated, Optional
 
+import click
 import typer
 from rich.console import Console
 
@@ -100,18 +101,14 @@ def main() -> None:
         sys.exit(2)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, click.exceptions.Abort):  # click turns Ctrl-C into Abort
         err_console.print("[yellow]interrupted: everything finished so far is saved; run again to resume[/yellow]")
         sys.exit(130)
-    except Exception as exc:  # click usage errors and the like
-        import click
-
-        if isinstance(exc, click.exceptions.Abort):
-            sys.exit(130)
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(2)
-        raise
+    except click.ClickException as exc:  # usage errors
+        exc.show()
+        sys.exit(2)
+    if code == 130:  # typer turns Ctrl-C (and our SIGTERM handler) into exit code 130
+        err_console.print("[yellow]interrupted: everything finished so far is saved; run again to resume[/yellow]")
     sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -1,0 +1,79 @@
+"""Real-model tests: the embedded llama.cpp server with SmolLM2-135M (slow; ``./dev test`` runs them)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from jurist.store.jsonl import read_jsonl
+
+pytestmark = pytest.mark.slow
+
+
+def llama_servers() -> set[int]:
+    """PIDs of running llama.cpp server processes."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"llama_cpp.server" in cmdline:
+                found.add(int(entry.name))
+    return found
+
+
+def test_jurist_run_limit_3_on_the_embedded_model(tmp_path: Path) -> None:
+    before = llama_servers()
+    result = subprocess.run([sys.executable, "-m", "jurist", "run", "--limit", "3", "--no-progress"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    run = tmp_path / "runs" / "starter"
+    answers = read_jsonl(run / "answers" / "smollm2-135m.jsonl")
+    assert len(answers) == 3 and all(a["answer"].strip() for a in answers)
+    assert all(a["usage"]["completion_tokens"] > 0 for a in answers)
+    judgments = read_jsonl(run / "judgments" / "smollm2-135m" / "smollm2-135m.jsonl")
+    assert len(judgments) == 3
+    # The schema-constrained verdict keeps even a 135M judge parseable.
+    assert all(g["label"] in {"A>>B", "A>B", "A=B", "B>A", "B>>A"} for j in judgments for g in j["games"])
+    board = json.loads((run / "leaderboard.json").read_text())
+    rows = {row["model"]: row for row in board}
+    assert rows["reference"]["score"] == 50.0
+    assert 0.0 <= rows["smollm2-135m"]["score"] <= 100.0 and rows["smollm2-135m"]["n"] == 3
+    assert "smollm2-135m" in result.stdout
+    assert llama_servers() == before  # the server was stopped
+    # Resuming a finished run needs no server and sends nothing.
+    again = subprocess.run([sys.executable, "-m", "jurist", "run", "--limit", "3", "--no-progress"],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0
+    assert "starting the embedded" not in again.stderr
+    assert json.loads((run / "leaderboard.json").read_text()) == board
+    assert json.loads((run / "run.json").read_text())["usage"]["requests"] == 0
+
+
+def test_ctrl_c_stops_the_embedded_server(tmp_path: Path) -> None:
+    before = llama_servers()
+    process = subprocess.Popen([sys.executable, "-m", "jurist", "run", "--no-progress"], cwd=tmp_path,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not (llama_servers() - before):
+        time.sleep(0.2)
+    assert llama_servers() - before, "the server never started"
+    answers = tmp_path / "runs" / "starter" / "answers" / "smollm2-135m.jsonl"
+    while time.monotonic() < deadline and not (answers.exists() and answers.stat().st_size):
+        time.sleep(0.2)
+    os.kill(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert b"interrupted" in stderr
+    time.sleep(0.5)
+    assert llama_servers() == before
+    assert read_jsonl(answers)  # what finished before the interrupt is kept
