@@ -12,10 +12,9 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mock_openai import MockOpenAI  # noqa: E402
-
 from jurist.engine.retry import RetryPolicy  # noqa: E402
 from jurist.pipeline import RunConfig, RunResult, run_pipeline  # noqa: E402
+from mock_openai import MockOpenAI  # noqa: E402
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 FAST_RETRY = RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.05)

@@ -3,7 +3,8 @@
 Candidates answer ``[<model>] <prompt>``. Judges decide by a fixed rule on the two answers, so expected
 scores are known in advance: each model has a strength (``STRENGTH``, default 2); a gap of 2 or more is a
 strong verdict, 1 a weak one, 0 a tie. A model named ``mixed`` is strength 3 on prompts whose text length is
-even and 1 otherwise. Judge ``judge-reask`` omits the label on its first reply; ``judge-broken`` never gives one.
+even and 1 otherwise. Judge ``judge-reask`` omits the label on its first reply; ``judge-broken``
+never gives one.
 
 Faults are scripted per prompt substring: each matching request consumes the next fault of its list
 (``429``, ``500``, ``503``, ``timeout``, ``drop``, ``garbage``, ``truncated``, ``400``, ``401``).
@@ -25,8 +26,9 @@ from typing import Any
 from aiohttp import web
 
 STRENGTH = {"strong": 4, "better": 3, "baseline": 2, "reference": 2, "equal": 2, "worse": 1, "weak": 0}
-_ANSWER = re.compile(r"<\|The Start of Assistant ([AB])'s Answer\|>\n(.*?)\n<\|The End of Assistant \1's Answer\|>",
-                     re.DOTALL)
+_ANSWER = re.compile(
+    r"<\|The Start of Assistant ([AB])'s Answer\|>\n(.*?)\n<\|The End of Assistant \1's Answer\|>", re.DOTALL
+)
 _TAG = re.compile(r"^\[([^\]]+)\]")
 
 
@@ -145,12 +147,17 @@ class MockOpenAI:
 
     async def _fault(self, request: web.Request, fault: str) -> web.StreamResponse:
         if fault == "429":
-            return web.json_response({"error": {"message": "Rate limit reached"}}, status=429,
-                                     headers={"Retry-After": self.retry_after})
+            return web.json_response(
+                {"error": {"message": "Rate limit reached"}},
+                status=429,
+                headers={"Retry-After": self.retry_after},
+            )
         if fault in ("500", "503"):
             return web.json_response({"error": {"message": "server overloaded"}}, status=int(fault))
         if fault in ("400", "401"):
-            return web.json_response({"error": {"message": f"bad request: {fault} from mock"}}, status=int(fault))
+            return web.json_response(
+                {"error": {"message": f"bad request: {fault} from mock"}}, status=int(fault)
+            )
         if fault == "timeout":
             await asyncio.sleep(1.5)  # longer than the client timeout used in tests
             return web.json_response({})
@@ -189,10 +196,14 @@ class MockOpenAI:
             "object": "chat.completion",
             "created": 0,
             "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                         "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": len(user) // 4, "completion_tokens": len(content) // 4,
-                      "total_tokens": (len(user) + len(content)) // 4},
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+            ],
+            "usage": {
+                "prompt_tokens": len(user) // 4,
+                "completion_tokens": len(content) // 4,
+                "total_tokens": (len(user) + len(content)) // 4,
+            },
         }
         return web.Response(body=json.dumps(payload).encode(), content_type="application/json")
 

@@ -12,14 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SHARED_DATA, write_models_file
 
+from conftest import SHARED_DATA, write_models_file
 from jurist.store.jsonl import read_jsonl
 
 
 def jurist(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "jurist", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "jurist", *args], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_bad_models_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
@@ -43,8 +44,20 @@ def test_unknown_alias_and_bench_are_usage_errors(tmp_path: Path) -> None:
 def test_failed_requests_give_exit_1_and_are_retried_next_run(tmp_path: Path, mock_server: Any) -> None:
     server = mock_server(faults={"water bottle": ["400"]})  # the first starter prompt
     write_models_file(tmp_path / "m.yaml", server.base_url, {"strong": {}, "judge-good": {}})
-    args = ["run", "--models-file", "m.yaml", "--model", "strong", "--judge", "judge-good", "--limit", "3",
-            "--no-progress", "--retry-base-delay", "0.01"]
+    args = [
+        "run",
+        "--models-file",
+        "m.yaml",
+        "--model",
+        "strong",
+        "--judge",
+        "judge-good",
+        "--limit",
+        "3",
+        "--no-progress",
+        "--retry-base-delay",
+        "0.01",
+    ]
     first = jurist(*args, cwd=tmp_path)
     assert first.returncode == 1, first.stderr
     failures = read_jsonl(tmp_path / "runs" / "starter" / "failures.jsonl")
@@ -61,8 +74,19 @@ def test_failed_requests_give_exit_1_and_are_retried_next_run(tmp_path: Path, mo
 def test_kill_9_then_resume_sends_only_what_is_missing(tmp_path: Path, mock_server: Any) -> None:
     server = mock_server(delay=0.15)
     write_models_file(tmp_path / "m.yaml", server.base_url, {"strong": {"parallel": 2}, "judge-good": {}})
-    args = [sys.executable, "-m", "jurist", "run", "--models-file", "m.yaml", "--model", "strong",
-            "--judge", "judge-good", "--no-progress"]
+    args = [
+        sys.executable,
+        "-m",
+        "jurist",
+        "run",
+        "--models-file",
+        "m.yaml",
+        "--model",
+        "strong",
+        "--judge",
+        "judge-good",
+        "--no-progress",
+    ]
     answers = tmp_path / "runs" / "starter" / "answers" / "strong.jsonl"
     process = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
@@ -86,13 +110,30 @@ def test_kill_9_then_resume_sends_only_what_is_missing(tmp_path: Path, mock_serv
 
 def test_several_judges_each_get_rows(tmp_path: Path, mock_server: Any) -> None:
     server = mock_server()
-    write_models_file(tmp_path / "m.yaml", server.base_url, {"mixed": {}, "judge-good": {}, "judge-reask": {}})
-    result = jurist("run", "--models-file", "m.yaml", "--model", "mixed", "--judge", "judge-good,judge-reask",
-                    "--limit", "4", "--no-progress", cwd=tmp_path)
+    write_models_file(
+        tmp_path / "m.yaml", server.base_url, {"mixed": {}, "judge-good": {}, "judge-reask": {}}
+    )
+    result = jurist(
+        "run",
+        "--models-file",
+        "m.yaml",
+        "--model",
+        "mixed",
+        "--judge",
+        "judge-good,judge-reask",
+        "--limit",
+        "4",
+        "--no-progress",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     board = json.loads((tmp_path / "runs" / "starter" / "leaderboard.json").read_text())
     assert {(row["judge"], row["model"]) for row in board} == {
-        ("judge-good", "mixed"), ("judge-good", "reference"), ("judge-reask", "mixed"), ("judge-reask", "reference")}
+        ("judge-good", "mixed"),
+        ("judge-good", "reference"),
+        ("judge-reask", "mixed"),
+        ("judge-reask", "reference"),
+    }
     assert "judge-reask" in result.stdout  # the table shows a judge column
 
 
@@ -103,13 +144,43 @@ def test_arena_hard_question_file_with_generated_baseline(tmp_path: Path, mock_s
     for version in ("arena-hard-v2.0", "arena-hard-v0.1"):
         questions = SHARED_DATA / "arena-hard" / "data" / version / "question.jsonl"
         out = tmp_path / version
-        result = jurist("run", "--bench", str(questions), "--models-file", "m.yaml", "--model", "strong",
-                        "--baseline", "baseline", "--judge", "judge-good", "--limit", "5", "--out", str(out),
-                        "--no-progress", cwd=tmp_path)
+        result = jurist(
+            "run",
+            "--bench",
+            str(questions),
+            "--models-file",
+            "m.yaml",
+            "--model",
+            "strong",
+            "--baseline",
+            "baseline",
+            "--judge",
+            "judge-good",
+            "--limit",
+            "5",
+            "--out",
+            str(out),
+            "--no-progress",
+            cwd=tmp_path,
+        )
         assert result.returncode == 0, result.stderr
         assert len(read_jsonl(out / "answers" / "baseline.jsonl")) == 5
         board = {row["model"]: row for row in json.loads((out / "leaderboard.json").read_text())}
         assert board["strong"]["score"] == 100.0 and board["strong"]["n"] == 5
-    result = jurist("run", "--bench", str(questions), "--models-file", "m.yaml", "--model", "strong",
-                    "--judge", "judge-good", "--limit", "5", "--out", str(tmp_path / "x"), cwd=tmp_path)
+    result = jurist(
+        "run",
+        "--bench",
+        str(questions),
+        "--models-file",
+        "m.yaml",
+        "--model",
+        "strong",
+        "--judge",
+        "judge-good",
+        "--limit",
+        "5",
+        "--out",
+        str(tmp_path / "x"),
+        cwd=tmp_path,
+    )
     assert result.returncode == 2 and "--baseline is required" in result.stderr

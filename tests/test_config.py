@@ -19,7 +19,9 @@ def write(tmp_path: Path, text: str) -> Path:
 
 
 def test_arena_hard_api_config_shape_is_accepted(tmp_path: Path) -> None:
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
 gpt-4.1:
   model: gpt-4.1
   endpoints: null
@@ -36,7 +38,8 @@ local:
   parallel: 4
   sys_prompt: Be brief.
   reasoning_effort: high
-""")
+""",
+    )
     specs = load_models_file(path, env={"OPENAI_API_KEY": "sk-from-env-123", "LOCAL_KEY": "local-key-456"})
     assert specs["gpt-4.1"].resolved_endpoints()[0].base_url == "https://api.openai.com/v1"
     assert specs["gpt-4.1"].resolved_endpoints()[0].api_key == "sk-from-env-123"
@@ -50,13 +53,18 @@ local:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("m:\n  model: x\n  parallel: 0\n", r"models\.yaml: model 'm': field parallel: Input should be greater"),
+        (
+            "m:\n  model: x\n  parallel: 0\n",
+            r"models\.yaml: model 'm': field parallel: Input should be greater",
+        ),
         ("m:\n  parallel: 2\n", r"model 'm': field model: Field required"),
         ("m:\n  model: x\n  api_type: carrier-pigeon\n", r"model 'm': field api_type"),
         ("m:\n  model: x\n  temperature: hot\n", r"model 'm': field temperature"),
         ("m: [1, 2]\n", r"model 'm': expected a mapping"),
-        ("m:\n  model: x\n  endpoints:\n    - api_base: h\n      api_key: ${NOPE}\n",
-         r"model 'm': endpoints\[0\]: api_key refers to \$\{NOPE\}"),
+        (
+            "m:\n  model: x\n  endpoints:\n    - api_base: h\n      api_key: ${NOPE}\n",
+            r"model 'm': endpoints\[0\]: api_key refers to \$\{NOPE\}",
+        ),
         ("m:\n  model: [unclosed\n", r"models\.yaml: line \d+: not valid YAML"),
     ],
 )
@@ -67,11 +75,15 @@ def test_bad_models_files_name_file_alias_and_field(tmp_path: Path, text: str, m
 
 def test_question_file_shapes_and_errors(tmp_path: Path) -> None:
     path = tmp_path / "q.jsonl"
-    path.write_text('{"uid": "a", "category": "hard_prompt", "prompt": "P1"}\n\n'
-                    '{"question_id": "b", "category": "arena-hard-v0.1", "turns": [{"content": "P2"}]}\n')
+    path.write_text(
+        '{"uid": "a", "category": "hard_prompt", "prompt": "P1"}\n\n'
+        '{"question_id": "b", "category": "arena-hard-v0.1", "turns": [{"content": "P2"}]}\n'
+    )
     bench = load_question_file(path)
     assert [(q.uid, q.prompt, q.category) for q in bench.questions] == [
-        ("a", "P1", "hard_prompt"), ("b", "P2", "arena-hard-v0.1")]
+        ("a", "P1", "hard_prompt"),
+        ("b", "P2", "arena-hard-v0.1"),
+    ]
     path.write_text('{"uid": "a", "prompt": "P1"}\n\n{"uid": "b", "turns": []}\n')
     with pytest.raises(InputError, match=r"q\.jsonl: line 3: field 'turns'"):
         load_question_file(path)

@@ -33,8 +33,13 @@ def llama_servers() -> set[int]:
 
 def test_jurist_run_limit_3_on_the_embedded_model(tmp_path: Path) -> None:
     before = llama_servers()
-    result = subprocess.run([sys.executable, "-m", "jurist", "run", "--limit", "3", "--no-progress"],
-                            cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    result = subprocess.run(
+        [sys.executable, "-m", "jurist", "run", "--limit", "3", "--no-progress"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     run = tmp_path / "runs" / "starter"
     answers = read_jsonl(run / "answers" / "smollm2-135m.jsonl")
@@ -51,8 +56,13 @@ def test_jurist_run_limit_3_on_the_embedded_model(tmp_path: Path) -> None:
     assert "smollm2-135m" in result.stdout
     assert llama_servers() == before  # the server was stopped
     # Resuming a finished run needs no server and sends nothing.
-    again = subprocess.run([sys.executable, "-m", "jurist", "run", "--limit", "3", "--no-progress"],
-                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    again = subprocess.run(
+        [sys.executable, "-m", "jurist", "run", "--limit", "3", "--no-progress"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert again.returncode == 0
     assert "starting the embedded" not in again.stderr
     assert json.loads((run / "leaderboard.json").read_text()) == board
@@ -61,8 +71,12 @@ def test_jurist_run_limit_3_on_the_embedded_model(tmp_path: Path) -> None:
 
 def test_ctrl_c_stops_the_embedded_server(tmp_path: Path) -> None:
     before = llama_servers()
-    process = subprocess.Popen([sys.executable, "-m", "jurist", "run", "--no-progress"], cwd=tmp_path,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "jurist", "run", "--no-progress"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and not (llama_servers() - before):
         time.sleep(0.2)

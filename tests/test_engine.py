@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FAST_RETRY, write_models_file
 
+from conftest import FAST_RETRY, write_models_file
 from jurist.config import Endpoint, ModelSpec
 from jurist.engine.client import Engine, RequestFailed
 from jurist.engine.retry import RetryPolicy, parse_retry_after
@@ -17,8 +17,9 @@ from jurist.store.jsonl import read_jsonl
 
 
 def spec(alias: str, urls: list[str], **extra: Any) -> ModelSpec:
-    return ModelSpec(alias=alias, model=alias, endpoints=[Endpoint(api_base=u) for u in urls],
-                     **{"timeout": 2.0, **extra})
+    return ModelSpec(
+        alias=alias, model=alias, endpoints=[Endpoint(api_base=u) for u in urls], **{"timeout": 2.0, **extra}
+    )
 
 
 async def ask(engine: Engine, alias: str, prompt: str) -> Any:
@@ -61,8 +62,11 @@ def test_client_errors_fail_at_once_with_the_server_message(mock_server: Any, st
 
 def test_retry_after_is_honoured(mock_server: Any) -> None:
     server = mock_server(faults={"hello": ["429"]}, retry_after="0.4")
-    engine = Engine({"m": spec("m", [server.base_url])}, max_concurrency=4,
-                    policy=RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01))
+    engine = Engine(
+        {"m": spec("m", [server.base_url])},
+        max_concurrency=4,
+        policy=RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01),
+    )
     asyncio.run(ask(engine, "m", "hello"))
     first, second = server.stats.arrivals["m"]
     assert second - first >= 0.4  # the backoff alone would have waited ~1 ms
@@ -90,10 +94,13 @@ def test_global_and_per_model_limits_hold(mock_server: Any) -> None:
 
     async def main() -> None:
         try:
-            await asyncio.gather(*[
-                engine.client(alias).complete([{"role": "user", "content": f"q{i}"}])
-                for alias in specs for i in range(30)
-            ])
+            await asyncio.gather(
+                *[
+                    engine.client(alias).complete([{"role": "user", "content": f"q{i}"}])
+                    for alias in specs
+                    for i in range(30)
+                ]
+            )
         finally:
             await engine.aclose()
 
@@ -110,8 +117,9 @@ def test_endpoints_are_load_balanced(mock_server: Any) -> None:
 
     async def main() -> None:
         try:
-            await asyncio.gather(*[engine.client("m").complete([{"role": "user", "content": "x"}])
-                                   for _ in range(40)])
+            await asyncio.gather(
+                *[engine.client("m").complete([{"role": "user", "content": "x"}]) for _ in range(40)]
+            )
         finally:
             await engine.aclose()
 
@@ -123,8 +131,15 @@ def test_endpoints_are_load_balanced(mock_server: Any) -> None:
 def test_reasoning_is_kept_apart_from_the_answer() -> None:
     from jurist.engine.client import _parse_completion
 
-    body = {"choices": [{"message": {"content": "<think>step 1</think>\n\nThe answer.", "role": "assistant"},
-                         "finish_reason": "stop"}], "usage": {"prompt_tokens": 3, "completion_tokens": 5}}
+    body = {
+        "choices": [
+            {
+                "message": {"content": "<think>step 1</think>\n\nThe answer.", "role": "assistant"},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 5},
+    }
     text, reasoning, p_tok, c_tok, finish, _ = _parse_completion(json.dumps(body).encode())
     assert (text, reasoning, p_tok, c_tok, finish) == ("The answer.", "step 1", 3, 5, "stop")
     body["choices"][0]["message"] = {"content": "Plain.", "reasoning_content": "hidden"}
@@ -135,18 +150,23 @@ SECRET = "sk-test-VERYSECRET-0123456789"
 WRONG = "sk-test-WRONGKEY-9876543210"
 
 
-def test_secrets_never_reach_artifacts(tmp_path: Path, mock_server: Any, run_quiet: Any,
-                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_secrets_never_reach_artifacts(
+    tmp_path: Path, mock_server: Any, run_quiet: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     server = mock_server(require_key=SECRET)
     monkeypatch.setenv("JURIST_TEST_KEY", SECRET)
-    models = write_models_file(tmp_path / "models.yaml", server.base_url, {"strong": {}, "judge-good": {},
-                                                                         "badkey": {}})
+    models = write_models_file(
+        tmp_path / "models.yaml", server.base_url, {"strong": {}, "judge-good": {}, "badkey": {}}
+    )
     data = (tmp_path / "models.yaml").read_text()
-    data = data.replace("api_key: null", "api_key: ${JURIST_TEST_KEY}", 2).replace("api_key: null",
-                                                                                    f"api_key: {WRONG}")
+    data = data.replace("api_key: null", "api_key: ${JURIST_TEST_KEY}", 2).replace(
+        "api_key: null", f"api_key: {WRONG}"
+    )
     models.write_text(data)
     out = tmp_path / "run"
-    result = run_quiet(models_file=models, models=["strong", "badkey"], judges=["judge-good"], out=out, limit=2)
+    result = run_quiet(
+        models_file=models, models=["strong", "badkey"], judges=["judge-good"], out=out, limit=2
+    )
     assert result.exit_code == 1  # badkey: 401, whose message echoes the wrong key
     assert server.stats.auth_headers == {f"Bearer {SECRET}", f"Bearer {WRONG}"}
     failures = read_jsonl(out / "failures.jsonl")

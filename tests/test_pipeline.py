@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import write_models_file
 
+from conftest import write_models_file
 from jurist.benchmarks.starter import load_starter
 from jurist.errors import JuristError
 from jurist.store.jsonl import read_jsonl
@@ -26,8 +26,11 @@ def expected_mixed_score() -> float:
 @pytest.fixture
 def setup(tmp_path: Path, mock_server: Any) -> tuple[Any, Path, Path]:
     server = mock_server()
-    models = write_models_file(tmp_path / "models.yaml", server.base_url,
-                               {name: {} for name in MODELS + ["judge-good", "judge-reask", "judge-broken"]})
+    models = write_models_file(
+        tmp_path / "models.yaml",
+        server.base_url,
+        {name: {} for name in MODELS + ["judge-good", "judge-reask", "judge-broken"]},
+    )
     return server, models, tmp_path / "run"
 
 
@@ -100,8 +103,9 @@ def test_inference_only_then_judge_only(setup: Any, run_quiet: Any) -> None:
     result = run_quiet(models_file=models, models=["strong"], out=out, limit=3, mode="inference-only")
     assert result.leaderboard == [] and server.stats.requests == 3
     assert not (out / "judgments").exists()
-    result = run_quiet(models_file=models, models=["strong"], judges=["judge-good"], out=out, limit=3,
-                       mode="judge-only")
+    result = run_quiet(
+        models_file=models, models=["strong"], judges=["judge-good"], out=out, limit=3, mode="judge-only"
+    )
     assert server.stats.requests == 3 + 6
     assert by_model(result.leaderboard)["strong"]["score"] == 100.0
 
@@ -126,8 +130,9 @@ def test_invalid_verdicts_are_counted_not_crashing(setup: Any, run_quiet: Any) -
     run_quiet(models_file=models, models=["strong"], judges=["judge-broken"], out=out, limit=3)
     assert server.stats.requests == before
     # ...unless asked to.
-    run_quiet(models_file=models, models=["strong"], judges=["judge-broken"], out=out, limit=3,
-              rejudge_invalid=True)
+    run_quiet(
+        models_file=models, models=["strong"], judges=["judge-broken"], out=out, limit=3, rejudge_invalid=True
+    )
     assert server.stats.requests == before + 12
 
 
@@ -142,9 +147,12 @@ def test_reask_recovers_a_missing_label(setup: Any, run_quiet: Any) -> None:
 
 def test_structured_verdicts_use_response_format(tmp_path: Path, mock_server: Any, run_quiet: Any) -> None:
     server = mock_server()
-    models = write_models_file(tmp_path / "m.yaml", server.base_url,
-                               {"strong": {}, "judge-good": {"structured_output": "llama_cpp"}})
-    result = run_quiet(models_file=models, models=["strong"], judges=["judge-good"], out=tmp_path / "r", limit=2)
+    models = write_models_file(
+        tmp_path / "m.yaml", server.base_url, {"strong": {}, "judge-good": {"structured_output": "llama_cpp"}}
+    )
+    result = run_quiet(
+        models_file=models, models=["strong"], judges=["judge-good"], out=tmp_path / "r", limit=2
+    )
     assert by_model(result.leaderboard)["strong"]["score"] == 100.0
     judge_bodies = [b for b in server.stats.bodies if b["model"] == "judge-good"]
     assert judge_bodies and all(b["response_format"]["type"] == "json_object" for b in judge_bodies)

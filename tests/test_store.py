@@ -12,8 +12,9 @@ from jurist.errors import InputError
 from jurist.store.jsonl import JsonlAppender, read_jsonl
 
 
-def test_torn_last_line_is_dropped_with_a_warning_and_cut_off(tmp_path: Path,
-                                                              caplog: pytest.LogCaptureFixture) -> None:
+def test_torn_last_line_is_dropped_with_a_warning_and_cut_off(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     path = tmp_path / "a.jsonl"
     path.write_bytes(b'{"uid": "1"}\n{"uid": "2"}\n{"uid": "3", "ans')
     with caplog.at_level(logging.WARNING):

@@ -7,7 +7,7 @@ import signal
 import sys
 from pathlib import Path
 from types import FrameType
-from typing import Annotated, Optional
+from typing import Annotated
 
 import click
 import typer
@@ -41,26 +41,44 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 @app.command()
 def run(
-    bench: Annotated[str, typer.Option(help="'starter' or a path to an Arena-Hard question.jsonl")] = "starter",
-    models_file: Annotated[Optional[Path], typer.Option("--models-file", help="api_config.yaml-style file")] = None,
-    model: Annotated[Optional[list[str]], typer.Option("--model", help="candidate alias (repeatable)")] = None,
-    baseline: Annotated[Optional[str], typer.Option(help="baseline alias (default: the benchmark's own)")] = None,
-    judge: Annotated[Optional[list[str]], typer.Option("--judge", help="judge alias (repeatable, or a,b)")] = None,
-    out: Annotated[Optional[Path], typer.Option(help="run directory (default runs/<bench>)")] = None,
-    limit: Annotated[Optional[int], typer.Option(min=1, help="use only the first N questions")] = None,
+    bench: Annotated[
+        str, typer.Option(help="'starter' or a path to an Arena-Hard question.jsonl")
+    ] = "starter",
+    models_file: Annotated[
+        Path | None, typer.Option("--models-file", help="api_config.yaml-style file")
+    ] = None,
+    model: Annotated[list[str] | None, typer.Option("--model", help="candidate alias (repeatable)")] = None,
+    baseline: Annotated[
+        str | None, typer.Option(help="baseline alias (default: the benchmark's own)")
+    ] = None,
+    judge: Annotated[
+        list[str] | None, typer.Option("--judge", help="judge alias (repeatable, or a,b)")
+    ] = None,
+    out: Annotated[Path | None, typer.Option(help="run directory (default runs/<bench>)")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="use only the first N questions")] = None,
     max_concurrency: Annotated[int, typer.Option(min=1, help="requests in flight, all models together")] = 64,
-    inference_only: Annotated[bool, typer.Option("--inference-only", help="stop after generating answers")] = False,
-    judge_only: Annotated[bool, typer.Option("--judge-only", help="judge and score existing answers")] = False,
-    rejudge_invalid: Annotated[bool, typer.Option("--rejudge-invalid", help="judge invalid verdicts again")] = False,
-    judge_protocol: Annotated[Optional[str], typer.Option(help="arena-hard | arena-hard-creative | structured")] = None,
+    inference_only: Annotated[
+        bool, typer.Option("--inference-only", help="stop after generating answers")
+    ] = False,
+    judge_only: Annotated[
+        bool, typer.Option("--judge-only", help="judge and score existing answers")
+    ] = False,
+    rejudge_invalid: Annotated[
+        bool, typer.Option("--rejudge-invalid", help="judge invalid verdicts again")
+    ] = False,
+    judge_protocol: Annotated[
+        str | None, typer.Option(help="arena-hard | arena-hard-creative | structured")
+    ] = None,
     bootstrap: Annotated[int, typer.Option(min=0, help="bootstrap rounds")] = 100,
     seed: Annotated[int, typer.Option(help="bootstrap seed")] = 0,
     ci: Annotated[float, typer.Option(min=0.5, max=0.999, help="CI level")] = 0.90,
-    max_attempts: Annotated[int, typer.Option(min=1, help="attempts per request before it counts as failed")] = 6,
+    max_attempts: Annotated[
+        int, typer.Option(min=1, help="attempts per request before it counts as failed")
+    ] = 6,
     retry_base_delay: Annotated[float, typer.Option(min=0.0, help="first backoff delay, seconds")] = 1.0,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="no progress bars")] = False,
 ) -> None:
-    """Answer a benchmark with each model, judge against the baseline (two games, swapped), print the leaderboard."""
+    """Answer a benchmark, judge each model against the baseline (two games, swapped), print scores."""
     from jurist.engine.retry import RetryPolicy
     from jurist.pipeline import RunConfig, run_pipeline
 
@@ -102,13 +120,17 @@ def main() -> None:
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except (KeyboardInterrupt, click.exceptions.Abort):  # click turns Ctrl-C into Abort
-        err_console.print("[yellow]interrupted: everything finished so far is saved; run again to resume[/yellow]")
+        err_console.print(
+            "[yellow]interrupted: everything finished so far is saved; run again to resume[/yellow]"
+        )
         sys.exit(130)
     except click.ClickException as exc:  # usage errors
         exc.show()
         sys.exit(2)
     if code == 130:  # typer turns Ctrl-C (and our SIGTERM handler) into exit code 130
-        err_console.print("[yellow]interrupted: everything finished so far is saved; run again to resume[/yellow]")
+        err_console.print(
+            "[yellow]interrupted: everything finished so far is saved; run again to resume[/yellow]"
+        )
     sys.exit(code if isinstance(code, int) else 0)
 
 

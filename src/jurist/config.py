@@ -26,7 +26,14 @@ _ENV_REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$|^\$([A-Za-z_][A-Za-z0-9
 
 # Request fields a models file may pass straight through to the chat-completions body.
 PASSTHROUGH_PARAMS = (
-    "top_p", "seed", "stop", "presence_penalty", "frequency_penalty", "reasoning_effort", "top_k", "min_p",
+    "top_p",
+    "seed",
+    "stop",
+    "presence_penalty",
+    "frequency_penalty",
+    "reasoning_effort",
+    "top_k",
+    "min_p",
 )
 
 StructuredDialect = Literal["none", "llama_cpp", "vllm", "openai"]
@@ -96,7 +103,7 @@ def load_dotenv_values(directory: Path | None = None) -> dict[str, str]:
 
 
 def resolve_key(raw: str | None, env: Mapping[str, str], *, where: str, path: Path) -> str | None:
-    """Turn a models-file key (literal, ``${VAR}``, or absent) into the key itself, registering it as secret."""
+    """Turn a models-file key (literal, ``${VAR}`` or absent) into the key, registering it as a secret."""
     if raw is None:
         value = env.get(DEFAULT_KEY_ENV)
     else:
@@ -105,7 +112,9 @@ def resolve_key(raw: str | None, env: Mapping[str, str], *, where: str, path: Pa
             name = match.group(1) or match.group(2)
             value = env.get(name)
             if value is None:
-                raise InputError(path, where, f"api_key refers to ${{{name}}}, which is not set (env or .env)")
+                raise InputError(
+                    path, where, f"api_key refers to ${{{name}}}, which is not set (env or .env)"
+                )
         else:
             value = raw
     register_secret(value)

@@ -79,7 +79,9 @@ def load_benchmark(bench: str) -> Benchmark:
     path = Path(bench)
     if path.exists():
         return load_question_file(path)
-    raise JuristError(f"--bench: {bench!r} is neither a known benchmark (starter) nor an existing question file")
+    raise JuristError(
+        f"--bench: {bench!r} is neither a known benchmark (starter) nor an existing question file"
+    )
 
 
 class _Failures:
@@ -129,22 +131,32 @@ class Pipeline:
     def _validate(self) -> None:
         for alias in self.candidates + self.judges:
             if self._is_undefined(alias):
-                source = f"models file {self.config.models_file}" if self.config.models_file else "no --models-file"
+                source = (
+                    f"models file {self.config.models_file}"
+                    if self.config.models_file
+                    else "no --models-file"
+                )
                 raise JuristError(f"model {alias!r} is not defined ({source})")
         if self.judges and self.baseline is None:
-            raise JuristError("--baseline is required to judge a question file (it has no baseline of its own)")
+            raise JuristError(
+                "--baseline is required to judge a question file (it has no baseline of its own)"
+            )
         if self.baseline in self.candidates:
             raise JuristError(f"--baseline {self.baseline!r} is also a candidate --model")
         if self.config.mode == "judge-only":
             for alias in self.candidates + ([self.baseline] if self.baseline else []):
                 if not self.run_dir.answers(alias).exists():
-                    raise JuristError(f"--judge-only: no answers for {alias!r} at {self.run_dir.answers(alias)}")
+                    raise JuristError(
+                        f"--judge-only: no answers for {alias!r} at {self.run_dir.answers(alias)}"
+                    )
         if self.judges:
             for judge in self.judges:
                 try:
                     protocol_for(self.config.judge_protocol, self._spec(judge))
                 except KeyError:
-                    raise JuristError(f"--judge-protocol: unknown protocol {self.config.judge_protocol!r}") from None
+                    raise JuristError(
+                        f"--judge-protocol: unknown protocol {self.config.judge_protocol!r}"
+                    ) from None
 
     def _spec(self, alias: str) -> ModelSpec:
         if alias not in self.specs and alias in self._embedded:
@@ -253,23 +265,35 @@ class Pipeline:
             await engine.aclose()
 
     def _write_shipped_baseline(self) -> None:
-        """Write the benchmark's own baseline answers as an answer file, so judgments can hash and cite them."""
+        """Write the benchmark's own baseline answers to a file, so judgments can hash and cite them."""
         shipped = self.bench.baseline_answers
-        if not shipped or self.baseline != self.bench.baseline:
+        if not shipped or self.baseline is None or self.baseline != self.bench.baseline:
             return
         existing = self.run_dir.load_answers(self.baseline)
         missing = [q for q in self.bench.questions if q.uid not in existing and q.uid in shipped]
         if missing:
             with JsonlAppender(self.run_dir.answers(self.baseline)) as out:
                 for q in missing:
-                    out.append({"uid": q.uid, "model": self.baseline, "category": q.category,
-                                "answer": shipped[q.uid], "source": "benchmark", "tstamp": time.time()})
+                    out.append(
+                        {
+                            "uid": q.uid,
+                            "model": self.baseline,
+                            "category": q.category,
+                            "answer": shipped[q.uid],
+                            "source": "benchmark",
+                            "tstamp": time.time(),
+                        }
+                    )
 
     def _generation_work(self) -> dict[str, list[Question]]:
         if self.config.mode == "judge-only":
             return {}
         aliases = list(self.candidates)
-        if self.judges and self.baseline and not (self.bench.baseline_answers and self.baseline == self.bench.baseline):
+        if (
+            self.judges
+            and self.baseline
+            and not (self.bench.baseline_answers and self.baseline == self.bench.baseline)
+        ):
             if self.baseline not in self.specs:
                 if not self.run_dir.answers(self.baseline).exists():
                     raise JuristError(
@@ -297,8 +321,13 @@ class Pipeline:
             await asyncio.gather(*jobs)
 
     async def _answer_one(
-        self, client: ModelClient, question: Question, out: JsonlAppender, progress: StageProgress,
-        bar: Any, failures: _Failures,
+        self,
+        client: ModelClient,
+        question: Question,
+        out: JsonlAppender,
+        progress: StageProgress,
+        bar: Any,
+        failures: _Failures,
     ) -> None:
         messages = []
         if client.spec.system_prompt:
@@ -340,13 +369,21 @@ class Pipeline:
                     if q.uid not in answers or q.uid not in baseline_answers:
                         continue
                     answer, base = answers[q.uid]["answer"], baseline_answers[q.uid]["answer"]
-                    key = judgment_key(judge, model, self.baseline, q.uid, text_hash(answer), text_hash(base),
-                                       prompt_hash)
+                    key = judgment_key(
+                        judge, model, self.baseline, q.uid, text_hash(answer), text_hash(base), prompt_hash
+                    )
                     previous = done.get(key)
                     if previous is not None and not (previous.get("invalid") and self.config.rejudge_invalid):
                         continue
-                    items.append({"question": q, "answer": answer, "baseline_answer": base,
-                                  "protocol": protocol, "prompt_hash": prompt_hash})
+                    items.append(
+                        {
+                            "question": q,
+                            "answer": answer,
+                            "baseline_answer": base,
+                            "protocol": protocol,
+                            "prompt_hash": prompt_hash,
+                        }
+                    )
                 work[(judge, model)] = items
         return work
 
@@ -366,17 +403,30 @@ class Pipeline:
             await asyncio.gather(*jobs)
 
     async def _judge_one(
-        self, client: ModelClient, model: str, item: dict[str, Any], out: JsonlAppender,
-        progress: StageProgress, bar: Any, failures: _Failures,
+        self,
+        client: ModelClient,
+        model: str,
+        item: dict[str, Any],
+        out: JsonlAppender,
+        progress: StageProgress,
+        bar: Any,
+        failures: _Failures,
     ) -> None:
         question: Question = item["question"]
         protocol: JudgeProtocol = item["protocol"]
         assert self.baseline is not None
         try:
             record = await judge_question(
-                client, protocol, uid=question.uid, category=question.category, question=question.prompt,
-                model=model, answer=item["answer"], baseline=self.baseline,
-                baseline_answer=item["baseline_answer"], prompt_hash=item["prompt_hash"],
+                client,
+                protocol,
+                uid=question.uid,
+                category=question.category,
+                question=question.prompt,
+                model=model,
+                answer=item["answer"],
+                baseline=self.baseline,
+                baseline_answer=item["baseline_answer"],
+                prompt_hash=item["prompt_hash"],
             )
         except RequestFailed as exc:
             failures.record("judge", exc, judge=client.alias, model=model, uid=question.uid)
@@ -392,26 +442,40 @@ class Pipeline:
         baseline_answers = self.run_dir.load_answers(self.baseline)
         current = []
         for judge in self.judges:
-            prompt_hash = protocol_for(self.config.judge_protocol, self._spec(judge)).fingerprint(self._spec(judge))
+            prompt_hash = protocol_for(self.config.judge_protocol, self._spec(judge)).fingerprint(
+                self._spec(judge)
+            )
             for model in self.candidates:
                 answers = self.run_dir.load_answers(model)
                 done = self.run_dir.load_judgments(judge, model)
                 for q in self.bench.questions:
                     if q.uid in answers and q.uid in baseline_answers:
-                        key = judgment_key(judge, model, self.baseline, q.uid, text_hash(answers[q.uid]["answer"]),
-                                           text_hash(baseline_answers[q.uid]["answer"]), prompt_hash)
+                        key = judgment_key(
+                            judge,
+                            model,
+                            self.baseline,
+                            q.uid,
+                            text_hash(answers[q.uid]["answer"]),
+                            text_hash(baseline_answers[q.uid]["answer"]),
+                            prompt_hash,
+                        )
                         if key in done:
                             current.append(done[key])
         return current
 
     def _score(self) -> list[dict[str, Any]]:
         judgments = self._current_judgments()
-        battles = [b for record in judgments for b in battles_from_judgment(record,
-                                                                            strong_weight=self.config.strong_weight)]
+        battles = [
+            b
+            for record in judgments
+            for b in battles_from_judgment(record, strong_weight=self.config.strong_weight)
+        ]
         invalid: dict[tuple[str, str], int] = {}
         for record in judgments:
             if record.get("invalid"):
-                invalid[(record["judge"], record["model"])] = invalid.get((record["judge"], record["model"]), 0) + 1
+                invalid[(record["judge"], record["model"])] = (
+                    invalid.get((record["judge"], record["model"]), 0) + 1
+                )
         tmp = self.run_dir.battles.with_suffix(".jsonl.tmp")
         tmp.unlink(missing_ok=True)
         with JsonlAppender(tmp) as out:
@@ -420,8 +484,12 @@ class Pipeline:
         tmp.replace(self.run_dir.battles)
         assert self.baseline is not None
         rows = win_rate_leaderboard(
-            battles, {self.baseline}, invalid=invalid, n_bootstrap=self.config.n_bootstrap,
-            seed=self.config.seed, ci_level=self.config.ci_level,
+            battles,
+            {self.baseline},
+            invalid=invalid,
+            n_bootstrap=self.config.n_bootstrap,
+            seed=self.config.seed,
+            ci_level=self.config.ci_level,
         )
         write_json_atomic(self.run_dir.leaderboard, rows)
         return rows

@@ -64,12 +64,29 @@ def win_rate_leaderboard(
     for judge, names in sorted(seen_baselines.items()):
         for name in sorted(names):
             rows.append(
-                {"model": name, "judge": judge, "score": 50.0, "ci_low": 50.0, "ci_high": 50.0, "n": 0,
-                 "invalid": 0, "baseline": True}
+                {
+                    "model": name,
+                    "judge": judge,
+                    "score": 50.0,
+                    "ci_low": 50.0,
+                    "ci_high": 50.0,
+                    "n": 0,
+                    "invalid": 0,
+                    "baseline": True,
+                }
             )
     for (judge, model), count in invalid.items():
         if (judge, model) not in sums and count:
-            rows.append({"model": model, "judge": judge, "score": None, "ci_low": None, "ci_high": None,
-                         "n": 0, "invalid": count})
+            rows.append(
+                {
+                    "model": model,
+                    "judge": judge,
+                    "score": None,
+                    "ci_low": None,
+                    "ci_high": None,
+                    "n": 0,
+                    "invalid": count,
+                }
+            )
     rows.sort(key=lambda r: (r["judge"], -(r["score"] if r["score"] is not None else -1.0)))
     return rows

@@ -1,6 +1,7 @@
 """Question files in Arena-Hard's ``question.jsonl`` shape.
 
-Accepts v2.0 rows ``{uid, category, prompt}`` and the v0.1 rows ``{question_id, category, turns: [{content}]}``
+Accepts v2.0 rows ``{uid, category, prompt}`` and v0.1 rows
+``{question_id, category, turns: [{content}]}``
 (only the first turn is used: Arena-Hard questions are single-turn).
 """
 
@@ -23,7 +24,12 @@ def question_from_row(row: dict[str, Any], path: Path, line: int) -> Question:
         prompt = row["prompt"]
     elif "turns" in row:
         turns = row["turns"]
-        if not isinstance(turns, list) or not turns or not isinstance(turns[0], dict) or "content" not in turns[0]:
+        if (
+            not isinstance(turns, list)
+            or not turns
+            or not isinstance(turns[0], dict)
+            or "content" not in turns[0]
+        ):
             raise InputError(path, where, "field 'turns' must be a non-empty list of {content}")
         prompt = turns[0]["content"]
     else:

@@ -120,7 +120,7 @@ def _parse_completion(body: bytes) -> tuple[str, str | None, int | None, int | N
     match = _THINK.match(content)
     if match:
         reasoning = (reasoning + "\n" if reasoning else "") + match.group(1).strip()
-        content = content[match.end():]
+        content = content[match.end() :]
     usage = data.get("usage") or {}
     return (
         content,
@@ -260,7 +260,9 @@ class ModelClient:
             try:
                 text, reasoning, p_tok, c_tok, finish, logprobs = _parse_completion(payload)
             except (ValueError, KeyError, IndexError, TypeError) as exc:
-                raise _Transient(f"unreadable response body ({type(exc).__name__}: {exc})", "unreadable") from None
+                raise _Transient(
+                    f"unreadable response body ({type(exc).__name__}: {exc})", "unreadable"
+                ) from None
             return Completion(text, reasoning, p_tok, c_tok, latency, attempt, finish, logprobs)
         message = f"HTTP {status}: {_server_message(payload)}"
         if is_retryable_status(status):
@@ -277,7 +279,9 @@ class ModelClient:
 class Engine:
     """All model clients of one process, sharing one global concurrency limit."""
 
-    def __init__(self, specs: dict[str, ModelSpec], *, max_concurrency: int, policy: RetryPolicy | None = None):
+    def __init__(
+        self, specs: dict[str, ModelSpec], *, max_concurrency: int, policy: RetryPolicy | None = None
+    ):
         self.specs = specs
         self.limits = ConcurrencyLimits(max_concurrency)
         self.policy = policy or RetryPolicy()
@@ -287,7 +291,9 @@ class Engine:
     def client(self, alias: str) -> ModelClient:
         client = self._clients.get(alias)
         if client is None:
-            client = self._clients[alias] = ModelClient(self.specs[alias], self.limits, self.policy, self.stats)
+            client = self._clients[alias] = ModelClient(
+                self.specs[alias], self.limits, self.policy, self.stats
+            )
         return client
 
     async def aclose(self) -> None:

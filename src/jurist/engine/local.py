@@ -90,12 +90,19 @@ class LlamaCppServer:
 
     def command(self) -> list[str]:
         cmd = [
-            sys.executable, "-m", "llama_cpp.server",
-            "--model", str(self.model_path),
-            "--model_alias", self.alias,
-            "--host", "127.0.0.1",
-            "--port", str(self.port),
-            "--n_ctx", str(self.n_ctx),
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(self.model_path),
+            "--model_alias",
+            self.alias,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            str(self.n_ctx),
         ]
         if self.n_threads:
             cmd += ["--n_threads", str(self.n_threads)]

@@ -42,10 +42,12 @@ class RetryPolicy:
     max_delay: float = 60.0
     max_retry_after: float = 600.0
 
-    def delay(self, attempt: int, retry_after: float | None = None, rng: random.Random | None = None) -> float:
-        """Wait before attempt ``attempt + 1`` (attempt counts from 1): half fixed, half random ("equal jitter")."""
-        ceiling = min(self.max_delay, self.base_delay * (2 ** (attempt - 1)))
-        jittered = ceiling / 2 + (rng or random).uniform(0, ceiling / 2)
+    def delay(
+        self, attempt: int, retry_after: float | None = None, rng: random.Random | None = None
+    ) -> float:
+        """Wait before attempt ``attempt + 1`` (counting from 1): half fixed, half random ("equal jitter")."""
+        ceiling = float(min(self.max_delay, self.base_delay * (2 ** (attempt - 1))))
+        jittered: float = ceiling / 2 + (rng or random).uniform(0, ceiling / 2)
         if retry_after is not None:
-            return max(jittered, min(retry_after, self.max_retry_after))
+            return float(max(jittered, min(retry_after, self.max_retry_after)))
         return jittered

@@ -24,7 +24,9 @@ REASK_TEXT = (
     "Your reply did not end with a verdict label. Give your final verdict now, as exactly one of: "
     "[[A>>B]], [[A>B]], [[A=B]], [[B>A]], [[B>>A]]."
 )
-STRUCTURED_REASK_TEXT = 'Reply with only the JSON object {"verdict": LABEL}, LABEL being one of the five labels.'
+STRUCTURED_REASK_TEXT = (
+    'Reply with only the JSON object {"verdict": LABEL}, LABEL being one of the five labels.'
+)
 
 
 @dataclass(frozen=True)
@@ -65,12 +67,16 @@ class JudgeProtocol:
 
 
 def arena_hard_protocol() -> JudgeProtocol:
-    return JudgeProtocol("arena-hard", _prompt_text("arena_hard_system.txt"), _prompt_text("pairwise_user.txt"))
+    return JudgeProtocol(
+        "arena-hard", _prompt_text("arena_hard_system.txt"), _prompt_text("pairwise_user.txt")
+    )
 
 
 def arena_hard_creative_protocol() -> JudgeProtocol:
     return JudgeProtocol(
-        "arena-hard-creative", _prompt_text("arena_hard_creative_system.txt"), _prompt_text("pairwise_user.txt")
+        "arena-hard-creative",
+        _prompt_text("arena_hard_creative_system.txt"),
+        _prompt_text("pairwise_user.txt"),
     )
 
 

@@ -62,7 +62,7 @@ def parse_json_verdict(text: str) -> str | None:
 
 
 def parse_verdict(text: str) -> str | None:
-    """The last whitelisted label in ``text`` (``[[X]]`` first, then ``[X]``), or a JSON verdict; else None."""
+    """The last whitelisted label in ``text`` (``[[X]]``, else ``[X]``), or a JSON verdict; else None."""
     upper = text.upper()
     for pattern in (_DOUBLE, _SINGLE):
         matches = pattern.findall(upper)

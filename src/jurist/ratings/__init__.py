@@ -1,0 +1,60 @@
+"""Pure rating statistics: arrays in, numbers out (numpy/scipy only, seeded, BLAS pinned to one thread).
+
+* ``bt``: Bradley-Terry MLE on aggregated battles, Elo scale, multinomial/cluster bootstrap.
+* ``style_control``: Arena-Hard v2 style-controlled win rates (BT + z-scored style features).
+* ``lc_winrate``: AlpacaEval 2 win rate and length-controlled win rate.
+* ``placement``: placing judged models among human-voted arena models (JudgeArena's method).
+* ``winrate``: weighted win rate against one baseline with a question/entry bootstrap.
+"""
+
+from jurist.ratings.bt import (
+    BattleCells,
+    BTResult,
+    WinRateVsAnchor,
+    aggregate_battles,
+    bradley_terry,
+    bt_mle,
+    elo_win_probability,
+    win_rate_vs_anchor,
+)
+from jurist.ratings.lc_winrate import (
+    GamedRows,
+    GLMWeights,
+    LCWinRate,
+    alpaca_preference_to_probability,
+    estimate_instruction_difficulty,
+    gamed_rows,
+    length_controlled_win_rate,
+    length_controlled_win_rates,
+    win_rate,
+)
+from jurist.ratings.placement import Placement, place_models
+from jurist.ratings.style_control import StyleControlResult, style_controlled_win_rates, style_features
+from jurist.ratings.winrate import WinRate, win_rate_from_entries
+
+__all__ = [
+    "BTResult",
+    "BattleCells",
+    "GLMWeights",
+    "GamedRows",
+    "LCWinRate",
+    "Placement",
+    "StyleControlResult",
+    "WinRate",
+    "WinRateVsAnchor",
+    "aggregate_battles",
+    "alpaca_preference_to_probability",
+    "bradley_terry",
+    "bt_mle",
+    "elo_win_probability",
+    "estimate_instruction_difficulty",
+    "gamed_rows",
+    "length_controlled_win_rate",
+    "length_controlled_win_rates",
+    "place_models",
+    "style_controlled_win_rates",
+    "style_features",
+    "win_rate",
+    "win_rate_from_entries",
+    "win_rate_vs_anchor",
+]

@@ -41,7 +41,7 @@ class BattleCells(NamedTuple):
     hi: IntArray
     score_lo: FloatArray
     weight: FloatArray
-    count: FloatArray
+    counts: FloatArray
     n_models: int
     battle_cell: IntArray
 
@@ -124,7 +124,7 @@ def aggregate_battles(
         hi=(pair % m).astype(np.int64),
         score_lo=score_values[score_idx_c],
         weight=weight_values[weight_idx_c],
-        count=counts.astype(np.float64),
+        counts=counts.astype(np.float64),
         n_models=m,
         battle_cell=battle_cell.ravel().astype(np.int64),
     )
@@ -181,7 +181,8 @@ def _scatter_pairs(values: FloatArray, i: IntArray, j: IntArray, n_models: int) 
     offsets = (np.arange(n_rep) * n_models)[:, None]
     idx = np.concatenate([(offsets + i).ravel(), (offsets + j).ravel()])
     vals = np.concatenate([values.ravel(), -values.ravel()])
-    return np.bincount(idx, weights=vals, minlength=n_rep * n_models).reshape(n_rep, n_models)
+    flat = np.asarray(np.bincount(idx, weights=vals, minlength=n_rep * n_models), dtype=np.float64)
+    return flat.reshape(n_rep, n_models)
 
 
 def _laplacian(h: FloatArray, i: IntArray, j: IntArray, n_models: int) -> FloatArray:
@@ -198,7 +199,7 @@ def _laplacian(h: FloatArray, i: IntArray, j: IntArray, n_models: int) -> FloatA
     )
     hv = h.ravel()
     vals = np.concatenate([hv, hv, -hv, -hv])
-    flat = np.bincount(idx, weights=vals, minlength=n_rep * n_models * n_models)
+    flat = np.asarray(np.bincount(idx, weights=vals, minlength=n_rep * n_models * n_models), dtype=np.float64)
     return flat.reshape(n_rep, n_models, n_models)
 
 
@@ -234,13 +235,22 @@ def newton_bt(
         p = expit(xa[:, i] - xa[:, j])
         grad = _scatter_pairs(na * p - sa, i, j, n_models) + ridge * xa
         hess = _laplacian(na * p * (1.0 - p), i, j, n_models) + gauge
-        step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
+        step = _solve(hess, grad)
         xa_new, loss_new = _backtrack(xa, step, loss[active], i, j, na, sa, ridge)
         xi[active] = xa_new
         loss[active] = loss_new
         done = np.abs(step).max(axis=1) < tol
         converged[np.flatnonzero(active)[done]] = True
     return xi, converged
+
+
+def _solve(hess: FloatArray, grad: FloatArray) -> FloatArray:
+    """Batched Newton step; a replicate whose graph fell apart (singular Hessian) gets the min-norm step."""
+    try:
+        step = np.asarray(np.linalg.solve(hess, grad[:, :, None]), dtype=np.float64)[:, :, 0]
+    except np.linalg.LinAlgError:
+        step = np.asarray(np.linalg.pinv(hess, hermitian=True) @ grad[:, :, None], dtype=np.float64)[:, :, 0]
+    return step
 
 
 def _backtrack(
@@ -282,8 +292,9 @@ def _check_connected(i: IntArray, j: IntArray, n_models: int) -> None:
 
 def bt_mle(cells: BattleCells, *, ridge: float = 0.0, tol: float = 1e-10, max_iter: int = 100) -> FloatArray:
     """Point estimate of the natural-log strengths xi (sum zero when ``ridge == 0``)."""
-    xi, _ = _fit_cells(cells, cells.count[None, :], ridge=ridge, tol=tol, max_iter=max_iter)
-    return xi[0]
+    xi, _ = _fit_cells(cells, cells.counts[None, :], ridge=ridge, tol=tol, max_iter=max_iter)
+    out: FloatArray = xi[0]
+    return out
 
 
 def _fit_cells(
@@ -301,7 +312,9 @@ def _fit_cells(
         _check_connected(pairs.i, pairs.j, cells.n_models)
     n, s = _pair_sums(cells, pairs, counts)
     with single_blas_thread():
-        return newton_bt(pairs.i, pairs.j, n, s, cells.n_models, xi0=xi0, ridge=ridge, tol=tol, max_iter=max_iter)
+        return newton_bt(
+            pairs.i, pairs.j, n, s, cells.n_models, xi0=xi0, ridge=ridge, tol=tol, max_iter=max_iter
+        )
 
 
 def bootstrap_counts(
@@ -315,15 +328,15 @@ def bootstrap_counts(
     """
     rng = np.random.default_rng(seed)
     if clusters is None:
-        total = int(round(cells.count.sum()))
-        return rng.multinomial(total, cells.count / cells.count.sum(), size=n_bootstrap).astype(np.float64)
+        total = int(round(cells.counts.sum()))
+        return rng.multinomial(total, cells.counts / cells.counts.sum(), size=n_bootstrap).astype(np.float64)
     _, cluster_idx = np.unique(np.asarray(clusters).ravel(), return_inverse=True)
     if cluster_idx.size != cells.battle_cell.size:
         raise ValueError("clusters must give one id per battle")
     n_clusters = int(cluster_idx.max()) + 1
     incidence = sp.csr_matrix(
         (np.ones(cluster_idx.size), (cluster_idx.ravel(), cells.battle_cell)),
-        shape=(n_clusters, len(cells.count)),
+        shape=(n_clusters, len(cells.counts)),
     )
     draws = rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_bootstrap)
     return np.asarray((incidence.T @ draws.T.astype(np.float64)).T)
@@ -355,15 +368,19 @@ def bradley_terry(
     """
     low_q, high_q = ci_tails(ci_level)
     cells = aggregate_battles(model_a, model_b, outcome, weights=weights, n_models=n_models)
+    if cells.counts.size == 0:
+        raise ValueError("no battles to fit")
     if not 0 <= anchor < cells.n_models:
         raise ValueError(f"anchor {anchor} is not a model index")
     pairs = _pairs_of(cells)
-    xi, conv = _fit_cells(cells, cells.count[None, :], ridge=ridge, tol=tol, max_iter=max_iter, pairs=pairs)
+    xi, conv = _fit_cells(cells, cells.counts[None, :], ridge=ridge, tol=tol, max_iter=max_iter, pairs=pairs)
     factor = elo_factor(scale, base)
     ratings = anchor_rating + factor * (xi[0] - xi[0, anchor])
     if n_bootstrap > 0:
         counts = bootstrap_counts(cells, n_bootstrap, seed, clusters)
-        boot_xi, _ = _fit_cells(cells, counts, ridge=ridge, tol=tol, max_iter=max_iter, xi0=xi[0], pairs=pairs)
+        boot_xi, _ = _fit_cells(
+            cells, counts, ridge=ridge, tol=tol, max_iter=max_iter, xi0=xi[0], pairs=pairs
+        )
         boot = anchor_rating + factor * (boot_xi - boot_xi[:, anchor : anchor + 1])
         ci_low, ci_high = np.quantile(boot, [low_q, high_q], axis=0)
     else:
@@ -380,9 +397,9 @@ def bradley_terry(
 
 
 def _battles_per_model(cells: BattleCells) -> IntArray:
-    per_lo = np.bincount(cells.lo, weights=cells.count, minlength=cells.n_models)
-    per_hi = np.bincount(cells.hi, weights=cells.count, minlength=cells.n_models)
-    return np.rint(per_lo + per_hi).astype(np.int64)
+    per_lo = np.bincount(cells.lo, weights=cells.counts, minlength=cells.n_models)
+    per_hi = np.bincount(cells.hi, weights=cells.counts, minlength=cells.n_models)
+    return np.asarray(np.rint(per_lo + per_hi), dtype=np.int64)
 
 
 def elo_win_probability(

@@ -72,7 +72,8 @@ class LCWinRate(NamedTuple):
 def alpaca_preference_to_probability(preference: npt.ArrayLike) -> FloatArray:
     """AlpacaEval's stored preference (1 = baseline wins, 2 = model wins, 0 legacy tie) -> P(model wins)."""
     pref = np.asarray(preference, dtype=np.float64)
-    return np.where(pref == 0.0, 0.5, pref - 1.0)  # type: ignore[no-any-return]
+    prob: FloatArray = np.where(pref == 0.0, 0.5, pref - 1.0)
+    return prob
 
 
 def win_rate(probability: npt.ArrayLike) -> tuple[float, float]:
@@ -110,7 +111,9 @@ def gamed_rows(
 # Weighted soft-label logistic regression with an optional L1 penalty (liblinear's objective).
 
 
-def _soft_loss_grad(beta: FloatArray, x: FloatArray, y: FloatArray, w: FloatArray) -> tuple[float, FloatArray]:
+def _soft_loss_grad(
+    beta: FloatArray, x: FloatArray, y: FloatArray, w: FloatArray
+) -> tuple[float, FloatArray]:
     eta = x @ beta
     loss = float(np.dot(w, np.logaddexp(0.0, eta) - y * eta))
     return loss, x.T @ (w * (expit(eta) - y))
@@ -146,8 +149,12 @@ def fit_soft_logistic(
 
 
 def _newton_polish(
-    beta: FloatArray, x: FloatArray, y: FloatArray, w: FloatArray, active: npt.NDArray[np.bool_],
-    l1_grad: FloatArray
+    beta: FloatArray,
+    x: FloatArray,
+    y: FloatArray,
+    w: FloatArray,
+    active: npt.NDArray[np.bool_],
+    l1_grad: FloatArray,
 ) -> FloatArray:
     """Newton on the active coefficients of ``loss + l1_grad . beta`` (signs fixed), with step halving."""
     if not active.any():
@@ -210,9 +217,7 @@ def cv_l1_c(
 # The LC GLM.
 
 
-def _design(
-    std_delta: FloatArray, difficulty: FloatArray | None, not_gamed: FloatArray
-) -> FloatArray:
+def _design(std_delta: FloatArray, difficulty: FloatArray | None, not_gamed: FloatArray) -> FloatArray:
     cols = [np.tanh(std_delta)]
     cols.append(difficulty if difficulty is not None else np.zeros_like(std_delta))
     cols.append(not_gamed)
@@ -243,7 +248,8 @@ def length_controlled_win_rate(
     p = np.asarray(preference, dtype=np.float64).ravel()
     keep = ~np.isnan(p)
     wr, se = win_rate(p)
-    std_delta = standardized_length_gap(baseline_len, model_len)[keep]
+    gap_model = np.asarray(model_len, dtype=np.float64).ravel()[keep]
+    std_delta = standardized_length_gap(np.asarray(baseline_len, dtype=np.float64).ravel()[keep], gap_model)
     rows = np.arange(p.size) if instruction is None else np.asarray(instruction, dtype=np.int64).ravel()
     gamma = None if instruction_difficulty is None else np.asarray(instruction_difficulty, dtype=np.float64)
     model_gamma = None if gamma is None else gamma[rows[keep]]
@@ -261,8 +267,16 @@ def length_controlled_win_rate(
     pred = expit(quality + difficulty * test_gamma)
     lc, lc_se = win_rate(pred)
     source: DifficultySource = difficulty_source or ("none" if gamma is None else "given")
-    return LCWinRate(wr, se, lc, lc_se, GLMWeights(length, difficulty, quality), float(c or np.inf), source,
-                     int(keep.sum()))
+    return LCWinRate(
+        wr,
+        se,
+        lc,
+        lc_se,
+        GLMWeights(length, difficulty, quality),
+        float(c or np.inf),
+        source,
+        int(keep.sum()),
+    )
 
 
 def _choose_c(
@@ -322,7 +336,8 @@ def estimate_instruction_difficulty(
     mask = observed.astype(np.float64)
     with single_blas_thread():
         gamma = _joint_newton(y, mask, tanh_gap, ridge, tol, max_iter)
-    return gamma - np.median(gamma)  # type: ignore[no-any-return]
+    centred: FloatArray = gamma - np.median(gamma)
+    return centred
 
 
 def _joint_newton(
@@ -407,8 +422,15 @@ def length_controlled_win_rates(
         gamma = np.asarray(instruction_difficulty, dtype=np.float64)
     return [
         length_controlled_win_rate(
-            p[m], lens[m], baseline_len, instruction_difficulty=gamma, gamed=gamed,
-            regularize_lambda=regularize_lambda, penalty=penalty, n_splits=n_splits, difficulty_source=source,
+            p[m],
+            lens[m],
+            baseline_len,
+            instruction_difficulty=gamma,
+            gamed=gamed,
+            regularize_lambda=regularize_lambda,
+            penalty=penalty,
+            n_splits=n_splits,
+            difficulty_source=source,
         )
         for m in range(p.shape[0])
     ]

@@ -85,7 +85,9 @@ def place_models(
     ja, jb, jy = (np.asarray(x).ravel() for x in (judged_a, judged_b, judged_outcome))
     is_anchor = anchor_models(ha, hb, n_models, min_human_battles)
     if is_anchor.sum() < 2:
-        raise ValueError(f"fewer than two models have {min_human_battles} human battles; nothing to anchor on")
+        raise ValueError(
+            f"fewer than two models have {min_human_battles} human battles; nothing to anchor on"
+        )
     keep = is_anchor[ha.astype(np.int64)] & is_anchor[hb.astype(np.int64)]
     ha, hb, hy = ha[keep], hb[keep], hy[keep]
     jw = np.ones(ja.size) if judged_weights is None else np.asarray(judged_weights, dtype=np.float64).ravel()
@@ -130,16 +132,27 @@ def place_models(
 
 
 def _human_only(
-    a: npt.NDArray[np.generic], b: npt.NDArray[np.generic], y: npt.NDArray[np.generic], is_anchor: BoolArray,
-    scale: float, base: float,
+    a: npt.NDArray[np.generic],
+    b: npt.NDArray[np.generic],
+    y: npt.NDArray[np.generic],
+    is_anchor: BoolArray,
+    scale: float,
+    base: float,
 ) -> FloatArray:
     """BT on the anchor battles alone, returned for all indices (non-anchors at 0, masked later)."""
     idx = np.flatnonzero(is_anchor)
     local = np.full(is_anchor.size, -1, dtype=np.int64)
     local[idx] = np.arange(idx.size)
     fit = bradley_terry(
-        local[a.astype(np.int64)], local[b.astype(np.int64)], y, n_models=idx.size, anchor=0,
-        anchor_rating=0.0, scale=scale, base=base, n_bootstrap=0,
+        local[a.astype(np.int64)],
+        local[b.astype(np.int64)],
+        y,
+        n_models=idx.size,
+        anchor=0,
+        anchor_rating=0.0,
+        scale=scale,
+        base=base,
+        n_bootstrap=0,
     )
     out = np.zeros(is_anchor.size)
     out[idx] = fit.ratings
@@ -151,5 +164,7 @@ def _align(ratings: FloatArray, is_anchor: BoolArray, anchor: int | None, anchor
     if ratings.shape[0] == 0:
         return ratings
     if anchor is not None:
-        return ratings - ratings[:, anchor : anchor + 1] + anchor_rating  # type: ignore[no-any-return]
-    return ratings - ratings[:, is_anchor].mean(axis=1, keepdims=True) + anchor_rating  # type: ignore[no-any-return]
+        pinned: FloatArray = ratings - ratings[:, anchor : anchor + 1] + anchor_rating
+        return pinned
+    centred: FloatArray = ratings - ratings[:, is_anchor].mean(axis=1, keepdims=True) + anchor_rating
+    return centred

@@ -6,7 +6,8 @@ Bradley-Terry logistic regression on a one-hot design (+1 for the model column, 
 plus z-scored style-difference features:
 
 * length: ``(m - b) / (m + b)`` on token lengths;
-* markdown (headers, lists, bold): density ``d = count / (token_len + 1)``, then ``(d_m - d_b) / (d_m + d_b + 1)``.
+* markdown (headers, lists, bold): density ``d = count / (token_len + 1)``, then
+  ``(d_m - d_b) / (d_m + d_b + 1)``.
 
 There is no intercept and no regularisation; the reference model's coefficient is fixed at 0 (the design
 has the all-ones gauge freedom otherwise). Scores are ``sigmoid(c_model - c_reference)`` in percent.
@@ -63,11 +64,15 @@ def feature_names_for(features: Sequence[str]) -> tuple[str, ...]:
     unknown = set(features) - set(FEATURE_GROUPS)
     if unknown:
         raise ValueError(f"unknown style features {sorted(unknown)}; choose from {sorted(FEATURE_GROUPS)}")
-    return tuple(name for group in ("length", "markdown") if group in features for name in FEATURE_GROUPS[group])
+    return tuple(
+        name for group in ("length", "markdown") if group in features for name in FEATURE_GROUPS[group]
+    )
 
 
 def style_features(
-    model_style: npt.ArrayLike, baseline_style: npt.ArrayLike, features: Sequence[str] = ("length", "markdown")
+    model_style: npt.ArrayLike,
+    baseline_style: npt.ArrayLike,
+    features: Sequence[str] = ("length", "markdown"),
 ) -> FloatArray:
     """Raw (not yet z-scored) style-difference features, one row per battle.
 
@@ -119,7 +124,7 @@ class _Rows(NamedTuple):
     y: FloatArray
     w: FloatArray
     z: FloatArray
-    count: FloatArray
+    counts: FloatArray
     row_of_input: IntArray
 
 
@@ -132,7 +137,7 @@ def _unique_rows(a: IntArray, b: IntArray, y: FloatArray, w: FloatArray, z: Floa
         y=uniq[:, 2],
         w=uniq[:, 3],
         z=np.ascontiguousarray(uniq[:, 4:]),
-        count=counts.astype(np.float64),
+        counts=counts.astype(np.float64),
         row_of_input=inverse.ravel().astype(np.int64),
     )
 
@@ -154,7 +159,8 @@ def _loss(theta: FloatArray, prob: _Problem, weight: FloatArray) -> float:
 def _linear_predictor(theta: FloatArray, prob: _Problem) -> FloatArray:
     m = prob.n_models
     c = theta[:m]
-    return c[prob.rows.a] - c[prob.rows.b] + prob.rows.z @ theta[m:]  # type: ignore[no-any-return]
+    eta: FloatArray = c[prob.rows.a] - c[prob.rows.b] + prob.rows.z @ theta[m:]
+    return eta
 
 
 def _grad_hess(theta: FloatArray, prob: _Problem, weight: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -185,7 +191,7 @@ def _laplacian(h: FloatArray, a: IntArray, b: IntArray, m: int) -> FloatArray:
         - np.bincount(a * m + b, h, minlength=m * m)
         - np.bincount(b * m + a, h, minlength=m * m)
     )
-    return flat.reshape(m, m)
+    return np.asarray(flat, dtype=np.float64).reshape(m, m)
 
 
 def _newton(
@@ -236,14 +242,15 @@ def _bootstrap_weights(
     """Per-replicate row counts: multinomial over input rows, or over whole clusters of rows."""
     rng = np.random.default_rng(seed)
     if clusters is None:
-        total = int(round(rows.count.sum()))
-        return rng.multinomial(total, rows.count / rows.count.sum(), size=n_bootstrap).astype(np.float64)
+        total = int(round(rows.counts.sum()))
+        return rng.multinomial(total, rows.counts / rows.counts.sum(), size=n_bootstrap).astype(np.float64)
     _, cluster_idx = np.unique(np.asarray(clusters).ravel(), return_inverse=True)
     if cluster_idx.size != rows.row_of_input.size:
         raise ValueError("clusters must give one id per input row")
     n_clusters = int(cluster_idx.max()) + 1
     incidence = sp.csr_matrix(
-        (np.ones(cluster_idx.size), (cluster_idx.ravel(), rows.row_of_input)), shape=(n_clusters, len(rows.count))
+        (np.ones(cluster_idx.size), (cluster_idx.ravel(), rows.row_of_input)),
+        shape=(n_clusters, len(rows.counts)),
     )
     draws = rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_bootstrap)
     return np.asarray((incidence.T @ draws.T.astype(np.float64)).T)
@@ -290,7 +297,7 @@ def style_controlled_win_rates(
     n_par = m + varying.size
     prob = _Problem(rows, m, ref, np.array([k for k in range(n_par) if k != ref], dtype=np.int64))
     with single_blas_thread():
-        theta, converged = _newton(prob, rows.count * rows.w, np.zeros(n_par), tol, max_iter)
+        theta, converged = _newton(prob, rows.counts * rows.w, np.zeros(n_par), tol, max_iter)
         boot_theta = _bootstrap_fits(prob, theta, n_bootstrap, seed, clusters, tol, max_iter)
     full_cols = np.concatenate([np.arange(m), m + varying])
     theta_full = np.zeros(m + len(names))

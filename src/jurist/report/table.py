@@ -25,7 +25,11 @@ def leaderboard_table(rows: list[dict[str, Any]], *, title: str, ci_level: float
     table.add_column("invalid", justify="right")
     for rank, row in enumerate(rows, start=1):
         score, low, high = row.get("score"), row.get("ci_low"), row.get("ci_high")
-        ci = "-" if score is None or low is None or high is None else f"(-{score - low:.1f} / +{high - score:.1f})"
+        ci = (
+            "-"
+            if score is None or low is None or high is None
+            else f"(-{score - low:.1f} / +{high - score:.1f})"
+        )
         cells = [str(rank), str(row["model"]) + (" (baseline)" if row.get("baseline") else "")]
         if several_judges:
             cells.append(str(row.get("judge", "")))

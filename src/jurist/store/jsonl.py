@@ -64,7 +64,7 @@ def read_jsonl(path: str | Path, *, repair: bool = True) -> list[dict[str, Any]]
 
 
 class JsonlAppender:
-    """Appends one JSON object per line; each line lands whole or not at all, and is fsynced at checkpoints."""
+    """Appends one JSON object per line; each lands whole or not at all, and is fsynced at checkpoints."""
 
     def __init__(self, path: str | Path, *, fsync_every_s: float = 2.0) -> None:
         self.path = Path(path)
