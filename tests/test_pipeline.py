@@ -67,6 +67,16 @@ def test_full_run_scores_and_artifacts(setup: Any, run_quiet: Any) -> None:
     assert len(battles) == 4 * n * 2
     strong = [b for b in battles if "strong" in (b["model_a"], b["model_b"])]
     assert all(b["weight"] == 3 and b["source"] == "llm-judge" and b["judge"] == "judge-good" for b in strong)
+    ratings = json.loads((out / "ratings.json").read_text())
+    assert (ratings["method"], ratings["seed"], ratings["bootstrap_rounds"]) == ("winrate", 0, 100)
+    assert {m["model"]: m["n_battles"] for m in ratings["models"]}["strong"] == 2 * n
+    answer = read_jsonl(out / "answers" / "strong.jsonl")[0]
+    assert answer["metadata"]["token_len"] > 0 and set(answer["metadata"]) == {
+        "token_len",
+        "header_count",
+        "list_count",
+        "bold_count",
+    }
     run_json = json.loads((out / "run.json").read_text())
     assert run_json["status"] == "finished" and run_json["usage"]["requests"] == server.stats.requests
 

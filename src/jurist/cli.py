@@ -110,8 +110,20 @@ def run(
     raise typer.Exit(result.exit_code)
 
 
+# Further subcommands live in their own modules; each exposes ``register(app)``.
+_COMMAND_MODULES: tuple[str, ...] = ()
+
+
+def _register_commands() -> None:
+    import importlib
+
+    for name in _COMMAND_MODULES:
+        importlib.import_module(f"jurist.commands.{name}").register(app)
+
+
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="jurist: %(message)s")
+    _register_commands()
     try:
         code = app(standalone_mode=False)  # click hands back typer.Exit codes instead of raising them
     except JuristError as exc:

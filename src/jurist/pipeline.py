@@ -34,9 +34,10 @@ from jurist.judging.protocols import JudgeProtocol, protocol_for
 from jurist.redact import mask
 from jurist.report.progress import StageProgress
 from jurist.report.table import print_leaderboard
-from jurist.scoring import win_rate_leaderboard
+from jurist.scoring import ratings_document, win_rate_leaderboard
 from jurist.store.jsonl import JsonlAppender, write_json_atomic
 from jurist.store.run_dir import RunDir
+from jurist.style import answer_style_metadata
 
 Mode = Literal["all", "inference-only", "judge-only"]
 
@@ -347,6 +348,7 @@ class Pipeline:
             "usage": completion.usage(),
             "finish_reason": completion.finish_reason,
             "tstamp": time.time(),
+            "metadata": answer_style_metadata(completion.text),  # style-control features, Arena-Hard's shape
         }
         if completion.reasoning:
             record["reasoning"] = completion.reasoning
@@ -492,6 +494,17 @@ class Pipeline:
             ci_level=self.config.ci_level,
         )
         write_json_atomic(self.run_dir.leaderboard, rows)
+        write_json_atomic(
+            self.run_dir.root / "ratings.json",
+            ratings_document(
+                rows,
+                method="winrate",
+                seed=self.config.seed,
+                n_bootstrap=self.config.n_bootstrap,
+                ci_level=self.config.ci_level,
+                battles=battles,
+            ),
+        )
         return rows
 
 

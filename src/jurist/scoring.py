@@ -90,3 +90,43 @@ def win_rate_leaderboard(
             )
     rows.sort(key=lambda r: (r["judge"], -(r["score"] if r["score"] is not None else -1.0)))
     return rows
+
+
+def ratings_document(
+    rows: list[dict[str, Any]],
+    *,
+    method: str,
+    seed: int,
+    n_bootstrap: int,
+    ci_level: float,
+    battles: list[dict[str, Any]],
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """``ratings.json``: the scoring settings and, per (judge, model), score, CI and battle count.
+
+    Everything needed to recompute it is in ``battles.jsonl`` plus these settings.
+    """
+    n_battles: dict[tuple[str, str], int] = defaultdict(int)
+    for battle in battles:
+        for side in ("model_a", "model_b"):
+            n_battles[(battle.get("judge", ""), battle[side])] += 1
+    models = [
+        {
+            "model": row["model"],
+            "judge": row.get("judge", ""),
+            "score": row.get("score"),
+            "ci_low": row.get("ci_low"),
+            "ci_high": row.get("ci_high"),
+            "n_battles": n_battles.get((row.get("judge", ""), row["model"]), 0),
+            **({"baseline": True} if row.get("baseline") else {}),
+        }
+        for row in rows
+    ]
+    return {
+        "method": method,
+        "seed": seed,
+        "bootstrap_rounds": n_bootstrap,
+        "ci_level": ci_level,
+        **(extra or {}),
+        "models": models,
+    }

@@ -1,0 +1,1 @@
+"""Subcommands of the ``jurist`` CLI beyond ``run``, one module each."""
