@@ -60,6 +60,7 @@ def run_quiet() -> Callable[..., RunResult]:
     def run(**kwargs: Any) -> RunResult:
         kwargs.setdefault("progress", False)
         kwargs.setdefault("retry", FAST_RETRY)
+        kwargs.setdefault("check", False)  # the pre-run probe has its own tests (test_check.py)
         return run_pipeline(RunConfig(**kwargs))
 
     return run

@@ -4,7 +4,11 @@ Candidates answer ``[<model>] <prompt>``. Judges decide by a fixed rule on the t
 scores are known in advance: each model has a strength (``STRENGTH``, default 2); a gap of 2 or more is a
 strong verdict, 1 a weak one, 0 a tie. A model named ``mixed`` is strength 3 on prompts whose text length is
 even and 1 otherwise. Judge ``judge-reask`` omits the label on its first reply; ``judge-broken``
-never gives one.
+never gives one. A judge ``judge-pNN`` (or ``judge-pNN-tMM``) is right with probability NN% per game (and
+says "A=B" with MM%), drawn from an RNG seeded by the judge and the answers as shown (``chance_draw``).
+A request with ``max_tokens`` 1 is a ``jurist check`` probe: answered, counted in ``stats.probes`` only.
+Judge ``judge-quoter`` quotes both answers after its verdict. A judge request asking for ``logprobs`` gets
+a one-digit verdict (1 = A>>B ... 5 = B>>A) with ``digit_logprobs`` (none for ``judge-nologprobs``).
 
 Faults are scripted per prompt substring: each matching request consumes the next fault of its list
 (``429``, ``500``, ``503``, ``timeout``, ``drop``, ``garbage``, ``truncated``, ``400``, ``401``).
@@ -16,6 +20,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
+import random
 import re
 import threading
 import time
@@ -30,6 +36,7 @@ _ANSWER = re.compile(
     r"<\|The Start of Assistant ([AB])'s Answer\|>\n(.*?)\n<\|The End of Assistant \1's Answer\|>", re.DOTALL
 )
 _TAG = re.compile(r"^\[([^\]]+)\]")
+_CHANCE_JUDGE = re.compile(r"^judge-p(\d+)(?:-t(\d+))?$")
 
 
 def strength(model: str, prompt: str) -> int:
@@ -56,9 +63,42 @@ def verdict_for(text: str) -> str:
     return "B>A" if gap == -1 else "B>>A"
 
 
+DIGITS = {"A>>B": "1", "A>B": "2", "A=B": "3", "B>A": "4", "B>>A": "5"}
+
+
+def digit_logprobs(label: str) -> dict[str, Any]:
+    """Chat-format ``logprobs`` for a one-digit verdict: 0.6 on ``label``'s digit, 0.075 on each other
+    digit, 0.1 on a non-verdict token (so the digits cover 0.9 of the mass)."""
+    probs = {digit: 0.075 for digit in DIGITS.values()} | {DIGITS[label]: 0.6, "The": 0.1}
+    top = [{"token": token, "logprob": math.log(p), "bytes": None} for token, p in probs.items()]
+    first = {"token": DIGITS[label], "logprob": math.log(0.6), "bytes": None, "top_logprobs": top}
+    return {"content": [first]}
+
+
+def chance_draw(judge: str, answer_a: str, answer_b: str) -> float:
+    """The uniform draw a ``judge-pNN`` judge makes for one game; tests recompute it to know each verdict."""
+    return random.Random(f"{judge}|{answer_a}|{answer_b}").random()
+
+
+def chance_verdict(judge: str, text: str) -> str | None:
+    """Verdict of a ``judge-pNN[-tMM]`` judge (None for other judges): right, tie or wrong by one draw."""
+    match = _CHANCE_JUDGE.match(judge)
+    if match is None:
+        return None
+    truth = verdict_for(text)
+    if truth == "A=B":
+        return truth
+    right, wrong = ("A>B", "B>A") if truth.startswith("A") else ("B>A", "A>B")
+    answers = dict(_ANSWER.findall(text))
+    draw = chance_draw(judge, answers.get("A", ""), answers.get("B", ""))
+    p_right, p_tie = int(match.group(1)) / 100, int(match.group(2) or 0) / 100
+    return right if draw < p_right else "A=B" if draw < p_right + p_tie else wrong
+
+
 @dataclass
 class MockStats:
     requests: int = 0
+    probes: int = 0
     in_flight: int = 0
     peak_in_flight: int = 0
     in_flight_by_model: dict[str, int] = field(default_factory=lambda: defaultdict(int))
@@ -114,6 +154,8 @@ class MockOpenAI:
 
     async def chat(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
+        if body.get("max_tokens") == 1:
+            return self._probe(request, body)
         model = body.get("model", "")
         stats = self.stats
         stats.requests += 1
@@ -144,6 +186,13 @@ class MockOpenAI:
         finally:
             stats.in_flight -= 1
             stats.in_flight_by_model[model] -= 1
+
+    def _probe(self, request: web.Request, body: dict[str, Any]) -> web.Response:
+        """A ``jurist check`` probe, kept out of the request counters that tests compare exactly."""
+        self.stats.probes += 1
+        if self.require_key and request.headers.get("Authorization") != f"Bearer {self.require_key}":
+            return web.json_response({"error": {"message": "Incorrect API key provided"}}, status=401)
+        return self._reply(body.get("model", ""), body["messages"], body)
 
     async def _fault(self, request: web.Request, fault: str) -> web.StreamResponse:
         if fault == "429":
@@ -180,13 +229,22 @@ class MockOpenAI:
     def _reply(self, model: str, messages: list[dict[str, Any]], body: dict[str, Any]) -> web.Response:
         system = next((m["content"] for m in messages if m["role"] == "system"), "")
         user = next((m["content"] for m in messages if m["role"] == "user"), "")
+        logprobs = None
         if "impartial judge" in system:
-            label = verdict_for(user)
+            label = chance_verdict(model, user) or verdict_for(user)
             reask = len(messages) > 2 and messages[-2]["role"] == "assistant"
             if model == "judge-broken" or (model == "judge-reask" and not reask):
                 content = "Both answers have merits; I cannot decide."
             elif body.get("response_format"):
                 content = json.dumps({"verdict": label})
+            elif body.get("logprobs"):  # the logprob protocol: one digit; judge-nologprobs omits logprobs
+                content = DIGITS[label]
+                logprobs = None if model == "judge-nologprobs" else digit_logprobs(label)
+            elif model == "judge-quoter":  # states its verdict, then quotes both answers as it saw them
+                shown = dict(_ANSWER.findall(user))
+                content = (
+                    f"My final verdict is [[{label}]]. A wrote: {shown.get('A')}\nB wrote: {shown.get('B')}"
+                )
             else:
                 content = f"My own answer first. Comparing both answers... My final verdict is [[{label}]]"
         else:
@@ -197,7 +255,12 @@ class MockOpenAI:
             "created": 0,
             "model": model,
             "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop",
+                    "logprobs": logprobs,
+                }
             ],
             "usage": {
                 "prompt_tokens": len(user) // 4,

@@ -50,6 +50,12 @@ local:
     assert "local-key-456" not in str(local.public_dict())
 
 
+def test_openai_key_is_not_handed_to_litellm_models(tmp_path: Path) -> None:
+    path = write(tmp_path, "claude:\n  model: anthropic/claude-3-5-sonnet\n  api_type: litellm\n")
+    specs = load_models_file(path, env={"OPENAI_API_KEY": "sk-openai-only-123"})
+    assert specs["claude"].resolved_endpoints()[0].api_key is None
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

@@ -42,8 +42,11 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 @app.command()
 def run(
     bench: Annotated[
-        str, typer.Option(help="'starter' or a path to an Arena-Hard question.jsonl")
+        str, typer.Option(help="'starter', 'judgebench' or a path to an Arena-Hard question.jsonl")
     ] = "starter",
+    split: Annotated[
+        str | None, typer.Option(help="JudgeBench pairs: gpt (default), claude or a pairs .jsonl")
+    ] = None,
     models_file: Annotated[
         Path | None, typer.Option("--models-file", help="api_config.yaml-style file")
     ] = None,
@@ -67,7 +70,21 @@ def run(
         bool, typer.Option("--rejudge-invalid", help="judge invalid verdicts again")
     ] = False,
     judge_protocol: Annotated[
-        str | None, typer.Option(help="arena-hard | arena-hard-creative | structured")
+        str | None,
+        typer.Option(help="arena-hard | arena-hard-creative | structured | simple | logprob"),
+    ] = None,
+    judge_prompt: Annotated[
+        Path | None,
+        typer.Option(
+            help="file with the judge's system prompt and user template ({question} {answer_a} {answer_b})"
+        ),
+    ] = None,
+    min_interval: Annotated[
+        float, typer.Option(min=0.0, help="seconds between request starts, across all jurist processes")
+    ] = 0.0,
+    throttle_file: Annotated[
+        Path | None,
+        typer.Option(help="state file shared by throttled processes [~/.cache/jurist/throttle.lock]"),
     ] = None,
     bootstrap: Annotated[int, typer.Option(min=0, help="bootstrap rounds")] = 100,
     seed: Annotated[int, typer.Option(help="bootstrap seed")] = 0,
@@ -77,6 +94,9 @@ def run(
     ] = 6,
     retry_base_delay: Annotated[float, typer.Option(min=0.0, help="first backoff delay, seconds")] = 1.0,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="no progress bars")] = False,
+    no_check: Annotated[
+        bool, typer.Option("--no-check", help="skip probing the models-file endpoints before the run")
+    ] = False,
 ) -> None:
     """Answer a benchmark, judge each model against the baseline (two games, swapped), print scores."""
     from jurist.engine.retry import RetryPolicy
@@ -84,6 +104,8 @@ def run(
 
     if inference_only and judge_only:
         raise JuristError("--inference-only and --judge-only exclude each other")
+    if split is not None and bench != "judgebench":
+        raise JuristError("--split applies only to --bench judgebench")
     config = RunConfig(
         bench=bench,
         models_file=models_file,
@@ -96,11 +118,16 @@ def run(
         mode="inference-only" if inference_only else "judge-only" if judge_only else "all",
         rejudge_invalid=rejudge_invalid,
         judge_protocol=judge_protocol,
+        judge_prompt=judge_prompt,
+        min_interval=min_interval,
+        throttle_file=throttle_file,
         n_bootstrap=bootstrap,
         seed=seed,
         ci_level=ci,
         retry=RetryPolicy(max_attempts=max_attempts, base_delay=retry_base_delay),
         progress=not no_progress,
+        split=split,
+        check=not no_check,
     )
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
@@ -111,7 +138,7 @@ def run(
 
 
 # Further subcommands live in their own modules; each exposes ``register(app)``.
-_COMMAND_MODULES: tuple[str, ...] = ()
+_COMMAND_MODULES: tuple[str, ...] = ("judgebench", "check", "judges", "show", "transfer")
 
 
 def _register_commands() -> None:

@@ -102,10 +102,17 @@ def load_dotenv_values(directory: Path | None = None) -> dict[str, str]:
     return {k: v for k, v in dotenv_values(path).items() if v is not None}
 
 
-def resolve_key(raw: str | None, env: Mapping[str, str], *, where: str, path: Path) -> str | None:
+def resolve_key(
+    raw: str | None,
+    env: Mapping[str, str],
+    *,
+    where: str,
+    path: Path,
+    default_env: str | None = DEFAULT_KEY_ENV,
+) -> str | None:
     """Turn a models-file key (literal, ``${VAR}`` or absent) into the key, registering it as a secret."""
     if raw is None:
-        value = env.get(DEFAULT_KEY_ENV)
+        value = env.get(default_env) if default_env else None
     else:
         match = _ENV_REF.match(raw.strip())
         if match:
@@ -155,6 +162,10 @@ def load_models_file(path: str | Path, env: Mapping[str, str] | None = None) -> 
             raise InputError(path, where, _format_validation_error(exc)) from None
         spec.endpoints = spec.resolved_endpoints()
         for i, endpoint in enumerate(spec.endpoints):
-            endpoint.api_key = resolve_key(endpoint.api_key, env, where=f"{where}: endpoints[{i}]", path=path)
+            # OPENAI_API_KEY is the default only for OpenAI-wire models; LiteLLM finds providers' own keys.
+            default_env = DEFAULT_KEY_ENV if spec.api_type == "openai" else None
+            endpoint.api_key = resolve_key(
+                endpoint.api_key, env, where=f"{where}: endpoints[{i}]", path=path, default_env=default_env
+            )
         specs[str(alias)] = spec
     return specs

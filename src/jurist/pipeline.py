@@ -28,6 +28,7 @@ from jurist.config import ModelSpec, load_models_file
 from jurist.engine.client import Engine, ModelClient, RequestFailed
 from jurist.engine.local import EMBEDDED_ALIAS, LlamaCppServer, embedded_gguf_path, embedded_model_spec
 from jurist.engine.retry import RetryPolicy
+from jurist.engine.throttle import make_throttle
 from jurist.errors import JuristError
 from jurist.judging.pairwise import battles_from_judgment, judge_question, judgment_key, text_hash
 from jurist.judging.protocols import JudgeProtocol, protocol_for
@@ -57,12 +58,17 @@ class RunConfig:
     mode: Mode = "all"
     rejudge_invalid: bool = False
     judge_protocol: str | None = None
+    judge_prompt: Path | None = None  # a file of templates replacing the protocol's prompts
+    min_interval: float = 0.0  # seconds between request starts, shared by processes naming throttle_file
+    throttle_file: Path | None = None  # default: ~/.cache/jurist/throttle.lock
     n_bootstrap: int = 100
     seed: int = 0
     ci_level: float = 0.90
     strong_weight: int = 3
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     progress: bool = True
+    split: str | None = None  # JudgeBench: "gpt", "claude" or a pairs .jsonl
+    check: bool = True  # probe the models-file endpoints a run will use before it starts
 
 
 @dataclass
@@ -105,6 +111,14 @@ class _Failures:
     def close(self) -> None:
         if self._appender is not None:
             self._appender.close()
+
+
+def start_embedded_server(stack: ExitStack, console: Console) -> LlamaCppServer:
+    """Start the embedded llama.cpp server; ``stack`` stops it however the run ends."""
+    console.print("[dim]starting the embedded llama.cpp server (SmolLM2-135M-Instruct)...[/dim]")
+    server = LlamaCppServer(embedded_gguf_path())
+    stack.enter_context(server)
+    return server
 
 
 class Pipeline:
@@ -153,11 +167,14 @@ class Pipeline:
         if self.judges:
             for judge in self.judges:
                 try:
-                    protocol_for(self.config.judge_protocol, self._spec(judge))
+                    self._protocol(judge)
                 except KeyError:
                     raise JuristError(
                         f"--judge-protocol: unknown protocol {self.config.judge_protocol!r}"
                     ) from None
+
+    def _protocol(self, judge: str) -> JudgeProtocol:
+        return protocol_for(self.config.judge_protocol, self._spec(judge), self.config.judge_prompt)
 
     def _spec(self, alias: str) -> ModelSpec:
         if alias not in self.specs and alias in self._embedded:
@@ -168,11 +185,22 @@ class Pipeline:
         """Start the embedded llama.cpp server the first time a stage has work for it."""
         if not aliases & self._embedded or self._server is not None:
             return
-        self.console.print("[dim]starting the embedded llama.cpp server (SmolLM2-135M-Instruct)...[/dim]")
-        server = LlamaCppServer(embedded_gguf_path())
-        stack.enter_context(server)
-        self._server = server
-        self.specs[EMBEDDED_ALIAS] = embedded_model_spec(server.base_url)
+        self._server = start_embedded_server(stack, self.console)
+        self.specs[EMBEDDED_ALIAS] = embedded_model_spec(self._server.base_url)
+
+    def _precheck(self) -> None:
+        """Probe the models-file aliases that have work in this run, so a dead endpoint fails it at once."""
+        if not self.config.check or self.config.models_file is None:
+            return
+        from jurist.engine.check import require_ready
+
+        busy = {alias for alias, questions in self._generation_work().items() if questions}
+        if busy:
+            busy.update(self.judges)
+        elif self.judges:
+            busy.update(judge for (judge, _), items in self._judging_work().items() if items)
+        # The embedded server is not up yet (and is ours): it is never probed.
+        require_ready(self.specs, [alias for alias in self.specs if alias in busy - self._embedded])
 
     def _write_run_json(self, status: str, extra: dict[str, Any] | None = None) -> None:
         config = self.config
@@ -189,6 +217,8 @@ class Pipeline:
             "judges": self.judges,
             "mode": config.mode,
             "judge_protocol": config.judge_protocol,
+            "judge_prompt": str(config.judge_prompt) if config.judge_prompt else None,
+            "min_interval": config.min_interval,
             "max_concurrency": config.max_concurrency,
             "limit": config.limit,
             "scoring": {
@@ -213,9 +243,15 @@ class Pipeline:
 
     # -- stages ---------------------------------------------------------------------------------------------
     def run(self) -> RunResult:
+        self._precheck()
         self.run_dir.root.mkdir(parents=True, exist_ok=True)
         failures = _Failures(self.run_dir.failures, self.run_id)
-        engine = Engine(self.specs, max_concurrency=self.config.max_concurrency, policy=self.config.retry)
+        engine = Engine(
+            self.specs,
+            max_concurrency=self.config.max_concurrency,
+            policy=self.config.retry,
+            throttle=make_throttle(self.config.min_interval, self.config.throttle_file),
+        )
         self._write_run_json("running")
         leaderboard: list[dict[str, Any]] = []
         with ExitStack() as stack:
@@ -361,7 +397,7 @@ class Pipeline:
         baseline_answers = self.run_dir.load_answers(self.baseline)
         work: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for judge in self.judges:
-            protocol = protocol_for(self.config.judge_protocol, self._spec(judge))
+            protocol = self._protocol(judge)
             prompt_hash = protocol.fingerprint(self._spec(judge))
             for model in self.candidates:
                 answers = self.run_dir.load_answers(model)
@@ -444,9 +480,7 @@ class Pipeline:
         baseline_answers = self.run_dir.load_answers(self.baseline)
         current = []
         for judge in self.judges:
-            prompt_hash = protocol_for(self.config.judge_protocol, self._spec(judge)).fingerprint(
-                self._spec(judge)
-            )
+            prompt_hash = self._protocol(judge).fingerprint(self._spec(judge))
             for model in self.candidates:
                 answers = self.run_dir.load_answers(model)
                 done = self.run_dir.load_judgments(judge, model)
@@ -510,6 +544,10 @@ class Pipeline:
 
 def run_pipeline(config: RunConfig, console: Console | None = None) -> RunResult:
     try:
+        if config.bench == "judgebench":
+            from jurist.judgebench_run import run_judgebench
+
+            return run_judgebench(config, console)
         return Pipeline(config, console).run()
     except RequestFailed as exc:  # pragma: no cover - every stage catches these per item
         raise JuristError(mask(str(exc))) from None

@@ -21,6 +21,7 @@ import aiohttp
 from jurist.config import ModelSpec
 from jurist.engine.limits import ConcurrencyLimits
 from jurist.engine.retry import RetryPolicy, is_retryable_status, parse_retry_after
+from jurist.engine.throttle import Throttle
 from jurist.redact import mask
 
 _THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.DOTALL)
@@ -172,18 +173,26 @@ class ModelClient:
         limits: ConcurrencyLimits,
         policy: RetryPolicy,
         stats: EngineStats,
+        throttle: Throttle | None = None,
     ) -> None:
         self.spec = spec
         self.alias = spec.alias
         self._limits = limits
         self._policy = policy
         self._stats = stats
+        self._throttle = throttle
         self._timeout = aiohttp.ClientTimeout(total=spec.timeout)
         self._rng = random.Random()
-        self.endpoints = [
-            EndpointClient(ep.base_url, ep.api_key, ep.model_name or spec.model, spec.parallel)
-            for ep in spec.resolved_endpoints()
-        ]
+        self.endpoints: list[EndpointClient]
+        if spec.api_type == "litellm":
+            from jurist.engine.providers import litellm_endpoints  # optional and heavy: only when used
+
+            self.endpoints = litellm_endpoints(spec)
+        else:
+            self.endpoints = [
+                EndpointClient(ep.base_url, ep.api_key, ep.model_name or spec.model, spec.parallel)
+                for ep in spec.resolved_endpoints()
+            ]
 
     def _pick_endpoint(self) -> EndpointClient:
         """The least busy endpoint; ties broken at random so load spreads from the first request."""
@@ -213,6 +222,8 @@ class ModelClient:
             body = self.build_body(endpoint, messages, **params)
             try:
                 async with self._limits.slot(self.alias, self.spec.parallel):
+                    if self._throttle is not None:  # spacing of request starts, across processes
+                        await self._throttle.wait()
                     endpoint.in_flight += 1
                     self._stats.requests += 1
                     row = self._stats.per_model.setdefault(
@@ -280,11 +291,17 @@ class Engine:
     """All model clients of one process, sharing one global concurrency limit."""
 
     def __init__(
-        self, specs: dict[str, ModelSpec], *, max_concurrency: int, policy: RetryPolicy | None = None
+        self,
+        specs: dict[str, ModelSpec],
+        *,
+        max_concurrency: int,
+        policy: RetryPolicy | None = None,
+        throttle: Throttle | None = None,
     ):
         self.specs = specs
         self.limits = ConcurrencyLimits(max_concurrency)
         self.policy = policy or RetryPolicy()
+        self.throttle = throttle
         self.stats = EngineStats()
         self._clients: dict[str, ModelClient] = {}
 
@@ -292,7 +309,7 @@ class Engine:
         client = self._clients.get(alias)
         if client is None:
             client = self._clients[alias] = ModelClient(
-                self.specs[alias], self.limits, self.policy, self.stats
+                self.specs[alias], self.limits, self.policy, self.stats, throttle=self.throttle
             )
         return client
 

@@ -71,7 +71,7 @@ class LlamaCppServer:
         model_path: Path,
         *,
         alias: str = EMBEDDED_ALIAS,
-        n_ctx: int = 4096,
+        n_ctx: int = 8192,  # SmolLM2 was trained with 8k context; long judge prompts (JudgeBench) need it
         startup_timeout_s: float = 300.0,
         n_threads: int | None = None,
     ) -> None:

@@ -14,8 +14,8 @@ import time
 from typing import Any
 
 from jurist.engine.client import ModelClient
-from jurist.judging.protocols import JudgeProtocol, response_format
-from jurist.judging.verdict import LABEL_OUTCOME, parse_verdict
+from jurist.judging.protocols import JudgeProtocol
+from jurist.judging.verdict import LABEL_OUTCOME
 
 
 def text_hash(text: str) -> str:
@@ -33,26 +33,28 @@ def judgment_key(
 async def judge_game(
     client: ModelClient, protocol: JudgeProtocol, question: str, answer_a: str, answer_b: str
 ) -> dict[str, Any]:
-    """Ask one judge for one verdict (with one re-ask); returns the game record."""
+    """Ask one judge for one verdict (with one re-ask); returns the game record.
+
+    The judge sees the question and answers with their verdict labels neutralised, and its reply is read
+    against that shown material, so a label inside an answer cannot become the verdict (see verdict.py).
+    """
+    shown = protocol.shown(question, answer_a, answer_b)
     messages: list[dict[str, Any]] = []
     if protocol.system_prompt:
         messages.append({"role": "system", "content": protocol.system_prompt})
     messages.append({"role": "user", "content": protocol.user_message(question, answer_a, answer_b)})
-    params: dict[str, Any] = {}
-    if protocol.structured:
-        params["response_format"] = response_format(client.spec.structured_output)
+    params = protocol.request_params(client.spec)
     first = await client.complete(messages, **params)
-    label = parse_verdict(first.text)
-    game: dict[str, Any] = {"label": label, "raw": first.text, "usage": first.usage()}
+    label, how = protocol.read(first.text, first.logprobs, shown)
+    game: dict[str, Any] = {"label": label, "raw": first.text, "usage": first.usage(), **how}
     if label is None:
         follow_up = messages + [
             {"role": "assistant", "content": first.text},
             {"role": "user", "content": protocol.reask_text},
         ]
         second = await client.complete(follow_up, **params)
-        game["label"] = parse_verdict(second.text)
-        game["reask_raw"] = second.text
-        game["reask_usage"] = second.usage()
+        label, how = protocol.read(second.text, second.logprobs, shown)
+        game.update({"label": label, "reask_raw": second.text, "reask_usage": second.usage(), **how})
     return game
 
 

@@ -1,19 +1,32 @@
 """Judge protocols: the prompts a judge sees and how its reply is read.
 
-A protocol is data (system prompt, user template, follow-up, whether the verdict is schema-constrained),
-so a user-supplied template is just another protocol.
+A protocol is data (system prompt, user template, follow-up, how the verdict is asked for and read), so a
+user-supplied template (``--judge-prompt FILE``) is just another protocol with the same parsing.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
+import yaml
+
 from jurist.config import ModelSpec
-from jurist.judging.verdict import VERDICT_SCHEMA
+from jurist.errors import InputError
+from jurist.judging.verdict import (
+    LABELS,
+    VERDICT_SCHEMA,
+    neutralize_labels,
+    parse_digit_verdict,
+    parse_verdict,
+    soft_preference,
+    verdict_distribution,
+)
 
 
 def _prompt_text(name: str) -> str:
@@ -27,42 +40,83 @@ REASK_TEXT = (
 STRUCTURED_REASK_TEXT = (
     'Reply with only the JSON object {"verdict": LABEL}, LABEL being one of the five labels.'
 )
+LOGPROB_REASK_TEXT = "Reply with a single digit from 1 to 5 and nothing else."
+
+# The logprob verdict is one token; a little slack lets a judge open with "**" or a space first.
+LOGPROB_MAX_TOKENS = 4
+# 20 is the most OpenAI accepts and vLLM's default cap; the five digits are normally all in it.
+LOGPROB_TOP = 20
+
+PLACEHOLDERS = ("{question}", "{answer_a}", "{answer_b}")
+_PLACEHOLDER = re.compile(r"\{(question|answer_a|answer_b)\}")
+# Near misses of a placeholder ({answer_c}, {questions}) that would silently stay in the prompt.
+_PLACEHOLDER_LIKE = re.compile(r"\{\s*(?:question|answer)[A-Za-z0-9_ ]*\}", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class JudgeProtocol:
-    """How a pairwise game is put to a judge."""
+    """How a pairwise game is put to a judge and how its reply becomes a verdict."""
 
     name: str
     system_prompt: str
     user_template: str
     reask_text: str = REASK_TEXT
     structured: bool = False
+    logprob: bool = False
+    prompt_file: str | None = None
+
+    def shown(self, question: str, answer_a: str, answer_b: str) -> tuple[str, str, str]:
+        """The question and answers as the judge sees them: verdict labels inside them neutralised."""
+        return neutralize_labels(question), neutralize_labels(answer_a), neutralize_labels(answer_b)
 
     def user_message(self, question: str, answer_a: str, answer_b: str) -> str:
-        # str.replace rather than str.format: answers are full of braces (code, JSON).
-        return (
-            self.user_template.replace("{question}", question)
-            .replace("{answer_a}", answer_a)
-            .replace("{answer_b}", answer_b)
-        )
+        shown_question, shown_a, shown_b = self.shown(question, answer_a, answer_b)
+        values = {"question": shown_question, "answer_a": shown_a, "answer_b": shown_b}
+        # One pass, not str.format: answers are full of braces, and a question that contains the text
+        # "{answer_a}" must not receive an answer.
+        return _PLACEHOLDER.sub(lambda m: values[m.group(1)], self.user_template)
+
+    def request_params(self, judge: ModelSpec) -> dict[str, Any]:
+        """Extra chat-request fields this protocol needs from the judge's server."""
+        if self.logprob:
+            return {"logprobs": True, "top_logprobs": LOGPROB_TOP, "max_tokens": LOGPROB_MAX_TOKENS}
+        if self.structured:
+            return {"response_format": response_format(judge.structured_output)}
+        return {}
+
+    def read(self, text: str, logprobs: Any, quoted: tuple[str, ...]) -> tuple[str | None, dict[str, Any]]:
+        """The verdict label of one reply, plus what the game record should keep about how it was read."""
+        if not self.logprob:
+            return parse_verdict(text, quoted), {}
+        found = verdict_distribution(logprobs)
+        if found is None:
+            label = parse_digit_verdict(text) or parse_verdict(text, quoted)
+            return label, {"verdict_source": "text"}
+        probs, mass = found
+        label = max(LABELS, key=lambda lab: probs[lab])
+        return label, {
+            "verdict_source": "logprobs",
+            "probs": {lab: round(p, 6) for lab, p in probs.items()},
+            "p_b_better": round(soft_preference(probs), 6),
+            "verdict_mass": round(mass, 6),
+        }
 
     def fingerprint(self, judge: ModelSpec) -> str:
         """Hash of everything that shapes a verdict besides the answers, so a change forces re-judging."""
-        blob = json.dumps(
-            {
-                "protocol": self.name,
-                "system": self.system_prompt,
-                "user": self.user_template,
-                "reask": self.reask_text,
-                "structured": self.structured and judge.structured_output,
-                "judge_model": judge.model,
-                "temperature": judge.temperature,
-                "max_tokens": judge.max_tokens,
-                "params": judge.passthrough_params(),
-            },
-            sort_keys=True,
-        )
+        data: dict[str, Any] = {
+            "protocol": self.name,
+            "system": self.system_prompt,
+            "user": self.user_template,
+            "reask": self.reask_text,
+            "structured": self.structured and judge.structured_output,
+            "judge_model": judge.model,
+            "temperature": judge.temperature,
+            "max_tokens": judge.max_tokens,
+            "params": judge.passthrough_params(),
+        }
+        if self.logprob:  # only when set, so the fingerprints of the older protocols stay as they were
+            data["logprob"] = self.request_params(judge)
+        blob = json.dumps(data, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -90,20 +144,130 @@ def structured_protocol() -> JudgeProtocol:
     )
 
 
+def simple_protocol() -> JudgeProtocol:
+    """A short prompt for small local judges: no own answer, no explanation, just the label."""
+    return JudgeProtocol("simple", _prompt_text("simple_system.txt"), _prompt_text("pairwise_user.txt"))
+
+
+def logprob_protocol() -> JudgeProtocol:
+    """A one-digit verdict whose probabilities (from ``top_logprobs``) give a soft preference."""
+    return JudgeProtocol(
+        "logprob",
+        _prompt_text("logprob_system.txt"),
+        _prompt_text("pairwise_user.txt"),
+        reask_text=LOGPROB_REASK_TEXT,
+        logprob=True,
+    )
+
+
 PROTOCOLS = {
     "arena-hard": arena_hard_protocol,
     "arena-hard-creative": arena_hard_creative_protocol,
     "structured": structured_protocol,
+    "simple": simple_protocol,
+    "logprob": logprob_protocol,
 }
 
 
-def protocol_for(name: str | None, judge: ModelSpec) -> JudgeProtocol:
-    """The named protocol; by default the schema-constrained one for judges whose server supports it."""
+@dataclass(frozen=True)
+class JudgePrompt:
+    """A user-supplied system prompt, user template and (optionally) re-ask text."""
+
+    system: str
+    user: str
+    reask: str | None = None
+
+
+_SECTION = re.compile(r"^\[(system|user|reask)\]\s*$", re.IGNORECASE | re.MULTILINE)
+_PROMPT_KEYS = ("system", "user", "reask")
+
+
+def _sections_from_text(path: Path, text: str) -> dict[str, str]:
+    """``[system]``, ``[user]`` and ``[reask]`` header lines split a text file; with none, all is user."""
+    headers = list(_SECTION.finditer(text))
+    if not headers:
+        return {"user": text}
+    if text[: headers[0].start()].strip():
+        raise InputError(path, "line 1", "text before the first [system] / [user] / [reask] header")
+    sections: dict[str, str] = {}
+    for i, header in enumerate(headers):
+        key = header.group(1).lower()
+        if key in sections:
+            line = text.count("\n", 0, header.start()) + 1
+            raise InputError(path, f"line {line}", f"second [{key}] section")
+        end = headers[i + 1].start() if i + 1 < len(headers) else len(text)
+        sections[key] = text[header.end() : end].strip("\n")
+    return sections
+
+
+def _sections_from_yaml(path: Path, text: str) -> dict[str, str]:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else ""
+        raise InputError(path, where, f"not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    if not isinstance(data, dict):
+        raise InputError(path, "", "expected a mapping with keys system, user (and optionally reask)")
+    unknown = sorted(str(key) for key in data if key not in _PROMPT_KEYS)
+    if unknown:
+        raise InputError(path, f"key {unknown[0]!r}", "unknown key; expected system, user, reask")
+    for key, value in data.items():
+        if value is not None and not isinstance(value, str):
+            raise InputError(path, f"key {key!r}", "expected a string")
+    return {key: value for key, value in data.items() if value is not None}
+
+
+def load_judge_prompt(path: str | Path) -> JudgePrompt:
+    """Read and check a ``--judge-prompt`` file (YAML by suffix, else text with ``[system]``/``[user]``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "", "judge prompt file not found")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(path, "", f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    if path.suffix.lower() in (".yaml", ".yml", ".json"):
+        sections = _sections_from_yaml(path, text)
+    else:
+        sections = _sections_from_text(path, text)
+    user = sections.get("user", "")
+    if not user.strip():
+        raise InputError(path, "user template", "missing or empty; it must contain " + " ".join(PLACEHOLDERS))
+    system = sections.get("system", "")
+    for placeholder in PLACEHOLDERS:
+        if placeholder not in user:
+            hint = " (placeholders are filled in the user template only)" if placeholder in system else ""
+            raise InputError(path, "user template", f"missing placeholder {placeholder}{hint}")
+    for where, template in (("system prompt", system), ("user template", user)):
+        for match in _PLACEHOLDER_LIKE.finditer(template):
+            if match.group(0) not in PLACEHOLDERS:
+                raise InputError(
+                    path, where, f"unknown placeholder {match.group(0)}; use {', '.join(PLACEHOLDERS)}"
+                )
+    reask = (sections.get("reask") or "").strip() or None
+    return JudgePrompt(system.strip("\n"), user.strip("\n"), reask)
+
+
+def protocol_for(name: str | None, judge: ModelSpec, prompt_file: str | Path | None = None) -> JudgeProtocol:
+    """The named protocol (by default the schema-constrained one for judges whose server supports it),
+    with its prompts replaced by those of ``prompt_file`` when given; the parsing stays the protocol's."""
     if name is None:
         name = "structured" if judge.structured_output != "none" else "arena-hard"
     if name not in PROTOCOLS:
         raise KeyError(name)
-    return PROTOCOLS[name]()
+    protocol = PROTOCOLS[name]()
+    if prompt_file is None:
+        return protocol
+    custom = load_judge_prompt(prompt_file)
+    return replace(
+        protocol,
+        name=f"{protocol.name}+custom",
+        system_prompt=custom.system,
+        user_template=custom.user,
+        reask_text=custom.reask or protocol.reask_text,
+        prompt_file=str(prompt_file),
+    )
 
 
 def response_format(dialect: str) -> dict[str, Any] | None:

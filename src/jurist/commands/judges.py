@@ -1,0 +1,213 @@
+"""``jurist judges compare``: how far the judges of one run agree, and what they make of the models together.
+
+A single LLM judge is one noisy instrument; a run judged by several says how much a verdict depends on the
+judge. Agreement is measured game by game on the same question, model and answer, with every verdict put
+in the candidate's perspective (game 1 shows the candidate second, so its label is mirrored), so a judge
+that prefers the candidate in both orders agrees with itself and with a like-minded judge.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from itertools import combinations
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+
+from jurist.errors import JuristError
+
+judges_app = typer.Typer(no_args_is_help=True, help="Compare the judges of a run.")
+
+GameKey = tuple[str, str, int]
+"""(model, question uid, game number): one verdict slot that every judge of the run filled."""
+
+
+def _perspective(game: dict[str, Any], reference: str) -> str | None:
+    """The game's label as if ``reference`` had been shown as answer A; None for an invalid verdict."""
+    from jurist.judging.verdict import swap_label
+
+    label = game.get("label")
+    if not isinstance(label, str):
+        return None
+    if game.get("a") == reference:
+        return label
+    if game.get("b") == reference:
+        return swap_label(label)
+    return None
+
+
+def load_verdicts(run_dir: Path) -> dict[str, dict[GameKey, tuple[str | None, tuple[Any, ...]]]]:
+    """judge -> game slot -> (label in the candidate's perspective, identity of the judged answers).
+
+    The last record per (model, uid) wins, as on resume. The identity (answer and baseline hashes) lets
+    a comparison skip slots where the judges saw different answers. JudgeBench runs (``pair_id``, no
+    model) compare from response_A's perspective.
+    """
+    from jurist.store.jsonl import iter_jsonl
+
+    root = run_dir / "judgments"
+    if not root.is_dir():
+        raise JuristError(f"{run_dir}: no judgments/ folder (is this a jurist run directory?)")
+    verdicts: dict[str, dict[GameKey, tuple[str | None, tuple[Any, ...]]]] = defaultdict(dict)
+    for path in sorted(root.glob("*/*.jsonl")):
+        latest: dict[tuple[str, str, str], dict[str, Any]] = {}
+        for record in iter_jsonl(path, repair=False):
+            uid = record.get("uid", record.get("pair_id"))
+            games = record.get("games")
+            if uid is None or not isinstance(games, list):
+                continue
+            judge = str(record.get("judge") or path.parent.name)
+            model = str(record.get("model") or path.stem)
+            latest[(judge, model, str(uid))] = record
+        for (judge, model, uid), record in latest.items():
+            reference = record.get("model") or "response_A"
+            identity = (record.get("answer_hash"), record.get("baseline_hash"), record.get("pair_hash"))
+            for number, game in enumerate(record["games"], start=1):
+                if isinstance(game, dict):
+                    slot = (model, uid, int(game.get("game", number)))
+                    verdicts[judge][slot] = (_perspective(game, reference), identity)
+    return dict(verdicts)
+
+
+def load_leaderboards(run_dir: Path) -> dict[str, dict[str, float]]:
+    """judge -> model -> score from ``leaderboard.json``, without baseline rows (fixed at 50 by design)."""
+    path = run_dir / "leaderboard.json"
+    if not path.is_file():
+        return {}
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise JuristError(f"{path}: not valid JSON ({exc})") from None
+    boards: dict[str, dict[str, float]] = defaultdict(dict)
+    for row in rows if isinstance(rows, list) else []:
+        if not isinstance(row, dict) or row.get("baseline") or row.get("score") is None:
+            continue
+        boards[str(row.get("judge", ""))][str(row["model"])] = float(row["score"])
+    return dict(boards)
+
+
+def _num(value: float) -> float | None:
+    return None if math.isnan(value) else round(value, 4)
+
+
+def compare_judges(run_dir: Path) -> dict[str, Any]:
+    """Agreement, kappa and rank correlation for each pair of judges, plus the ensemble leaderboard."""
+    import numpy as np
+
+    from jurist.ratings.agreement import (
+        agreement_rate,
+        align_leaderboards,
+        collapse_five_to_three,
+        ensemble_mean,
+        kappa_five,
+        kappa_three,
+        rank_correlation,
+    )
+
+    verdicts = load_verdicts(run_dir)
+    boards = load_leaderboards(run_dir)
+    judges = sorted(set(verdicts) | set(boards))
+    if len(judges) < 2:
+        found = ", ".join(judges) or "none"
+        raise JuristError(f"{run_dir}: comparing judges needs a run judged by two or more (found: {found})")
+    pairs: list[dict[str, Any]] = []
+    for first, second in combinations(judges, 2):
+        mine, theirs = verdicts.get(first, {}), verdicts.get(second, {})
+        slots = [slot for slot in sorted(set(mine) & set(theirs)) if mine[slot][1] == theirs[slot][1]]
+        a = [mine[slot][0] for slot in slots]
+        b = [theirs[slot][0] for slot in slots]
+        names, left, right = align_leaderboards(boards.get(first, {}), boards.get(second, {}))
+        ranks = rank_correlation(left, right)
+        pairs.append(
+            {
+                "judge_a": first,
+                "judge_b": second,
+                "n": sum(x is not None and y is not None for x, y in zip(a, b, strict=True)),
+                "agreement": _num(agreement_rate(a, b)),
+                "agreement_three": _num(agreement_rate(collapse_five_to_three(a), collapse_five_to_three(b))),
+                "kappa_five": _num(kappa_five(a, b)),
+                "kappa_three": _num(kappa_three(a, b)),
+                "n_models": len(names),
+                "spearman": _num(ranks.spearman),
+                "kendall": _num(ranks.kendall),
+            }
+        )
+    models = sorted({model for board in boards.values() for model in board})
+    matrix = np.array([[boards.get(j, {}).get(m, math.nan) for m in models] for j in judges], dtype=float)
+    combined = ensemble_mean(matrix) if models else np.array([])
+    ensemble: list[dict[str, Any]] = [
+        {
+            "model": model,
+            "ensemble": _num(float(combined[i])),
+            "scores": {judge: boards[judge][model] for judge in judges if model in boards.get(judge, {})},
+        }
+        for i, model in enumerate(models)
+    ]
+    ensemble.sort(key=lambda row: -(row["ensemble"] if row["ensemble"] is not None else -math.inf))
+    return {"run_dir": str(run_dir), "judges": judges, "pairs": pairs, "ensemble": ensemble}
+
+
+def _cell(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def print_comparison(result: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    from jurist.judgebench_run import table_console
+
+    console = table_console()
+    agreement = Table(title="judge agreement (per game, candidate's perspective)")
+    for name in ("judge A", "judge B", "n", "agree", "agree 3-way", "kappa 5", "kappa 3", "models"):
+        agreement.add_column(name, justify="left" if name.startswith("judge") else "right")
+    agreement.add_column("spearman", justify="right")
+    agreement.add_column("kendall", justify="right")
+    for row in result["pairs"]:
+        agreement.add_row(
+            row["judge_a"],
+            row["judge_b"],
+            str(row["n"]),
+            _cell(row["agreement"]),
+            _cell(row["agreement_three"]),
+            _cell(row["kappa_five"]),
+            _cell(row["kappa_three"]),
+            str(row["n_models"]),
+            _cell(row["spearman"]),
+            _cell(row["kendall"]),
+        )
+    console.print(agreement)
+    if not result["ensemble"]:
+        console.print("[dim]no leaderboard.json: no rank correlation or ensemble score[/dim]")
+        return
+    board = Table(title="scores by judge, and their mean (ensemble)")
+    board.add_column("model")
+    for judge in result["judges"]:
+        board.add_column(judge, justify="right")
+    board.add_column("ensemble", justify="right")
+    for row in result["ensemble"]:
+        scores = row["scores"]
+        cells = [_cell(scores.get(judge), 1) for judge in result["judges"]]
+        board.add_row(row["model"], *cells, _cell(row["ensemble"], 1))
+    console.print(board)
+
+
+@judges_app.command("compare")
+def compare(
+    run_dir: Annotated[Path, typer.Argument(help="a run directory judged by several judges")],
+    format: Annotated[Literal["table", "json"], typer.Option("--format", help="table or json")] = "table",
+) -> None:
+    """Per-game agreement, Cohen's kappa (5 labels and 3-way), leaderboard rank correlation, ensemble."""
+    result = compare_judges(run_dir)
+    if format == "json":
+        typer.echo(json.dumps(result, indent=2))
+    else:
+        print_comparison(result)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(judges_app, name="judges")

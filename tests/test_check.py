@@ -1,0 +1,158 @@
+"""``jurist check`` and the pre-run check: every problem reported at once, keys never shown."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from conftest import write_models_file
+from jurist.engine.check import is_local_url
+from jurist.engine.local import EMBEDDED_ALIAS, free_port
+from jurist.errors import JuristError
+from jurist.pipeline import Pipeline, RunConfig
+
+SECRET = "sk-check-SECRET-0123456789"
+
+
+def jurist(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "jurist", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY" and not k.startswith("JURIST_CHECK")}
+    return {**env, **extra}
+
+
+def models_with_problems(tmp_path: Path, base_url: str) -> Path:
+    """One working alias, a dead port, a keyless remote API, and a key from an unset variable."""
+    path = write_models_file(
+        tmp_path / "m.yaml",
+        base_url,
+        {
+            "good": {"endpoints": [{"api_base": base_url, "api_key": SECRET}]},
+            "dead": {"endpoints": [{"api_base": f"http://127.0.0.1:{free_port()}/v1", "api_key": None}]},
+            "remote": {"endpoints": [{"api_base": "https://api.example.com/v1", "api_key": None}]},
+            "unset": {"endpoints": [{"api_base": base_url, "api_key": "${JURIST_CHECK_UNSET_KEY}"}]},
+        },
+    )
+    return path
+
+
+def test_check_reports_every_problem_in_one_run(tmp_path: Path, mock_server: Any) -> None:
+    server = mock_server(require_key=SECRET)
+    models_with_problems(tmp_path, server.base_url)
+    result = jurist("check", "--models-file", "m.yaml", "--timeout", "5", cwd=tmp_path, env=clean_env())
+    assert result.returncode == 1, result.stderr
+    lines = {line.split()[0]: line for line in result.stdout.splitlines()}
+    assert set(lines) == {"good", "dead", "remote", "unset"}
+    assert "ok" in lines["good"] and server.base_url in lines["good"]
+    assert "unreachable" in lines["dead"] and "127.0.0.1" in lines["dead"]
+    assert "https://api.example.com/v1" in lines["remote"] and "no API key" in lines["remote"]
+    assert "${JURIST_CHECK_UNSET_KEY}" in lines["unset"] and "not set" in lines["unset"]
+    assert "3 problem(s) in 4 endpoint(s)" in result.stderr
+    assert SECRET not in result.stdout + result.stderr
+    assert server.stats.probes == 1 and server.stats.requests == 0  # only the usable endpoint is probed
+    assert server.stats.bodies == []  # a probe is no model request
+
+
+def test_check_selected_aliases_and_rejected_key(tmp_path: Path, mock_server: Any) -> None:
+    server = mock_server(require_key="sk-the-right-key-000")
+    write_models_file(tmp_path / "m.yaml", server.base_url, {"a": {}, "b": {}})
+    ok = jurist(
+        "check",
+        "--models-file",
+        "m.yaml",
+        "a",
+        cwd=tmp_path,
+        env=clean_env(OPENAI_API_KEY="sk-the-right-key-000"),
+    )
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert ok.stdout.count("\n") == 1 and ok.stdout.startswith("a ")
+    bad = jurist(
+        "check", "--models-file", "m.yaml", "a,b", "nope", cwd=tmp_path, env=clean_env(OPENAI_API_KEY=SECRET)
+    )
+    assert bad.returncode == 1
+    assert bad.stdout.count("key rejected") == 2 and "not defined" in bad.stdout
+    assert SECRET not in bad.stdout + bad.stderr
+
+
+def test_pre_run_check_stops_a_run_before_any_request(
+    tmp_path: Path, mock_server: Any, run_quiet: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.chdir(tmp_path)  # no stray .env
+    server = mock_server()
+    models = models_with_problems(tmp_path, server.base_url)
+    data = yaml.safe_load(models.read_text())
+    del data["unset"]  # a run refuses to load an unset ${VAR} at all
+    data["strong"] = {**data["good"], "model": "strong", "endpoints": [{"api_base": server.base_url}]}
+    models.write_text(yaml.safe_dump(data))
+    args: dict[str, Any] = {"models_file": models, "out": tmp_path / "run", "limit": 1}
+    with pytest.raises(JuristError, match="pre-run check found 2 problem") as caught:
+        run_quiet(**args, models=["strong", "dead"], judges=["remote"], check=True)
+    message = str(caught.value)
+    assert "dead" in message and "remote" in message and "--no-check" in message
+    assert SECRET not in message
+    assert server.stats.requests == 0 and not (tmp_path / "run").exists()
+    # Without the check the run starts, and the dead endpoint fails request by request.
+    result = run_quiet(**args, models=["strong", "dead"], judges=["good"])
+    assert result.exit_code == 1 and result.failures == 1
+    assert server.stats.requests == 1 + 2
+
+
+def test_cli_no_check_flag_and_check_without_probe_counts(tmp_path: Path, mock_server: Any) -> None:
+    server = mock_server()
+    write_models_file(tmp_path / "m.yaml", server.base_url, {"strong": {}, "judge-good": {}})
+    args = ["run", "--models-file", "m.yaml", "--model", "strong", "--judge", "judge-good", "--limit", "2"]
+    result = jurist(*args, "--no-progress", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert server.stats.probes == 2 and server.stats.requests == 2 + 2 * 2
+    again = jurist(*args, "--no-progress", "--limit", "3", "--no-check", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert server.stats.probes == 2 and server.stats.requests == 6 + 1 + 2
+
+
+def test_pre_run_check_skips_the_embedded_model_and_idle_aliases(
+    tmp_path: Path, mock_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import jurist.engine.check as check
+
+    probed: list[list[str]] = []
+    monkeypatch.setattr(check, "require_ready", lambda specs, aliases, **_: probed.append(list(aliases)))
+    server = mock_server()
+    models = write_models_file(tmp_path / "m.yaml", server.base_url, {"strong": {}, "idle": {}})
+    # The default judge is the embedded model: jurist starts it later, so it is never probed.
+    Pipeline(RunConfig(models_file=models, models=["strong"], out=tmp_path / "run"))._precheck()
+    assert probed == [["strong"]]
+    assert EMBEDDED_ALIAS not in probed[0]
+
+
+@pytest.mark.parametrize(
+    ("url", "local"),
+    [
+        ("http://127.0.0.1:8000/v1", True),
+        ("http://localhost:8000/v1", True),
+        ("http://[::1]:8000/v1", True),
+        ("http://10.1.2.3:8000/v1", True),
+        ("http://gpu-node-3:8000/v1", True),
+        ("http://box.local/v1", True),
+        ("https://api.openai.com/v1", False),
+        ("https://api.example.com/v1", False),
+        ("https://8.8.8.8/v1", False),
+    ],
+)
+def test_is_local_url(url: str, local: bool) -> None:
+    assert is_local_url(url) is local
