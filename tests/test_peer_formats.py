@@ -389,3 +389,28 @@ def test_cli_import_alpaca_eval_subset(tmp_path: Path) -> None:
     official = _official()
     for model in ("claude-2", "alpaca-7b"):
         assert float(lines[model]) == pytest.approx(float(official[model]["win_rate"]), abs=0.01)
+
+
+@needs_alpaca
+def test_alpaca_lc_uses_a_supplied_instruction_difficulty(alpaca_run: Path, tmp_path: Path) -> None:
+    from jurist.commands.show import load_instruction_difficulty
+
+    uids = sorted({a["uid"] for a in read_jsonl(alpaca_run / "answers" / "gpt4_1106_preview.jsonl")})
+    path = tmp_path / "difficulty.csv"
+    path.write_text("uid,instruction_difficulty\n" + "".join(f"{uid},0.0\n" for uid in uids))
+    assert load_instruction_difficulty(path) == dict.fromkeys(uids, 0.0)
+    given = score_run(alpaca_run, ShowOptions(length_controlled=True, instruction_difficulty=path))
+    estimated = score_run(alpaca_run, ShowOptions(length_controlled=True))
+    rows = [r for r in given.rows if not r.get("baseline")]
+    assert {r["difficulty_source"] for r in rows} == {"given"}
+    assert not any("estimated" in note for note in given.notes)
+    # gamma = 0 for every instruction is a different model, so the LC values move (win rates do not).
+    by_model = {r["model"]: r for r in estimated.rows}
+    assert any(abs(r["score"] - by_model[r["model"]]["score"]) > 0.5 for r in rows)
+    assert all(r["win_rate"] == by_model[r["model"]]["win_rate"] for r in rows)
+    path.write_text("uid,instruction_difficulty\n" + f"{uids[0]},0.1\n")
+    with pytest.raises(JuristError, match="have no value"):
+        score_run(alpaca_run, ShowOptions(length_controlled=True, instruction_difficulty=path))
+    path.write_text("uid,difficulty\n")
+    with pytest.raises(InputError, match=r"difficulty\.csv: line 1: needs columns"):
+        load_instruction_difficulty(path)

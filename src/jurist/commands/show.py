@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 import typer.core
 
-from jurist.errors import JuristError
+from jurist.errors import InputError, JuristError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -71,6 +71,7 @@ class ShowOptions:
     judges: tuple[str, ...] = ()
     ensemble: bool = False
     length_controlled: bool = False
+    instruction_difficulty: Path | None = None
     n_bootstrap: int | None = None
     seed: int | None = None
     ci_level: float | None = None
@@ -438,7 +439,10 @@ def _score_subset(
     notes: list[str],
 ) -> list[dict[str, Any]]:
     if opts.length_controlled:
-        rows = _per_judge(battles, lambda sub: _lc_rows(sub, baselines, run, notes))
+        difficulty = (
+            load_instruction_difficulty(opts.instruction_difficulty) if opts.instruction_difficulty else None
+        )
+        rows = _per_judge(battles, lambda sub: _lc_rows(sub, baselines, run, notes, difficulty))
         _lc_intervals(rows, settings.ci_level)
     elif opts.style_control:
         styles = _StyleCache(run, notes)
@@ -703,8 +707,40 @@ def _answer_lengths(run: RunDir, model: str) -> dict[str, int]:
     return lengths
 
 
+def load_instruction_difficulty(path: Path) -> dict[str, float]:
+    """uid -> AlpacaEval's official instruction difficulty, from a CSV with ``instruction_difficulty`` and
+    ``instruction`` (AlpacaEval's ``df_gamed.csv`` / ``instruction_difficulty.csv``) or ``uid`` columns."""
+    import csv
+
+    from jurist.store.peer_formats import alpaca_uid
+
+    if not path.is_file():
+        raise InputError(path, "", "instruction difficulty file not found")
+    values: dict[str, float] = {}
+    with path.open(newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        fields = set(reader.fieldnames or ())
+        if "instruction_difficulty" not in fields or not fields & {"instruction", "uid"}:
+            raise InputError(
+                path, "line 1", "needs columns 'instruction_difficulty' and 'instruction' or 'uid'"
+            )
+        for line, row in enumerate(reader, start=2):
+            uid = row["uid"] if "uid" in fields else alpaca_uid(row["instruction"])
+            try:
+                values[uid] = float(row["instruction_difficulty"])
+            except ValueError:
+                raise InputError(
+                    path, f"line {line}", "field 'instruction_difficulty': not a number"
+                ) from None
+    return values
+
+
 def _lc_rows(
-    battles: list[dict[str, Any]], baselines: list[str], run: RunDir, notes: list[str]
+    battles: list[dict[str, Any]],
+    baselines: list[str],
+    run: RunDir,
+    notes: list[str],
+    difficulty: dict[str, float] | None = None,
 ) -> list[dict[str, Any]]:
     """AlpacaEval 2's length-controlled win rate per model, from per-question preferences and lengths."""
     import numpy as np
@@ -739,11 +775,22 @@ def _lc_rows(
             if total and total[1] > 0 and uid in model_len:
                 prefs[m, i] = total[0] / total[1]
                 lens[m, i] = model_len[uid]
-    results = length_controlled_win_rates(prefs, lens, np.array([base_len[u] for u in uids], dtype=float))
-    notes.append(
-        f"instruction difficulty was estimated jointly from these {len(models)} models (AlpacaEval's "
-        "official per-instruction values are not available offline); LC win rates are approximate"
+    given = None
+    if difficulty is not None:
+        missing = [uid for uid in uids if uid not in difficulty]
+        if missing:
+            raise JuristError(
+                f"--instruction-difficulty: {len(missing)} instructions of this run have no value"
+            )
+        given = np.array([difficulty[uid] for uid in uids], dtype=float)
+    results = length_controlled_win_rates(
+        prefs, lens, np.array([base_len[u] for u in uids], dtype=float), instruction_difficulty=given
     )
+    if given is None:
+        notes.append(
+            f"instruction difficulty was estimated jointly from these {len(models)} models (AlpacaEval's "
+            "official per-instruction values were not supplied: --instruction-difficulty); LC is approximate"
+        )
     return _lc_table(models, results, baseline)
 
 
@@ -937,6 +984,10 @@ def show(
     length_controlled: Annotated[
         bool, typer.Option("--length-controlled", help="AlpacaEval's length-controlled win rate")
     ] = False,
+    instruction_difficulty: Annotated[
+        Path | None,
+        typer.Option(help="AlpacaEval's instruction difficulty CSV for --length-controlled (else estimated)"),
+    ] = None,
     judge: Annotated[list[str] | None, typer.Option("--judge", help="only this judge (repeatable)")] = None,
     ensemble: Annotated[
         bool, typer.Option("--ensemble", help="pool the judges' battles into one score")
@@ -962,6 +1013,7 @@ def show(
         judge,
         ensemble,
     )
+    opts = replace(opts, instruction_difficulty=instruction_difficulty)
     if fmt not in ("table", "json", "csv", "markdown"):
         raise JuristError(f"--format: {fmt!r} is not table, json, csv or markdown")
     scored = score_run(run_dir, opts)
