@@ -183,7 +183,7 @@ def read_battles_file(path: Path) -> list[dict[str, Any]]:
     A torn last line (an interrupted write) is left out, as the JSONL reader does; any problem is reported
     with its line number by a second, line-by-line pass.
     """
-    from jurist.errors import InputError
+    from jurist.store.jsonl import parse_jsonl_bytes
 
     data = path.read_bytes()
     data = data[: data.rfind(b"\n") + 1]
@@ -194,14 +194,8 @@ def read_battles_file(path: Path) -> list[dict[str, Any]]:
         records = None
     if records is not None and all(_is_battle(r) for r in records):
         return records  # type: ignore[no-any-return]
-    for number, line in enumerate(data.split(b"\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError as exc:
-            raise InputError(path, f"line {number}", f"not valid JSON ({exc})") from None
-        problem = _battle_problem(record) if isinstance(record, dict) else "expected a JSON object"
+    for number, record in parse_jsonl_bytes(path, data):
+        problem = _battle_problem(record)
         if problem:
             raise InputError(path, f"line {number}", problem)
     raise InputError(path, "", "unreadable battles file")  # pragma: no cover - every failure is found above

@@ -47,6 +47,12 @@ def iter_numbered_jsonl(path: str | Path, *, repair: bool = True) -> Iterator[tu
             data = _repair_torn_tail(path, data)
         else:
             data = data[: data.rfind(b"\n") + 1]
+    yield from parse_jsonl_bytes(path, data)
+
+
+def parse_jsonl_bytes(path: Path, data: bytes) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) pairs of JSONL ``data`` read from ``path``; blank lines are skipped and a bad
+    line is an :class:`InputError` naming the file and line."""
     for number, line in enumerate(data.split(b"\n"), start=1):
         if not line.strip():
             continue

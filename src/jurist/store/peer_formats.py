@@ -35,7 +35,7 @@ from jurist import __version__
 from jurist.errors import InputError, JuristError
 from jurist.judging.pairwise import battles_from_judgment, judgment_key
 from jurist.judging.verdict import canonical_label, swap_label
-from jurist.store.jsonl import iter_numbered_jsonl, write_json_atomic
+from jurist.store.jsonl import iter_numbered_jsonl, parse_jsonl_bytes, write_json_atomic
 from jurist.store.run_dir import RunDir, answer_text, file_stem
 
 ARENA_HARD_BASELINES: dict[str, str] = {
@@ -59,18 +59,9 @@ StyleFn = Callable[[str], dict[str, Any]]
 
 
 def iter_foreign_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) pairs of a JSONL file written by another tool."""
-    with open(path, "rb") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError as exc:
-                raise InputError(path, f"line {number}", f"not valid JSON ({exc})") from None
-            if not isinstance(record, dict):
-                raise InputError(path, f"line {number}", "expected a JSON object")
-            yield number, record
+    """(line number, object) pairs of a JSONL file written by another tool (a last line without newline
+    is still a record, and the file is never modified)."""
+    yield from parse_jsonl_bytes(path, path.read_bytes())
 
 
 def read_json_document(path: Path) -> Any:
