@@ -263,13 +263,7 @@ class Pipeline:
             {
                 "exit_code": exit_code,
                 "failures": failures.count,
-                "usage": {
-                    "requests": engine.stats.requests,
-                    "retries": engine.stats.retries,
-                    "prompt_tokens": engine.stats.prompt_tokens,
-                    "completion_tokens": engine.stats.completion_tokens,
-                    "per_model": engine.stats.per_model,
-                },
+                "usage": engine.stats.summary(),
             },
         )
         if leaderboard:

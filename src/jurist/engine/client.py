@@ -83,6 +83,16 @@ class EngineStats:
     completion_tokens: int = 0
     per_model: dict[str, dict[str, int]] = field(default_factory=dict)
 
+    def summary(self) -> dict[str, Any]:
+        """Totals for ``run.json``: requests, retries and tokens, overall and per model."""
+        return {
+            "requests": self.requests,
+            "retries": self.retries,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "per_model": self.per_model,
+        }
+
     def add(self, alias: str, completion: Completion) -> None:
         self.successes += 1
         self.prompt_tokens += completion.prompt_tokens or 0
