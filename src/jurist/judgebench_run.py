@@ -44,11 +44,10 @@ from jurist.config import ModelSpec, load_models_file
 from jurist.engine.check import require_ready
 from jurist.engine.client import Engine, ModelClient, RequestFailed
 from jurist.engine.local import EMBEDDED_ALIAS, embedded_model_spec
-from jurist.engine.throttle import make_throttle
 from jurist.errors import InputError, JuristError
 from jurist.judging.pairwise import judge_game
 from jurist.judging.protocols import JudgeProtocol, protocol_for
-from jurist.pipeline import RunConfig, RunResult, _Failures, start_embedded_server
+from jurist.pipeline import FailureLog, RunConfig, RunResult, engine_for, start_embedded_server
 from jurist.report.progress import StageProgress
 from jurist.store.jsonl import JsonlAppender, write_json_atomic
 from jurist.store.run_dir import RunDir
@@ -224,13 +223,8 @@ class JudgeBenchRun:
         if self.config.check and self.config.models_file is not None and busy:
             require_ready(self.specs, busy)
         self.run_dir.root.mkdir(parents=True, exist_ok=True)
-        failures = _Failures(self.run_dir.failures, self.run_id)
-        engine = Engine(
-            self.specs,
-            max_concurrency=self.config.max_concurrency,
-            policy=self.config.retry,
-            throttle=make_throttle(self.config.min_interval, self.config.throttle_file),
-        )
+        failures = FailureLog(self.run_dir.failures, self.run_id)
+        engine = engine_for(self.config, self.specs)
         self._write_run_json("running")
         with ExitStack() as stack:
             stack.callback(failures.close)
@@ -258,7 +252,7 @@ class JudgeBenchRun:
         return RunResult(exit_code, rows, failures.count, engine.stats.requests, self.run_dir.root)
 
     async def _judge_all(
-        self, engine: Engine, work: dict[str, list[Pair]], failures: _Failures, stack: ExitStack
+        self, engine: Engine, work: dict[str, list[Pair]], failures: FailureLog, stack: ExitStack
     ) -> None:
         """Every judge at once, so the engine's global limit (not the judge order) paces the run."""
         try:
@@ -291,7 +285,7 @@ class JudgeBenchRun:
         out: JsonlAppender,
         progress: StageProgress,
         bar: Any,
-        failures: _Failures,
+        failures: FailureLog,
     ) -> None:
         protocol = self.protocols[client.alias]
         results = await asyncio.gather(

@@ -91,7 +91,17 @@ def load_benchmark(bench: str) -> Benchmark:
     )
 
 
-class _Failures:
+def engine_for(config: RunConfig, specs: dict[str, ModelSpec]) -> Engine:
+    """The engine of one run: its global limit, retry policy and (optional) cross-process throttle."""
+    return Engine(
+        specs,
+        max_concurrency=config.max_concurrency,
+        policy=config.retry,
+        throttle=make_throttle(config.min_interval, config.throttle_file),
+    )
+
+
+class FailureLog:
     """Appends failed requests to ``failures.jsonl`` (secrets masked) and counts them."""
 
     def __init__(self, path: Path, run_id: str) -> None:
@@ -245,13 +255,8 @@ class Pipeline:
     def run(self) -> RunResult:
         self._precheck()
         self.run_dir.root.mkdir(parents=True, exist_ok=True)
-        failures = _Failures(self.run_dir.failures, self.run_id)
-        engine = Engine(
-            self.specs,
-            max_concurrency=self.config.max_concurrency,
-            policy=self.config.retry,
-            throttle=make_throttle(self.config.min_interval, self.config.throttle_file),
-        )
+        failures = FailureLog(self.run_dir.failures, self.run_id)
+        engine = engine_for(self.config, self.specs)
         self._write_run_json("running")
         leaderboard: list[dict[str, Any]] = []
         with ExitStack() as stack:
@@ -277,7 +282,7 @@ class Pipeline:
             )
         return RunResult(exit_code, leaderboard, failures.count, engine.stats.requests, self.run_dir.root)
 
-    async def _stages(self, engine: Engine, failures: _Failures, stack: ExitStack) -> list[dict[str, Any]]:
+    async def _stages(self, engine: Engine, failures: FailureLog, stack: ExitStack) -> list[dict[str, Any]]:
         """All stages in one event loop (the engine's limits belong to one loop)."""
         try:
             self._write_shipped_baseline()
@@ -339,7 +344,7 @@ class Pipeline:
             work[alias] = [q for q in self.bench.questions if q.uid not in existing]
         return work
 
-    async def _generate(self, engine: Engine, work: dict[str, list[Question]], failures: _Failures) -> None:
+    async def _generate(self, engine: Engine, work: dict[str, list[Question]], failures: FailureLog) -> None:
         with StageProgress(self.console, enabled=self.config.progress) as progress, ExitStack() as files:
             jobs = []
             for alias, questions in work.items():
@@ -358,7 +363,7 @@ class Pipeline:
         out: JsonlAppender,
         progress: StageProgress,
         bar: Any,
-        failures: _Failures,
+        failures: FailureLog,
     ) -> None:
         messages = []
         if client.spec.system_prompt:
@@ -420,7 +425,7 @@ class Pipeline:
         return work
 
     async def _judge(
-        self, engine: Engine, work: dict[tuple[str, str], list[dict[str, Any]]], failures: _Failures
+        self, engine: Engine, work: dict[tuple[str, str], list[dict[str, Any]]], failures: FailureLog
     ) -> None:
         assert self.baseline is not None
         with StageProgress(self.console, enabled=self.config.progress) as progress, ExitStack() as files:
@@ -442,7 +447,7 @@ class Pipeline:
         out: JsonlAppender,
         progress: StageProgress,
         bar: Any,
-        failures: _Failures,
+        failures: FailureLog,
     ) -> None:
         question: Question = item["question"]
         protocol: JudgeProtocol = item["protocol"]
