@@ -18,8 +18,6 @@ import hashlib
 import json
 import math
 import os
-import platform
-import sys
 import time
 import uuid
 from collections.abc import Sequence
@@ -30,7 +28,6 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from jurist import __version__
 from jurist.benchmarks.judgebench import (
     SPLITS,
     JudgeScore,
@@ -47,7 +44,7 @@ from jurist.engine.local import EMBEDDED_ALIAS, embedded_model_spec
 from jurist.errors import InputError, JuristError
 from jurist.judging.pairwise import judge_game
 from jurist.judging.protocols import JudgeProtocol, protocol_for
-from jurist.pipeline import FailureLog, RunConfig, RunResult, engine_for, start_embedded_server
+from jurist.pipeline import FailureLog, RunConfig, RunResult, engine_for, run_header, start_embedded_server
 from jurist.report.progress import StageProgress
 from jurist.store.jsonl import JsonlAppender, write_json_atomic
 from jurist.store.run_dir import RunDir
@@ -346,11 +343,7 @@ class JudgeBenchRun:
     def _write_run_json(self, status: str, extra: dict[str, Any] | None = None) -> None:
         config = self.config
         data: dict[str, Any] = {
-            "run_id": self.run_id,
-            "status": status,
-            "jurist_version": __version__,
-            "python": sys.version.split()[0],
-            "platform": platform.platform(),
+            **run_header(self.run_id, status),
             "bench": "judgebench",
             "split": self.name,
             "n_pairs": len(self.pairs),

@@ -91,6 +91,17 @@ def load_benchmark(bench: str) -> Benchmark:
     )
 
 
+def run_header(run_id: str, status: str) -> dict[str, Any]:
+    """The fields every ``run.json`` starts with: which run, how far it got, and what ran it."""
+    return {
+        "run_id": run_id,
+        "status": status,
+        "jurist_version": __version__,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+    }
+
+
 def engine_for(config: RunConfig, specs: dict[str, ModelSpec]) -> Engine:
     """The engine of one run: its global limit, retry policy and (optional) cross-process throttle."""
     return Engine(
@@ -215,11 +226,7 @@ class Pipeline:
     def _write_run_json(self, status: str, extra: dict[str, Any] | None = None) -> None:
         config = self.config
         data: dict[str, Any] = {
-            "run_id": self.run_id,
-            "status": status,
-            "jurist_version": __version__,
-            "python": sys.version.split()[0],
-            "platform": platform.platform(),
+            **run_header(self.run_id, status),
             "bench": self.bench.name,
             "n_questions": len(self.bench.questions),
             "models": self.candidates,
