@@ -21,12 +21,17 @@ import numpy.typing as npt
 import scipy.sparse as sp
 from scipy.special import expit
 
+from jurist.ratings._shared import MAX_HALVINGS, check_connected, check_outcomes, laplacian
+from jurist.ratings._shared import FloatArray as FloatArray  # re-exported: placement and tests use them
+from jurist.ratings._shared import IntArray as IntArray
+from jurist.ratings._shared import bootstrap_counts as _bootstrap_counts
+from jurist.ratings._shared import ci_tails as ci_tails
 from jurist.ratings._threads import single_blas_thread
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-
-_MAX_HALVINGS = 40
+_DISCONNECTED = (
+    "the comparison graph has {n} disconnected groups of models; their relative ratings are "
+    "undefined (pass ridge > 0 to shrink them together)"
+)
 
 
 class BattleCells(NamedTuple):
@@ -68,14 +73,6 @@ class WinRateVsAnchor(NamedTuple):
     score: FloatArray
     ci_low: FloatArray
     ci_high: FloatArray
-
-
-def ci_tails(ci_level: float) -> tuple[float, float]:
-    """Lower and upper quantile levels of a central interval (0.95 -> 0.025, 0.975)."""
-    if not 0.0 < ci_level < 1.0:
-        raise ValueError(f"ci_level must be in (0, 1), got {ci_level}")
-    tail = (1.0 - ci_level) / 2.0
-    return tail, 1.0 - tail
 
 
 def elo_factor(scale: float = 400.0, base: float = 10.0) -> float:
@@ -135,10 +132,7 @@ def _check_battles(a: IntArray, b: IntArray, y: FloatArray, w: FloatArray) -> No
         raise ValueError("model_a, model_b, outcome and weights must have the same length")
     if np.any(a == b):
         raise ValueError("a model cannot battle itself")
-    if np.any((y < 0.0) | (y > 1.0)) or not np.all(np.isfinite(y)):
-        raise ValueError("outcomes must lie in [0, 1]")
-    if np.any(w < 0.0) or not np.all(np.isfinite(w)):
-        raise ValueError("weights must be finite and non-negative")
+    check_outcomes(y, w)
 
 
 class _Pairs(NamedTuple):
@@ -185,24 +179,6 @@ def _scatter_pairs(values: FloatArray, i: IntArray, j: IntArray, n_models: int) 
     return flat.reshape(n_rep, n_models)
 
 
-def _laplacian(h: FloatArray, i: IntArray, j: IntArray, n_models: int) -> FloatArray:
-    """Batched weighted graph Laplacians (B, M, M) of the pair weights ``h``."""
-    n_rep = h.shape[0]
-    base = (np.arange(n_rep) * n_models * n_models)[:, None]
-    idx = np.concatenate(
-        [
-            (base + i * n_models + i).ravel(),
-            (base + j * n_models + j).ravel(),
-            (base + i * n_models + j).ravel(),
-            (base + j * n_models + i).ravel(),
-        ]
-    )
-    hv = h.ravel()
-    vals = np.concatenate([hv, hv, -hv, -hv])
-    flat = np.asarray(np.bincount(idx, weights=vals, minlength=n_rep * n_models * n_models), dtype=np.float64)
-    return flat.reshape(n_rep, n_models, n_models)
-
-
 def newton_bt(
     i: IntArray,
     j: IntArray,
@@ -234,7 +210,7 @@ def newton_bt(
         xa, na, sa = xi[active], n[active], s[active]
         p = expit(xa[:, i] - xa[:, j])
         grad = _scatter_pairs(na * p - sa, i, j, n_models) + ridge * xa
-        hess = _laplacian(na * p * (1.0 - p), i, j, n_models) + gauge
+        hess = laplacian(na * p * (1.0 - p), i, j, n_models) + gauge
         step = _solve(hess, grad)
         xa_new, loss_new = _backtrack(xa, step, loss[active], i, j, na, sa, ridge)
         xi[active] = xa_new
@@ -265,7 +241,7 @@ def _backtrack(
 ) -> tuple[FloatArray, FloatArray]:
     """Damped Newton update: halve each replicate's step until its loss does not increase."""
     t = np.ones(x.shape[0])
-    for _ in range(_MAX_HALVINGS):
+    for _ in range(MAX_HALVINGS):
         trial = x - t[:, None] * step
         trial_loss = _loss(trial, i, j, n, s, ridge)
         worse = trial_loss > loss + 1e-12 * np.abs(loss)
@@ -276,18 +252,6 @@ def _backtrack(
     trial[keep] = x[keep]
     trial_loss[keep] = loss[keep]
     return trial, trial_loss
-
-
-def _check_connected(i: IntArray, j: IntArray, n_models: int) -> None:
-    from scipy.sparse.csgraph import connected_components
-
-    graph = sp.coo_matrix((np.ones(len(i)), (i, j)), shape=(n_models, n_models))
-    n_comp, _ = connected_components(graph, directed=False)
-    if n_comp > 1:
-        raise ValueError(
-            f"the comparison graph has {n_comp} disconnected groups of models; their relative ratings are "
-            "undefined (pass ridge > 0 to shrink them together)"
-        )
 
 
 def bt_mle(cells: BattleCells, *, ridge: float = 0.0, tol: float = 1e-10, max_iter: int = 100) -> FloatArray:
@@ -309,7 +273,7 @@ def _fit_cells(
 ) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
     pairs = _pairs_of(cells) if pairs is None else pairs
     if ridge <= 0:
-        _check_connected(pairs.i, pairs.j, cells.n_models)
+        check_connected(pairs.i, pairs.j, cells.n_models, _DISCONNECTED)
     n, s = _pair_sums(cells, pairs, counts)
     with single_blas_thread():
         return newton_bt(
@@ -320,26 +284,9 @@ def _fit_cells(
 def bootstrap_counts(
     cells: BattleCells, n_bootstrap: int, seed: int, clusters: npt.ArrayLike | None = None
 ) -> FloatArray:
-    """Replicate cell counts (n_bootstrap, cells) for resampled battles or resampled clusters.
-
-    Without ``clusters`` this is Multinomial(N, count/N) over cells, the exact distribution of the cell counts
-    of N battles drawn with replacement. With ``clusters`` (one id per input battle) whole clusters are
-    drawn with replacement and their battles' cells added up.
-    """
-    rng = np.random.default_rng(seed)
-    if clusters is None:
-        total = int(round(cells.counts.sum()))
-        return rng.multinomial(total, cells.counts / cells.counts.sum(), size=n_bootstrap).astype(np.float64)
-    _, cluster_idx = np.unique(np.asarray(clusters).ravel(), return_inverse=True)
-    if cluster_idx.size != cells.battle_cell.size:
-        raise ValueError("clusters must give one id per battle")
-    n_clusters = int(cluster_idx.max()) + 1
-    incidence = sp.csr_matrix(
-        (np.ones(cluster_idx.size), (cluster_idx.ravel(), cells.battle_cell)),
-        shape=(n_clusters, len(cells.counts)),
-    )
-    draws = rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_bootstrap)
-    return np.asarray((incidence.T @ draws.T.astype(np.float64)).T)
+    """Replicate cell counts (n_bootstrap, cells) for resampled battles, or for resampled ``clusters``
+    (one id per input battle); see :func:`jurist.ratings._shared.bootstrap_counts`."""
+    return _bootstrap_counts(cells.counts, cells.battle_cell, n_bootstrap, seed, clusters, unit="battle")
 
 
 def bradley_terry(

@@ -25,17 +25,25 @@ from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 from scipy.special import expit
 
+from jurist.ratings._shared import (
+    MAX_HALVINGS,
+    FloatArray,
+    IntArray,
+    bootstrap_counts,
+    check_connected,
+    check_outcomes,
+    ci_tails,
+    laplacian,
+)
 from jurist.ratings._threads import single_blas_thread
-from jurist.ratings.bt import ci_tails
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 FEATURE_GROUPS: dict[str, tuple[str, ...]] = {"length": ("length",), "markdown": ("header", "list", "bold")}
-_MAX_HALVINGS = 40
+_DISCONNECTED = (
+    "models form {n} disconnected groups (or some model has no battles); "
+    "their coefficients are not identifiable"
+)
 
 
 class StyleControlResult(NamedTuple):
@@ -173,7 +181,7 @@ def _grad_hess(theta: FloatArray, prob: _Problem, weight: FloatArray) -> tuple[F
     grad = np.concatenate([grad_c, rows.z.T @ r])
     n_f = rows.z.shape[1]
     hess = np.empty((m + n_f, m + n_f))
-    hess[:m, :m] = _laplacian(h, rows.a, rows.b, m)
+    hess[:m, :m] = laplacian(h[None, :], rows.a, rows.b, m, by_part=True)[0]
     hz = h[:, None] * rows.z
     cross = np.zeros((m, n_f))
     for k in range(n_f):
@@ -182,16 +190,6 @@ def _grad_hess(theta: FloatArray, prob: _Problem, weight: FloatArray) -> tuple[F
     hess[m:, :m] = cross.T
     hess[m:, m:] = rows.z.T @ hz
     return grad, hess
-
-
-def _laplacian(h: FloatArray, a: IntArray, b: IntArray, m: int) -> FloatArray:
-    flat = (
-        np.bincount(a * m + a, h, minlength=m * m)
-        + np.bincount(b * m + b, h, minlength=m * m)
-        - np.bincount(a * m + b, h, minlength=m * m)
-        - np.bincount(b * m + a, h, minlength=m * m)
-    )
-    return np.asarray(flat, dtype=np.float64).reshape(m, m)
 
 
 def _newton(
@@ -209,7 +207,7 @@ def _newton(
         except np.linalg.LinAlgError:
             step = np.linalg.lstsq(sub, grad[free], rcond=None)[0]
         t = 1.0
-        for _ in range(_MAX_HALVINGS):
+        for _ in range(MAX_HALVINGS):
             trial = theta.copy()
             trial[free] -= t * step
             trial_loss = _loss(trial, prob, weight)
@@ -222,38 +220,6 @@ def _newton(
         if np.abs(step).max() < tol:
             return theta, True
     return theta, False
-
-
-def _check_connected(a: IntArray, b: IntArray, n_models: int) -> None:
-    from scipy.sparse.csgraph import connected_components
-
-    graph = sp.coo_matrix((np.ones(len(a)), (a, b)), shape=(n_models, n_models))
-    n_comp, _ = connected_components(graph, directed=False)
-    if n_comp > 1:
-        raise ValueError(
-            f"models form {n_comp} disconnected groups (or some model has no battles); "
-            "their coefficients are not identifiable"
-        )
-
-
-def _bootstrap_weights(
-    rows: _Rows, n_bootstrap: int, seed: int, clusters: npt.ArrayLike | None
-) -> FloatArray:
-    """Per-replicate row counts: multinomial over input rows, or over whole clusters of rows."""
-    rng = np.random.default_rng(seed)
-    if clusters is None:
-        total = int(round(rows.counts.sum()))
-        return rng.multinomial(total, rows.counts / rows.counts.sum(), size=n_bootstrap).astype(np.float64)
-    _, cluster_idx = np.unique(np.asarray(clusters).ravel(), return_inverse=True)
-    if cluster_idx.size != rows.row_of_input.size:
-        raise ValueError("clusters must give one id per input row")
-    n_clusters = int(cluster_idx.max()) + 1
-    incidence = sp.csr_matrix(
-        (np.ones(cluster_idx.size), (cluster_idx.ravel(), rows.row_of_input)),
-        shape=(n_clusters, len(rows.counts)),
-    )
-    draws = rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_bootstrap)
-    return np.asarray((incidence.T @ draws.T.astype(np.float64)).T)
 
 
 def style_controlled_win_rates(
@@ -293,7 +259,7 @@ def style_controlled_win_rates(
         raise ValueError("style arrays must have one row per battle")
     varying = np.flatnonzero(np.any(z != 0.0, axis=0))  # constant features carry no information
     rows = _unique_rows(a, b, y, w, z[:, varying])
-    _check_connected(rows.a, rows.b, m)
+    check_connected(rows.a, rows.b, m, _DISCONNECTED)
     n_par = m + varying.size
     prob = _Problem(rows, m, ref, np.array([k for k in range(n_par) if k != ref], dtype=np.int64))
     with single_blas_thread():
@@ -312,10 +278,7 @@ def _check_rows(a: IntArray, b: IntArray, y: FloatArray, w: FloatArray) -> None:
         raise ValueError("model_idx, baseline_idx, outcome and weights must be non-empty and of equal length")
     if np.any(a == b):
         raise ValueError("a row cannot compare a model with itself")
-    if np.any((y < 0.0) | (y > 1.0)) or not np.all(np.isfinite(y)):
-        raise ValueError("outcomes must lie in [0, 1]")
-    if np.any(w < 0.0) or not np.all(np.isfinite(w)):
-        raise ValueError("weights must be finite and non-negative")
+    check_outcomes(y, w)
     if min(a.min(), b.min()) < 0:
         raise ValueError("model indices must be non-negative")
 
@@ -342,7 +305,9 @@ def _bootstrap_fits(
 ) -> FloatArray:
     if n_bootstrap <= 0:
         return np.empty((0, theta.size))
-    counts = _bootstrap_weights(prob.rows, n_bootstrap, seed, clusters)
+    counts = bootstrap_counts(
+        prob.rows.counts, prob.rows.row_of_input, n_bootstrap, seed, clusters, unit="input row"
+    )
     out = np.empty((n_bootstrap, theta.size))
     for k in range(n_bootstrap):
         out[k], _ = _newton(prob, counts[k] * prob.rows.w, theta, tol, max_iter)
