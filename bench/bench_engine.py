@@ -4,8 +4,10 @@ A mock OpenAI server (tests/mock_openai.py) runs in its own process, pinned to o
 has two or more; this process is pinned to another. Each round sends N requests at concurrency C with:
 
 * ``jurist engine``: ``Engine.client(alias).complete`` (limits, retries, accounting included);
+* ``jurist engine + cache``: the same with the request cache on, every request a miss (a fresh cache file
+  per round, one sample index per request): the lookup and the store it adds to each request;
 * ``jurist generate stage``: the whole generation stage of ``jurist run --inference-only`` (engine plus
-  resume bookkeeping and line-atomic appends of every answer), on a synthetic question file;
+  resume bookkeeping and line-atomic appends of every answer), on a synthetic question file, cache off;
 * ``AsyncOpenAI``: ``client.chat.completions.create`` behind an ``asyncio.Semaphore(C)``.
 
 CPU is this process's user+sys time (``getrusage``) over the timed section. Rounds alternate between the
@@ -65,19 +67,24 @@ def start_mock(port: int) -> subprocess.Popen[bytes]:
     raise RuntimeError("mock server did not start")
 
 
-async def run_jurist_engine(base_url: str, n: int, conc: int) -> None:
+async def run_jurist_engine(base_url: str, n: int, conc: int, cache_file: Path | None = None) -> None:
     from jurist.config import Endpoint, ModelSpec
+    from jurist.engine.cache import open_cache
     from jurist.engine.client import Engine
 
     spec = ModelSpec(
         alias="bench", model="bench", endpoints=[Endpoint(api_base=base_url)], parallel=conc, max_tokens=64
     )
-    engine = Engine({"bench": spec}, max_concurrency=conc)
+    cache = open_cache(cache_file) if cache_file is not None else None
+    engine = Engine({"bench": spec}, max_concurrency=conc, cache=cache)
     client = engine.client("bench")
     try:
-        await asyncio.gather(*[client.complete(PROMPT) for _ in range(n)])
+        await asyncio.gather(*[client.complete(PROMPT, sample=i) for i in range(n)])
     finally:
         await engine.aclose()
+        if cache is not None:
+            cache.close()
+            assert (cache.hits, cache.misses) == (0, n), "the cache variant measures misses only"
 
 
 async def run_async_openai(base_url: str, n: int, conc: int) -> None:
@@ -135,6 +142,7 @@ def run_generate_stage(base_url: str, n: int, conc: int, workdir: Path, round_no
         max_concurrency=conc,
         progress=False,
         retry=RetryPolicy(),
+        cache=False,
     )
     start = cpu_seconds()
     result = run_pipeline(config)
@@ -161,8 +169,11 @@ def main() -> None:
     port = free_port()
     server = start_mock(port)
     base_url = f"http://127.0.0.1:{port}/v1"
+    cache_home = tempfile.TemporaryDirectory(prefix="jurist-bench-cache-")  # never the user's cache
+    os.environ["JURIST_CACHE_DIR"] = cache_home.name
     results: dict[str, list[tuple[float, float]]] = {
         "jurist engine": [],
+        "jurist engine + cache": [],
         "jurist generate stage": [],
         "AsyncOpenAI": [],
     }
@@ -170,14 +181,21 @@ def main() -> None:
         # Warm-up: imports, connection pools, the server's first requests.
         timed(lambda: run_jurist_engine(base_url, 500, args.conc))
         timed(lambda: run_async_openai(base_url, 500, args.conc))
+        with tempfile.TemporaryDirectory() as warm:
+            timed(lambda: run_jurist_engine(base_url, 500, args.conc, Path(warm) / "warm.sqlite"))
         with tempfile.TemporaryDirectory() as tmp:
             for round_no in range(args.rounds):
                 results["jurist engine"].append(timed(lambda: run_jurist_engine(base_url, args.n, args.conc)))
+                cache_file = Path(tmp) / f"cache{round_no}.sqlite"  # fresh: every request a miss
+                results["jurist engine + cache"].append(
+                    timed(lambda: run_jurist_engine(base_url, args.n, args.conc, cache_file))  # noqa: B023
+                )
                 start = time.perf_counter()
                 cpu = run_generate_stage(base_url, args.n, args.conc, Path(tmp), round_no)
                 results["jurist generate stage"].append((cpu, time.perf_counter() - start))
                 results["AsyncOpenAI"].append(timed(lambda: run_async_openai(base_url, args.n, args.conc)))
     finally:
+        cache_home.cleanup()
         server.terminate()
         server.wait(10)
     import openai
@@ -200,6 +218,8 @@ def main() -> None:
         print(
             f"AsyncOpenAI / {name}: {per_request['AsyncOpenAI'] / per_request[name]:.1f}x the CPU per request"
         )
+    added = per_request["jurist engine + cache"] - per_request["jurist engine"]
+    print(f"request cache (lookup + store, all misses): {added:+.3f} ms/request")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,14 @@ SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 FAST_RETRY = RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.05)
 
 
+@pytest.fixture(autouse=True)
+def _private_request_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own request cache directory: never ~/.cache, never another test's entries."""
+    directory = tmp_path_factory.mktemp("jurist-cache")
+    monkeypatch.setenv("JURIST_CACHE_DIR", str(directory))
+    return directory
+
+
 @pytest.fixture
 def mock_server() -> Iterator[Callable[..., MockOpenAI]]:
     servers: list[MockOpenAI] = []

@@ -13,7 +13,8 @@ import yaml
 
 from conftest import write_models_file
 from jurist.engine.check import is_local_url
-from jurist.engine.local import EMBEDDED_ALIAS, free_port
+from jurist.engine.embedded import EMBEDDED_ALIAS
+from jurist.engine.servers.base import free_port
 from jurist.errors import JuristError
 from jurist.pipeline import Pipeline, RunConfig
 
@@ -130,14 +131,29 @@ def test_pre_run_check_skips_the_embedded_model_and_idle_aliases(
 ) -> None:
     import jurist.engine.check as check
 
-    probed: list[list[str]] = []
-    monkeypatch.setattr(check, "require_ready", lambda specs, aliases, **_: probed.append(list(aliases)))
+    probed: list[str] = []
+    real_probe = check._probe
+
+    async def recording_probe(spec: Any, *args: Any) -> Any:
+        probed.append(spec.alias)
+        return await real_probe(spec, *args)
+
+    monkeypatch.setattr(check, "_probe", recording_probe)
     server = mock_server()
     models = write_models_file(tmp_path / "m.yaml", server.base_url, {"strong": {}, "idle": {}})
-    # The default judge is the embedded model: jurist starts it later, so it is never probed.
+    # The default judge is the embedded model: jurist starts it later (a serve block), so it is never probed.
     Pipeline(RunConfig(models_file=models, models=["strong"], out=tmp_path / "run"))._precheck()
-    assert probed == [["strong"]]
-    assert EMBEDDED_ALIAS not in probed[0]
+    assert probed == ["strong"] and server.stats.probes == 1
+    assert EMBEDDED_ALIAS not in probed
+
+
+def test_a_managed_server_is_reported_not_probed() -> None:
+    from jurist.engine.check import run_checks
+    from jurist.engine.embedded import embedded_model_spec
+
+    (result,) = run_checks({EMBEDDED_ALIAS: embedded_model_spec()})
+    assert result.ok and result.endpoint.startswith("serve: llama.cpp")
+    assert "not probed" in result.line()
 
 
 @pytest.mark.parametrize(

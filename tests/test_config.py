@@ -50,6 +50,32 @@ local:
     assert "local-key-456" not in str(local.public_dict())
 
 
+def test_a_serve_block_is_a_managed_server_with_no_endpoints_and_no_key(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+small:
+  model: small-served
+  serve:
+    kind: llama.cpp
+    model: weights/small.gguf
+    n_ctx: 4096
+    args: [--n_gpu_layers, "0"]
+""",
+    )
+    spec = load_models_file(path, env={"OPENAI_API_KEY": "sk-not-for-local-servers"})["small"]
+    assert spec.serve is not None and spec.endpoints is None and spec.resolved_endpoints() == []
+    assert spec.serve.model == str(tmp_path / "weights" / "small.gguf")  # relative to the models file
+    assert (spec.serve.n_ctx, spec.serve.args, spec.serve.startup_timeout) == (
+        4096,
+        ["--n_gpu_layers", "0"],
+        300,
+    )
+    public = spec.public_dict()
+    assert public["serve"]["kind"] == "llama.cpp" and public["endpoints"] == []
+    assert "sk-not-for-local-servers" not in str(public)
+
+
 def test_openai_key_is_not_handed_to_litellm_models(tmp_path: Path) -> None:
     path = write(tmp_path, "claude:\n  model: anthropic/claude-3-5-sonnet\n  api_type: litellm\n")
     specs = load_models_file(path, env={"OPENAI_API_KEY": "sk-openai-only-123"})
@@ -72,6 +98,17 @@ def test_openai_key_is_not_handed_to_litellm_models(tmp_path: Path) -> None:
             r"model 'm': endpoints\[0\]: api_key refers to \$\{NOPE\}",
         ),
         ("m:\n  model: [unclosed\n", r"models\.yaml: line \d+: not valid YAML"),
+        ("m:\n  model: x\n  serve: {kind: ollama, model: w}\n", r"model 'm': field serve\.kind"),
+        ("m:\n  model: x\n  serve: {kind: llama.cpp, model: w, ngl: 3}\n", r"model 'm': field serve\.ngl"),
+        ("m:\n  model: x\n  serve: {kind: llama.cpp}\n", r"model 'm': field serve\.model: Field required"),
+        (
+            "m:\n  model: x\n  serve: {kind: llama.cpp, model: w}\n  endpoints: [{api_base: h}]\n",
+            r"model 'm': serve: and endpoints: exclude each other",
+        ),
+        (
+            "m:\n  model: x\n  api_type: litellm\n  serve: {kind: llama.cpp, model: w}\n",
+            r"model 'm': .*serve: speaks the OpenAI wire format",
+        ),
     ],
 )
 def test_bad_models_files_name_file_alias_and_field(tmp_path: Path, text: str, message: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -12,6 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from jurist.config import ModelSpec, ServeSpec
+from jurist.engine.client import Engine
+from jurist.engine.embedded import EMBEDDED_ALIAS, embedded_gguf_path, embedded_model_spec
+from jurist.engine.pool import ServerPool
+from jurist.engine.servers.llama_cpp import LlamaCppServer
+from jurist.errors import JuristError
 from jurist.store.jsonl import read_jsonl
 
 pytestmark = pytest.mark.slow
@@ -29,6 +36,63 @@ def llama_servers() -> set[int]:
             if b"llama_cpp.server" in cmdline:
                 found.add(int(entry.name))
     return found
+
+
+def test_the_engine_starts_the_embedded_server_on_first_use_and_stops_it(tmp_path: Path) -> None:
+    before = llama_servers()
+    notes: list[str] = []
+    spec = embedded_model_spec()
+    assert spec.serve is not None and Path(spec.serve.model) == embedded_gguf_path()
+    pool = ServerPool(notify=notes.append, log_dir=tmp_path / "logs")
+    engine = Engine({EMBEDDED_ALIAS: spec}, max_concurrency=4, pool=pool)
+    pgids: list[int] = []
+
+    async def main() -> list[str]:
+        try:
+            client = engine.client(EMBEDDED_ALIAS)
+            prompts = ["What is 2+2?", "Name a colour.", "Say hello."]
+            done = await asyncio.gather(*(client.complete([{"role": "user", "content": p}]) for p in prompts))
+            pgids.extend(server.pgid for server in pool.servers.values() if server.pgid is not None)
+            return [c.text for c in done]
+        finally:
+            await engine.aclose()
+
+    texts = asyncio.run(main())
+    assert len(texts) == 3 and all(t.strip() for t in texts)
+    assert notes == ["starting the embedded llama.cpp server (SmolLM2-135M-Instruct)..."]
+    assert len(pgids) == 1 and engine.stats.requests == 3
+    assert (tmp_path / "logs" / f"{EMBEDDED_ALIAS}.log").stat().st_size > 0
+    with pytest.raises(ProcessLookupError):
+        os.killpg(pgids[0], 0)
+    assert llama_servers() == before
+
+
+def test_close_servers_stops_the_embedded_server_when_the_runner_fails() -> None:
+    before = llama_servers()
+    engine = Engine({EMBEDDED_ALIAS: embedded_model_spec()}, max_concurrency=1)
+
+    async def failing_runner() -> None:
+        client = engine.client(EMBEDDED_ALIAS)
+        try:
+            await client.complete([{"role": "user", "content": "Hi"}])
+            raise KeyboardInterrupt  # as Ctrl-C would, with the server up
+        finally:
+            await client.aclose()
+
+    with pytest.raises(KeyboardInterrupt):
+        try:
+            asyncio.run(failing_runner())
+        finally:
+            engine.close_servers()
+    assert llama_servers() == before
+
+
+def test_a_missing_model_file_is_reported_before_anything_starts(tmp_path: Path) -> None:
+    serve = ServeSpec(kind="llama.cpp", model=str(tmp_path / "absent.gguf"))
+    server = LlamaCppServer.from_spec(ModelSpec(alias="x", model="x", serve=serve))
+    with pytest.raises(JuristError, match="absent.gguf does not exist"):
+        server.start()
+    assert server.process is None
 
 
 def test_jurist_run_limit_3_on_the_embedded_model(tmp_path: Path) -> None:

@@ -129,7 +129,7 @@ def test_endpoints_are_load_balanced(mock_server: Any) -> None:
 
 
 def test_reasoning_is_kept_apart_from_the_answer() -> None:
-    from jurist.engine.client import _parse_completion
+    from jurist.engine.transport import _parse_completion
 
     body = {
         "choices": [

@@ -152,7 +152,12 @@ def test_litellm_spec_dispatches_with_the_request_fields(fake_litellm: Any) -> N
         0,
         2.0,
     )
-    assert engine.stats.per_model["claude"] == {"requests": 1, "prompt_tokens": 11, "completion_tokens": 7}
+    assert engine.stats.per_model["claude"] == {
+        "requests": 1,
+        "cache_hits": 0,
+        "prompt_tokens": 11,
+        "completion_tokens": 7,
+    }
 
 
 def test_without_an_api_base_litellm_routes_by_model(fake_litellm: Any) -> None:
@@ -251,4 +256,4 @@ def test_a_litellm_judge_in_a_run(
     games = [g for r in read_jsonl(out / "judgments" / "claude" / "strong.jsonl") for g in r["games"]]
     assert [g["usage"]["completion_tokens"] for g in games] == [7] * 4
     usage = json.loads((out / "run.json").read_text())["usage"]["per_model"]["claude"]
-    assert usage == {"requests": 4, "prompt_tokens": 44, "completion_tokens": 28}
+    assert usage == {"requests": 4, "cache_hits": 0, "prompt_tokens": 44, "completion_tokens": 28}

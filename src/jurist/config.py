@@ -2,7 +2,8 @@
 
 A models file maps an alias to a model: ``model``, ``endpoints: [{api_base, api_key}]`` (or null for the
 provider default), ``api_type``, ``parallel``, ``max_tokens``, ``temperature`` and optional ``timeout`` and
-``system_prompt``. Keys may be literal, ``${ENV_VAR}`` references, or absent (then ``OPENAI_API_KEY`` from
+``system_prompt``; or, instead of ``endpoints``, a ``serve`` block for a server jurist starts itself (see
+:class:`ServeSpec`). Keys may be literal, ``${ENV_VAR}`` references, or absent (then ``OPENAI_API_KEY`` from
 the environment or a ``.env`` file is used). Keys never leave this module unmasked: see :mod:`jurist.redact`.
 """
 
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from jurist.errors import InputError
 from jurist.redact import register_secret
@@ -37,6 +38,8 @@ PASSTHROUGH_PARAMS = (
 )
 
 StructuredDialect = Literal["none", "llama_cpp", "vllm", "openai"]
+# Managed server kinds; each has a module under jurist/engine/servers/ (add "vllm" with servers/vllm.py).
+ServeKind = Literal["llama.cpp"]
 
 
 class Endpoint(BaseModel):
@@ -51,6 +54,18 @@ class Endpoint(BaseModel):
     @property
     def base_url(self) -> str:
         return (self.api_base or DEFAULT_API_BASE).rstrip("/")
+
+
+class ServeSpec(BaseModel):
+    """A model server jurist starts on first use and stops when the run ends (``serve:`` in a models file)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: ServeKind
+    model: str  # the weights: a GGUF file for llama.cpp
+    n_ctx: int | None = Field(default=None, ge=1)
+    args: list[str] = Field(default_factory=list)  # extra command-line arguments for the server
+    startup_timeout: float = Field(default=300.0, gt=0)
 
 
 class ModelSpec(BaseModel):
@@ -69,14 +84,24 @@ class ModelSpec(BaseModel):
     system_prompt: str | None = Field(default=None, alias="sys_prompt")
     structured_output: StructuredDialect = "none"
     logprobs: bool = False
+    serve: ServeSpec | None = None  # a managed server: no endpoints until the engine has started it
 
     @field_validator("endpoints", mode="before")
     @classmethod
     def _null_endpoints(cls, value: Any) -> Any:
         return value or None
 
+    @model_validator(mode="after")
+    def _serve_speaks_openai(self) -> ModelSpec:
+        if self.serve is not None and self.api_type != "openai":
+            raise ValueError("a model with serve: speaks the OpenAI wire format (api_type: openai)")
+        return self
+
     def resolved_endpoints(self) -> list[Endpoint]:
-        return self.endpoints or [Endpoint()]
+        """Where requests go; the provider default when none are given, none for a server not started yet."""
+        if self.endpoints:
+            return self.endpoints
+        return [] if self.serve is not None else [Endpoint()]
 
     def passthrough_params(self) -> dict[str, Any]:
         extra = self.model_extra or {}
@@ -160,6 +185,14 @@ def load_models_file(path: str | Path, env: Mapping[str, str] | None = None) -> 
             spec = ModelSpec.model_validate({**body, "alias": str(alias)})
         except ValidationError as exc:
             raise InputError(path, where, _format_validation_error(exc)) from None
+        if spec.serve is not None:
+            if spec.endpoints:
+                raise InputError(path, where, "serve: and endpoints: exclude each other (jurist starts it)")
+            weights = Path(spec.serve.model).expanduser()
+            if spec.serve.kind == "llama.cpp" and not weights.is_absolute():  # relative to the models file
+                spec.serve.model = str((path.parent / weights).resolve())
+            specs[str(alias)] = spec
+            continue
         spec.endpoints = spec.resolved_endpoints()
         for i, endpoint in enumerate(spec.endpoints):
             # OPENAI_API_KEY is the default only for OpenAI-wire models; LiteLLM finds providers' own keys.

@@ -124,7 +124,8 @@ async def check_endpoints(
     """Check every endpoint of ``aliases`` (default: all), probing them concurrently.
 
     ``known`` maps (alias, endpoint index) to a problem already found (e.g. an unset ``${VAR}`` key);
-    such an endpoint is reported with it and not probed, like one that lacks a key. Results keep the
+    such an endpoint is reported with it and not probed, like one that lacks a key. A managed server
+    (``serve``) is reported as such and not probed: it is jurist's own and not started yet. Results keep the
     order of ``aliases`` and of each alias's endpoints; an alias missing from ``specs`` is a problem too.
     """
     known = known or {}
@@ -134,6 +135,10 @@ async def check_endpoints(
         spec = specs.get(alias)
         if spec is None:
             slots.append(EndpointCheck(alias, "-", "not defined in the models file"))
+            continue
+        if spec.serve is not None:  # ours, and not up yet: jurist starts it on first use
+            where = f"serve: {spec.serve.kind} {spec.serve.model}"
+            slots.append(EndpointCheck(alias, where, note="started by jurist on first use; not probed"))
             continue
         for index, endpoint in enumerate(spec.resolved_endpoints()):
             problem = known.get((alias, index))

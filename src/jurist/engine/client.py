@@ -1,9 +1,9 @@
-"""The chat-completions client: the only code in jurist that sends requests to models.
+"""The model client: the only code in jurist that asks models for completions.
 
-OpenAI's wire format over aiohttp, one ``ClientSession`` per endpoint, reused for every request. The
-official SDK costs 2-2.7 ms of client CPU per request at high concurrency against ~0.15 ms for a bare
-aiohttp session (shared/reference/peers-and-ratings.md §4), so the hot path here stays thin: bytes out,
-``json.loads`` in, no per-response model objects.
+:class:`ModelClient` sends one alias's requests over the wire layer (:mod:`jurist.engine.transport`, or a
+provider adapter): it consults the request cache, starts a managed server on first use, holds the
+concurrency limits, retries what is worth retrying and counts what was spent. :class:`Engine` holds the
+clients of one process with their shared limit, cache and server pool.
 """
 
 from __future__ import annotations
@@ -11,64 +11,33 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import re
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import aiohttp
 
 from jurist.config import ModelSpec
+from jurist.engine.cache import RequestCache, request_key
 from jurist.engine.limits import ConcurrencyLimits
 from jurist.engine.retry import RetryPolicy, is_retryable_status, parse_retry_after
 from jurist.engine.throttle import Throttle
-from jurist.redact import mask
+from jurist.engine.transport import (
+    Completion,
+    EndpointClient,
+    RequestFailed,
+    _parse_completion,
+    _server_message,
+    _Transient,
+)
+from jurist.errors import JuristError
 
-_THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.DOTALL)
-_MAX_ERROR_CHARS = 500
+if TYPE_CHECKING:
+    from jurist.engine.pool import ServerPool
 
+__all__ = ["Completion", "EndpointClient", "Engine", "EngineStats", "ModelClient", "RequestFailed"]
 
-@dataclass(slots=True)
-class Completion:
-    """One successful chat completion, with what it cost."""
-
-    text: str
-    reasoning: str | None
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    latency_s: float
-    attempts: int
-    finish_reason: str | None = None
-    logprobs: Any = None
-
-    def usage(self) -> dict[str, Any]:
-        return {
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "latency_s": round(self.latency_s, 4),
-            "attempts": self.attempts,
-        }
-
-
-class RequestFailed(Exception):
-    """A request that did not produce a completion, after retries where retrying made sense."""
-
-    def __init__(self, message: str, *, kind: str, status: int | None = None, attempts: int = 1) -> None:
-        self.kind = kind
-        self.status = status
-        self.attempts = attempts
-        super().__init__(mask(message))
-
-    def record(self) -> dict[str, Any]:
-        return {"error": str(self), "kind": self.kind, "status": self.status, "attempts": self.attempts}
-
-
-class _Transient(Exception):
-    def __init__(self, message: str, kind: str, status: int | None = None, retry_after: float | None = None):
-        super().__init__(message)
-        self.kind = kind
-        self.status = status
-        self.retry_after = retry_after
+CacheMode = Literal["use", "refresh", "off"]
 
 
 @dataclass
@@ -76,6 +45,7 @@ class EngineStats:
     """Counters for the run summary and for tests that check what was (not) sent."""
 
     requests: int = 0
+    cache_hits: int = 0
     successes: int = 0
     failures: int = 0
     retries: int = 0
@@ -84,98 +54,43 @@ class EngineStats:
     per_model: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
-        """Totals for ``run.json``: requests, retries and tokens, overall and per model."""
+        """Totals for ``run.json``: requests, cache hits, retries and tokens, overall and per model."""
         return {
             "requests": self.requests,
+            "cache_hits": self.cache_hits,
             "retries": self.retries,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "per_model": self.per_model,
         }
 
+    def row(self, alias: str) -> dict[str, int]:
+        row = self.per_model.get(alias)
+        if row is None:
+            row = self.per_model[alias] = {
+                "requests": 0,
+                "cache_hits": 0,
+                "prompt_tokens": 0,
+                "completion_tokens": 0,
+            }
+        return row
+
     def add(self, alias: str, completion: Completion) -> None:
         self.successes += 1
         self.prompt_tokens += completion.prompt_tokens or 0
         self.completion_tokens += completion.completion_tokens or 0
-        row = self.per_model.setdefault(alias, {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0})
+        row = self.row(alias)
         row["prompt_tokens"] += completion.prompt_tokens or 0
         row["completion_tokens"] += completion.completion_tokens or 0
 
-
-def _server_message(body: bytes) -> str:
-    """The error text a server put in its body: OpenAI's ``{"error": {"message"}}`` or the raw text."""
-    text = body.decode("utf-8", errors="replace")
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return text.strip()[:_MAX_ERROR_CHARS]
-    if isinstance(data, dict):
-        err = data.get("error", data.get("detail", data))
-        if isinstance(err, dict) and "message" in err:
-            return str(err["message"])[:_MAX_ERROR_CHARS]
-        return json.dumps(err)[:_MAX_ERROR_CHARS]
-    return text.strip()[:_MAX_ERROR_CHARS]
-
-
-def _parse_completion(body: bytes) -> tuple[str, str | None, int | None, int | None, str | None, Any]:
-    """Pull text, reasoning, token counts and logprobs out of a chat.completion body, or raise ValueError."""
-    data = json.loads(body)
-    choice = data["choices"][0]
-    message = choice["message"]
-    content = message.get("content")
-    if content is None:
-        content = ""
-    if not isinstance(content, str):
-        raise ValueError("message.content is not a string")
-    reasoning = message.get("reasoning_content") or message.get("reasoning")
-    match = _THINK.match(content)
-    if match:
-        reasoning = (reasoning + "\n" if reasoning else "") + match.group(1).strip()
-        content = content[match.end() :]
-    usage = data.get("usage") or {}
-    return (
-        content,
-        reasoning,
-        usage.get("prompt_tokens"),
-        usage.get("completion_tokens"),
-        choice.get("finish_reason"),
-        choice.get("logprobs"),
-    )
-
-
-class EndpointClient:
-    """One base URL with its own pooled session."""
-
-    def __init__(self, base_url: str, api_key: str | None, model_name: str, connections: int) -> None:
-        self.url = base_url.rstrip("/") + "/chat/completions"
-        self.base_url = base_url.rstrip("/")
-        self.model_name = model_name
-        self._headers = {"Content-Type": "application/json"}
-        if api_key:
-            self._headers["Authorization"] = f"Bearer {api_key}"
-        self._connections = connections
-        self._session: aiohttp.ClientSession | None = None
-        self.in_flight = 0
-
-    @property
-    def session(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(limit=self._connections, ttl_dns_cache=300)
-            self._session = aiohttp.ClientSession(connector=connector, headers=self._headers)
-        return self._session
-
-    async def post(self, body: bytes, timeout: aiohttp.ClientTimeout) -> tuple[int, bytes, str | None]:
-        async with self.session.post(self.url, data=body, timeout=timeout) as resp:
-            payload = await resp.read()
-            return resp.status, payload, resp.headers.get("Retry-After")
-
-    async def aclose(self) -> None:
-        if self._session is not None and not self._session.closed:
-            await self._session.close()
+    def add_cache_hit(self, alias: str) -> None:
+        """A completion served from the cache: no request, no tokens spent."""
+        self.cache_hits += 1
+        self.row(alias)["cache_hits"] += 1
 
 
 class ModelClient:
-    """Sends chat requests for one model alias: load balancing, limits, retries and accounting."""
+    """Sends chat requests for one model alias: cache, load balancing, limits, retries and accounting."""
 
     def __init__(
         self,
@@ -184,6 +99,9 @@ class ModelClient:
         policy: RetryPolicy,
         stats: EngineStats,
         throttle: Throttle | None = None,
+        *,
+        cache: RequestCache | None = None,
+        pool: ServerPool | None = None,
     ) -> None:
         self.spec = spec
         self.alias = spec.alias
@@ -191,18 +109,35 @@ class ModelClient:
         self._policy = policy
         self._stats = stats
         self._throttle = throttle
+        self._cache = cache
+        self._pool = pool
         self._timeout = aiohttp.ClientTimeout(total=spec.timeout)
         self._rng = random.Random()
-        self.endpoints: list[EndpointClient]
+        # A managed server has no endpoints until it is started, by the first request that needs it.
+        self.endpoints: list[EndpointClient] = [] if spec.serve is not None else self._endpoints(spec)
+        self._served_name = self.endpoints[0].model_name if self.endpoints else spec.model
+        # The served name keys the cache; a managed server's weights are part of which model it is.
+        self._cache_name = self._served_name
+        if spec.serve is not None:
+            self._cache_name += f"@{spec.serve.kind}:{spec.serve.model}"
+
+    @staticmethod
+    def _endpoints(spec: ModelSpec) -> list[EndpointClient]:
         if spec.api_type == "litellm":
             from jurist.engine.providers import litellm_endpoints  # optional and heavy: only when used
 
-            self.endpoints = litellm_endpoints(spec)
-        else:
-            self.endpoints = [
-                EndpointClient(ep.base_url, ep.api_key, ep.model_name or spec.model, spec.parallel)
-                for ep in spec.resolved_endpoints()
-            ]
+            return litellm_endpoints(spec)
+        return [
+            EndpointClient(ep.base_url, ep.api_key, ep.model_name or spec.model, spec.parallel)
+            for ep in spec.resolved_endpoints()
+        ]
+
+    async def _start_server(self) -> None:
+        if self._pool is None:
+            raise JuristError(f"model {self.alias!r} has a serve block but the engine has no server pool")
+        started = await self._pool.ensure(self.spec)
+        if not self.endpoints:  # the first of many concurrent first requests builds them
+            self.endpoints = self._endpoints(started)
 
     def _pick_endpoint(self) -> EndpointClient:
         """The least busy endpoint; ties broken at random so load spreads from the first request."""
@@ -211,8 +146,9 @@ class ModelClient:
         fewest = min(ep.in_flight for ep in self.endpoints)
         return self._rng.choice([ep for ep in self.endpoints if ep.in_flight == fewest])
 
-    def build_body(self, endpoint: EndpointClient, messages: list[dict[str, Any]], **params: Any) -> bytes:
-        body: dict[str, Any] = {"model": endpoint.model_name, "messages": messages}
+    def build_body(self, model_name: str, messages: list[dict[str, Any]], **params: Any) -> bytes:
+        """The request body exactly as sent (keys travel in headers, never here)."""
+        body: dict[str, Any] = {"model": model_name, "messages": messages}
         spec = self.spec
         if spec.max_tokens is not None:
             body["max_tokens"] = spec.max_tokens
@@ -222,24 +158,52 @@ class ModelClient:
         body.update({k: v for k, v in params.items() if v is not None})
         return json.dumps(body).encode()
 
-    async def complete(self, messages: list[dict[str, Any]], **params: Any) -> Completion:
-        """One chat completion; raises :class:`RequestFailed` when no completion could be had."""
+    async def complete(
+        self, messages: list[dict[str, Any]], *, sample: int = 0, cache: CacheMode = "use", **params: Any
+    ) -> Completion:
+        """One chat completion; raises :class:`RequestFailed` when no completion could be had.
+
+        ``sample`` tells repeated samples of the same request apart in the cache. ``cache``: "use" answers
+        from the cache when it can (no slot, no server, no request), else sends and stores; "refresh"
+        sends and stores (e.g. to re-judge an invalid verdict); "off" neither looks up nor stores.
+        """
+        store = self._cache if cache != "off" else None
+        body: bytes | None = None
+        key: str | None = None
+        if store is not None:
+            body = self.build_body(self._served_name, messages, **params)
+            key = request_key(self._cache_name, body, sample)
+            if cache == "use":
+                value = store.get(key)
+                if value is not None and isinstance(value.get("text"), str):  # else: not ours, a miss
+                    self._stats.add_cache_hit(self.alias)
+                    return Completion.from_cache(value)
+        if not self.endpoints:
+            await self._start_server()
+        completion = await self._send(messages, params, body)
+        if store is not None and key is not None:
+            store.put(key, completion.cache_value())
+        return completion
+
+    async def _send(
+        self, messages: list[dict[str, Any]], params: dict[str, Any], built: bytes | None
+    ) -> Completion:
         attempt = 0
         started = time.monotonic()
         while True:
             attempt += 1
             endpoint = self._pick_endpoint()
-            body = self.build_body(endpoint, messages, **params)
+            if built is not None and endpoint.model_name == self._served_name:
+                body = built
+            else:
+                body = self.build_body(endpoint.model_name, messages, **params)
             try:
                 async with self._limits.slot(self.alias, self.spec.parallel):
                     if self._throttle is not None:  # spacing of request starts, across processes
                         await self._throttle.wait()
                     endpoint.in_flight += 1
                     self._stats.requests += 1
-                    row = self._stats.per_model.setdefault(
-                        self.alias, {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0}
-                    )
-                    row["requests"] += 1
+                    self._stats.row(self.alias)["requests"] += 1
                     try:
                         sent = time.monotonic()
                         status, payload, retry_after = await endpoint.post(body, self._timeout)
@@ -298,7 +262,7 @@ class ModelClient:
 
 
 class Engine:
-    """All model clients of one process, sharing one global concurrency limit."""
+    """All model clients of one process: one global concurrency limit, one request cache, one server pool."""
 
     def __init__(
         self,
@@ -307,22 +271,52 @@ class Engine:
         max_concurrency: int,
         policy: RetryPolicy | None = None,
         throttle: Throttle | None = None,
+        cache: RequestCache | None = None,
+        pool: ServerPool | None = None,
     ):
         self.specs = specs
         self.limits = ConcurrencyLimits(max_concurrency)
         self.policy = policy or RetryPolicy()
         self.throttle = throttle
+        self.cache = cache
+        self.pool = pool  # made on demand when a spec has a serve block and none was given
         self.stats = EngineStats()
         self._clients: dict[str, ModelClient] = {}
 
     def client(self, alias: str) -> ModelClient:
         client = self._clients.get(alias)
         if client is None:
+            spec = self.specs[alias]
             client = self._clients[alias] = ModelClient(
-                self.specs[alias], self.limits, self.policy, self.stats, throttle=self.throttle
+                spec,
+                self.limits,
+                self.policy,
+                self.stats,
+                throttle=self.throttle,
+                cache=self.cache,
+                pool=self._server_pool() if spec.serve is not None else None,
             )
         return client
 
+    def _server_pool(self) -> ServerPool:
+        if self.pool is None:
+            from jurist.engine.pool import ServerPool
+
+            self.pool = ServerPool()
+        return self.pool
+
     async def aclose(self) -> None:
-        for client in self._clients.values():
-            await client.aclose()
+        """Close every session, write what the cache holds back, and stop the managed servers."""
+        try:
+            for client in self._clients.values():
+                await client.aclose()
+            if self.cache is not None:
+                self.cache.flush()
+        finally:
+            if self.pool is not None:
+                await self.pool.aclose()
+
+    def close_servers(self) -> None:
+        """Stop the managed servers, synchronously: for a runner's ``finally`` outside the event loop."""
+        if self.pool is not None:
+            self.pool.stop_all()

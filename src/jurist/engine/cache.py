@@ -1,0 +1,215 @@
+"""The request cache: successful completions on disk, shared by every stage, judge, run and process.
+
+One sqlite file (``$JURIST_CACHE_DIR/requests.sqlite``, else ``~/.cache/jurist/requests.sqlite``) maps
+``sha256(served model name, request body as sent, sample index)`` to what rebuilds the
+:class:`~jurist.engine.transport.Completion`. Failures are never stored; neither are keys (they travel in
+headers, never in the body). Many processes may share the file: it runs in WAL mode with a busy timeout,
+and writes are batched into small transactions (flushed on :meth:`RequestCache.close`). A cache that
+cannot be read is reported once and bypassed: a run never fails because of its cache.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import json
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import sqlite3
+
+log = logging.getLogger("jurist.cache")
+
+CACHE_FILE = "requests.sqlite"
+_KEY_VERSION = b"jurist-request-cache-1\0"
+# Rows are appended in rowid order and found through a small index of 32-byte digests: a random-key
+# primary key would rewrite a random leaf of the (much larger) table on every store. The table name carries
+# the layout's version, so a future layout starts a table of its own beside this one.
+_TABLE = "completions_v1"
+_SCHEMA = (
+    f"CREATE TABLE IF NOT EXISTS {_TABLE} (id INTEGER PRIMARY KEY, key BLOB NOT NULL UNIQUE, "
+    "value TEXT NOT NULL, created REAL NOT NULL)"
+)
+_SELECT = f"SELECT value FROM {_TABLE} WHERE key = ?"
+_INSERT = f"INSERT OR REPLACE INTO {_TABLE} (key, value, created) VALUES (?, ?, ?)"
+_BATCH_ROWS = 64  # a transaction per 64 stores, or per second, whichever comes first
+_BATCH_SECONDS = 1.0
+_BUSY_TIMEOUT_S = 10.0
+_warned: set[str] = set()
+
+
+def request_key(model_name: str, body: bytes, sample: int) -> str:
+    """The cache key of one request: what was asked, of which model, for which sample."""
+    digest = hashlib.sha256(_KEY_VERSION)
+    digest.update(f"{model_name}\0{sample}\0".encode())
+    digest.update(body)
+    return digest.hexdigest()
+
+
+def _blob(key: str) -> bytes:
+    """A :func:`request_key` as its 32 bytes (any other string as itself)."""
+    try:
+        return bytes.fromhex(key)
+    except ValueError:
+        return key.encode()
+
+
+def default_cache_path() -> Path:
+    """``$JURIST_CACHE_DIR/requests.sqlite``, else ``$XDG_CACHE_HOME/jurist`` (``~/.cache/jurist``)."""
+    directory = os.environ.get("JURIST_CACHE_DIR")
+    if not directory:
+        directory = str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "jurist")
+    return Path(directory).expanduser() / CACHE_FILE
+
+
+def _warn_once(path: Path, exc: BaseException) -> None:
+    name = str(path)
+    if name not in _warned:
+        _warned.add(name)
+        log.warning(
+            "request cache %s is unusable (%s: %s); continuing without it", name, type(exc).__name__, exc
+        )
+
+
+class RequestCache:
+    """Get and put completions by key; any sqlite error disables the cache for the rest of the process."""
+
+    def __init__(self, path: Path) -> None:
+        import sqlite3
+
+        self.path = path
+        self.hits = 0
+        self.misses = 0
+        self._errors: type[Exception] = sqlite3.Error
+        self._lock = threading.Lock()
+        self._pending: dict[str, tuple[str, float]] = {}
+        self._oldest = 0.0
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db: sqlite3.Connection | None = sqlite3.connect(
+            path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+        )
+        try:
+            self._setup(self._db)
+        except BaseException:
+            self._db.close()
+            raise
+        atexit.register(self.close)
+
+    @staticmethod
+    def _setup(db: sqlite3.Connection) -> None:
+        import sqlite3
+
+        for attempt in range(50):  # switching to WAL needs a moment alone with the file
+            try:
+                db.execute("PRAGMA journal_mode=WAL").fetchone()
+                db.execute(
+                    "PRAGMA synchronous=NORMAL"
+                )  # WAL: durable enough for a cache, no fsync per commit
+                db.execute("PRAGMA wal_autocheckpoint=4000")
+                db.execute(_SCHEMA)
+                db.execute(f"SELECT 1 FROM {_TABLE} LIMIT 1").fetchall()
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or attempt == 49:
+                    raise
+                time.sleep(0.05)
+
+    @property
+    def enabled(self) -> bool:
+        return self._db is not None
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The stored value, or None (a miss, or a cache that stopped working)."""
+        with self._lock:
+            pending = self._pending.get(key)
+            if pending is not None:
+                self.hits += 1
+                return dict(json.loads(pending[0]))
+            if self._db is None:
+                return None
+            try:
+                row = self._db.execute(_SELECT, (_blob(key),)).fetchone()
+                value = json.loads(row[0]) if row is not None else None
+            except (self._errors, ValueError) as exc:
+                self._disable(exc)
+                return None
+        if isinstance(value, dict):
+            self.hits += 1
+            return value
+        self.misses += 1
+        return None
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        """Store ``value`` under ``key``; written in the next small transaction."""
+        if self._db is None:
+            return
+        now = time.time()
+        with self._lock:
+            if not self._pending:
+                self._oldest = now
+            self._pending[key] = (json.dumps(value), now)
+            if len(self._pending) >= _BATCH_ROWS or now - self._oldest >= _BATCH_SECONDS:
+                self._flush()
+
+    def flush(self) -> None:
+        """Write what :meth:`put` has batched (one transaction)."""
+        with self._lock:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._pending or self._db is None:
+            return
+        rows = [(_blob(key), value, created) for key, (value, created) in self._pending.items()]
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany(_INSERT, rows)
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+        except self._errors as exc:
+            if "locked" in str(exc) and len(self._pending) < 50 * _BATCH_ROWS:
+                return  # another process holds the file longer than the busy timeout: try with the next batch
+            self._disable(exc)
+        self._pending.clear()
+
+    def _disable(self, exc: BaseException) -> None:
+        _warn_once(self.path, exc)
+        db, self._db = self._db, None
+        self._pending.clear()
+        if db is not None:
+            try:
+                db.close()
+            except self._errors:
+                pass
+
+    def close(self) -> None:
+        """Flush and close; idempotent."""
+        atexit.unregister(self.close)
+        with self._lock:
+            self._flush()
+            db, self._db = self._db, None
+        if db is not None:
+            db.close()
+
+
+def open_cache(path: Path | None = None, *, enabled: bool = True) -> RequestCache | None:
+    """The shared cache (``path``: a file, or a directory to hold ``requests.sqlite``; default
+    :func:`default_cache_path`); None when disabled, or, with a warning, when the file cannot be used."""
+    if not enabled:
+        return None
+    if path is None:
+        path = default_cache_path()
+    elif path.is_dir():
+        path = path / CACHE_FILE
+    try:
+        return RequestCache(path)
+    except Exception as exc:  # noqa: BLE001 - sqlite3.DatabaseError, OSError, ...: never fatal
+        _warn_once(path, exc)
+        return None

@@ -1,0 +1,207 @@
+"""A model server that jurist starts, watches and stops: the part every kind of server shares.
+
+A :class:`ManagedServer` reserves a free port on 127.0.0.1, starts its command in a process group of its
+own (``start_new_session``), streams the output to a log file, and waits until ``GET /v1/models`` answers.
+If the process exits first (a crash, a bad argument, the out-of-memory killer) the error carries the tail of
+its log at once, rather than after the readiness timeout. Stopping signals only the server's own process
+group: SIGTERM, then SIGKILL for what did not exit in time. Nothing is ever found or stopped by name.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from types import TracebackType
+from typing import IO
+
+from jurist.errors import JuristError
+
+log = logging.getLogger("jurist.servers")
+
+HOST = "127.0.0.1"
+_POLL_S = 0.1
+_TERM_GRACE_S = 10.0
+_TAIL_CHARS = 2000
+
+
+def free_port() -> int:
+    """A port nobody listens on right now (the OS picks it; the server binds it a moment later)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+class ManagedServer:
+    """One server process; subclasses say how to start it (:meth:`command`) and what it needs first."""
+
+    name = "model server"  # how messages call it
+    ready_path = "/v1/models"
+
+    def __init__(self, *, startup_timeout: float = 300.0, log_path: Path | None = None) -> None:
+        self.startup_timeout = startup_timeout
+        self.log_path = log_path
+        self.port = 0
+        self.process: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+        self._temp_log = False
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+
+    # -- what a kind of server says ----------------------------------------------------------------------
+    def command(self) -> list[str]:
+        """The command line; ``self.port`` is set when it is called."""
+        raise NotImplementedError
+
+    def check_installed(self) -> None:
+        """Raise :class:`JuristError` with an install hint when the server cannot be run here."""
+
+    def environment(self) -> dict[str, str] | None:
+        """The server's environment (None: this process's)."""
+        return None
+
+    # -- lifecycle -----------------------------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        return f"http://{HOST}:{self.port}/v1"
+
+    @property
+    def pgid(self) -> int | None:
+        """The server's process group (its leader's pid), while it runs."""
+        return self.process.pid if self.process is not None else None
+
+    def start(self) -> None:
+        """Start and wait until ready; on any failure the process group is stopped before raising."""
+        self.check_installed()
+        with self._lock:
+            if self._stopping.is_set():
+                raise JuristError(f"the {self.name} was stopped before it started")
+            self.port = free_port()
+            self._open_log()
+            assert self._log is not None
+            log.info("starting %s on %s: %s", self.name, self.base_url, " ".join(self.command()))
+            self.process = subprocess.Popen(
+                self.command(),
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=self.environment(),
+                start_new_session=True,  # its own process group: stop() signals the group, nothing else
+            )
+        try:
+            self._wait_until_ready()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _open_log(self) -> None:
+        if self.log_path is None:
+            handle = tempfile.NamedTemporaryFile(prefix="jurist-server-", suffix=".log", delete=False)
+            self.log_path, self._temp_log = Path(handle.name), True
+            self._log = handle
+        else:
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            self._log = self.log_path.open("ab")
+
+    def log_tail(self, limit: int = _TAIL_CHARS) -> str:
+        """The end of the server's log (empty when there is none)."""
+        if self.log_path is None:
+            return ""
+        try:
+            with self.log_path.open("rb") as fh:
+                fh.seek(max(0, fh.seek(0, os.SEEK_END) - limit))
+                return fh.read().decode("utf-8", errors="replace").strip()
+        except OSError:
+            return ""
+
+    def _exit_problem(self, code: int) -> str:
+        if code < 0:
+            how = f"was killed by signal {-code}"
+            if -code == signal.SIGKILL:
+                how += " (out of memory?)"
+        else:
+            how = f"exited with code {code}"
+        tail = self.log_tail()
+        return f"the {self.name} {how} before it was ready" + (f"; its log ends:\n{tail}" if tail else "")
+
+    def _ready(self) -> bool:
+        url = f"http://{HOST}:{self.port}{self.ready_path}"
+        try:
+            with urllib.request.urlopen(url, timeout=2) as resp:  # noqa: S310 (loopback only)
+                return resp.status == 200 and json.loads(resp.read()).get("data") is not None
+        except (urllib.error.URLError, OSError, ValueError, AttributeError):
+            return False
+
+    def _wait_until_ready(self) -> None:
+        deadline = time.monotonic() + self.startup_timeout
+        process = self.process
+        assert process is not None
+        while not self._stopping.is_set():
+            code = process.poll()
+            if code is not None:
+                raise JuristError(self._exit_problem(code))
+            if self._ready():
+                log.info("%s ready on %s", self.name, self.base_url)
+                return
+            if time.monotonic() >= deadline:
+                tail = self.log_tail()
+                raise JuristError(
+                    f"the {self.name} did not answer on {self.base_url} within {self.startup_timeout:g} s"
+                    + (f"; its log ends:\n{tail}" if tail else "")
+                )
+            self._stopping.wait(_POLL_S)
+        raise JuristError(f"the {self.name} was stopped while it was starting")
+
+    def stop(self) -> None:
+        """Stop the server's process group (SIGTERM, then SIGKILL); idempotent, safe from any thread."""
+        self._stopping.set()
+        with self._lock:
+            process, self.process = self.process, None
+            log_handle, self._log = self._log, None
+        if process is not None:
+            _stop_group(process)
+        if log_handle is not None:
+            log_handle.close()
+            if self._temp_log and self.log_path is not None:
+                self.log_path.unlink(missing_ok=True)
+
+    def __enter__(self) -> ManagedServer:
+        self.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _stop_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to the group; SIGKILL to whatever of it outlives the grace period or the leader."""
+    pgid = process.pid  # start_new_session: the leader's pid is the group id
+    if process.poll() is None:
+        _signal_group(pgid, signal.SIGTERM)
+        try:
+            process.wait(timeout=_TERM_GRACE_S)
+        except subprocess.TimeoutExpired:
+            pass
+    _signal_group(pgid, signal.SIGKILL)  # children that ignored SIGTERM, or a leader that did
+    try:
+        process.wait(timeout=_TERM_GRACE_S)
+    except subprocess.TimeoutExpired:
+        log.warning("process group %d did not exit after SIGKILL", pgid)

@@ -1,0 +1,167 @@
+"""The wire layer: OpenAI chat-completions over aiohttp, one pooled session per endpoint.
+
+The official SDK costs 2-2.7 ms of client CPU per request at high concurrency against ~0.15 ms for a bare
+aiohttp session (shared/reference/peers-and-ratings.md §4), so this layer stays thin: bytes out,
+``json.loads`` in, no per-response model objects. Provider adapters (:mod:`jurist.engine.providers`)
+subclass :class:`EndpointClient`; the client (:mod:`jurist.engine.client`) adds limits, retries, the cache
+and accounting on top.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+
+from jurist.redact import mask
+
+_THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.DOTALL)
+_MAX_ERROR_CHARS = 500
+
+
+@dataclass(slots=True)
+class Completion:
+    """One successful chat completion, with what it cost (nothing, when ``cached``)."""
+
+    text: str
+    reasoning: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_s: float
+    attempts: int
+    finish_reason: str | None = None
+    logprobs: Any = None
+    cached: bool = False
+
+    def usage(self) -> dict[str, Any]:
+        usage: dict[str, Any] = {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "latency_s": round(self.latency_s, 4),
+            "attempts": self.attempts,
+        }
+        if self.cached:
+            usage["cached"] = True
+        return usage
+
+    def cache_value(self) -> dict[str, Any]:
+        """What the request cache stores: enough to rebuild the completion, nothing about the request."""
+        return {
+            "text": self.text,
+            "reasoning": self.reasoning,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "finish_reason": self.finish_reason,
+            "logprobs": self.logprobs,
+        }
+
+    @classmethod
+    def from_cache(cls, value: dict[str, Any]) -> Completion:
+        """A cache hit: no attempt, no latency, marked ``cached``."""
+        return cls(
+            value["text"],
+            value.get("reasoning"),
+            value.get("prompt_tokens"),
+            value.get("completion_tokens"),
+            0.0,
+            0,
+            value.get("finish_reason"),
+            value.get("logprobs"),
+            True,
+        )
+
+
+class RequestFailed(Exception):
+    """A request that did not produce a completion, after retries where retrying made sense."""
+
+    def __init__(self, message: str, *, kind: str, status: int | None = None, attempts: int = 1) -> None:
+        self.kind = kind
+        self.status = status
+        self.attempts = attempts
+        super().__init__(mask(message))
+
+    def record(self) -> dict[str, Any]:
+        return {"error": str(self), "kind": self.kind, "status": self.status, "attempts": self.attempts}
+
+
+class _Transient(Exception):
+    def __init__(self, message: str, kind: str, status: int | None = None, retry_after: float | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+        self.retry_after = retry_after
+
+
+def _server_message(body: bytes) -> str:
+    """The error text a server put in its body: OpenAI's ``{"error": {"message"}}`` or the raw text."""
+    text = body.decode("utf-8", errors="replace")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text.strip()[:_MAX_ERROR_CHARS]
+    if isinstance(data, dict):
+        err = data.get("error", data.get("detail", data))
+        if isinstance(err, dict) and "message" in err:
+            return str(err["message"])[:_MAX_ERROR_CHARS]
+        return json.dumps(err)[:_MAX_ERROR_CHARS]
+    return text.strip()[:_MAX_ERROR_CHARS]
+
+
+def _parse_completion(body: bytes) -> tuple[str, str | None, int | None, int | None, str | None, Any]:
+    """Pull text, reasoning, token counts and logprobs out of a chat.completion body, or raise ValueError."""
+    data = json.loads(body)
+    choice = data["choices"][0]
+    message = choice["message"]
+    content = message.get("content")
+    if content is None:
+        content = ""
+    if not isinstance(content, str):
+        raise ValueError("message.content is not a string")
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    match = _THINK.match(content)
+    if match:
+        reasoning = (reasoning + "\n" if reasoning else "") + match.group(1).strip()
+        content = content[match.end() :]
+    usage = data.get("usage") or {}
+    return (
+        content,
+        reasoning,
+        usage.get("prompt_tokens"),
+        usage.get("completion_tokens"),
+        choice.get("finish_reason"),
+        choice.get("logprobs"),
+    )
+
+
+class EndpointClient:
+    """One base URL with its own pooled session; the key travels in a header, never in the body."""
+
+    def __init__(self, base_url: str, api_key: str | None, model_name: str, connections: int) -> None:
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.base_url = base_url.rstrip("/")
+        self.model_name = model_name
+        self._headers = {"Content-Type": "application/json"}
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._connections = connections
+        self._session: aiohttp.ClientSession | None = None
+        self.in_flight = 0
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(limit=self._connections, ttl_dns_cache=300)
+            self._session = aiohttp.ClientSession(connector=connector, headers=self._headers)
+        return self._session
+
+    async def post(self, body: bytes, timeout: aiohttp.ClientTimeout) -> tuple[int, bytes, str | None]:
+        async with self.session.post(self.url, data=body, timeout=timeout) as resp:
+            payload = await resp.read()
+            return resp.status, payload, resp.headers.get("Retry-After")
+
+    async def aclose(self) -> None:
+        if self._session is not None and not self._session.closed:
+            await self._session.close()
