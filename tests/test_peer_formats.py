@@ -27,10 +27,11 @@ import numpy as np
 import pytest
 
 from conftest import write_models_file
-from jurist.commands.show import ShowOptions, score_run
 from jurist.errors import InputError, JuristError
+from jurist.interop.alpaca_eval import import_alpaca_eval
+from jurist.interop.arena_hard import export_arena_hard, import_arena_hard
+from jurist.scoring import ScoreOptions, score_run
 from jurist.store.jsonl import read_jsonl
-from jurist.store.peer_formats import export_arena_hard, import_alpaca_eval, import_arena_hard
 from jurist.style import answer_style_metadata
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -67,7 +68,7 @@ def binary_fiddler(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @needs_arena
 def test_v01_judged_run_reproduces_the_published_leaderboard(binary_fiddler: Path) -> None:
-    scored = score_run(binary_fiddler, ShowOptions(method="bt", ci_level=0.95, resample="entries"))
+    scored = score_run(binary_fiddler, ScoreOptions(method="bt", ci_level=0.95, resample="entries"))
     rows = by_model(scored.rows)
     assert set(rows) == set(V01_LEADERBOARD)
     for model, (score, minus, plus) in V01_LEADERBOARD.items():
@@ -80,7 +81,7 @@ def test_v01_judged_run_reproduces_the_published_leaderboard(binary_fiddler: Pat
             assert 0.6 < ours / (minus + plus) < 1.6, model
     assert rows["truth_model"]["n_battles"] == 20 and rows["truth_model"]["n"] == 10
     # On a star design the BT win rate is the weighted win rate, so the v2 default agrees on the scores.
-    plain = by_model(score_run(binary_fiddler, ShowOptions()).rows)
+    plain = by_model(score_run(binary_fiddler, ScoreOptions()).rows)
     for model, (score, _, _) in V01_LEADERBOARD.items():
         assert round(plain[model]["score"], 1) == score
 
@@ -123,7 +124,7 @@ def test_export_then_import_gives_the_same_scores(binary_fiddler: Path, tmp_path
     }
     again = tmp_path / "again"
     import_arena_hard(tmp_path / "exported", again, bench="arena-hard-v0.1", style=None)
-    for opts in (ShowOptions(), ShowOptions(method="bt", ci_level=0.95)):
+    for opts in (ScoreOptions(), ScoreOptions(method="bt", ci_level=0.95)):
         assert score_run(again, opts).rows == score_run(binary_fiddler, opts).rows
     assert read_jsonl(again / "battles.jsonl") == read_jsonl(binary_fiddler / "battles.jsonl")
 
@@ -144,7 +145,7 @@ def test_pipeline_run_round_trips_through_arena_hard_files(
     import_arena_hard(tmp_path / "upstream", again, bench="starter", style=None)
     ratings = json.loads((run / "ratings.json").read_text())
     expected = {(m["model"], m["score"], m["ci_low"], m["ci_high"]) for m in ratings["models"]}
-    got = {(r["model"], r["score"], r["ci_low"], r["ci_high"]) for r in score_run(again, ShowOptions()).rows}
+    got = {(r["model"], r["score"], r["ci_low"], r["ci_high"]) for r in score_run(again, ScoreOptions()).rows}
     assert got == expected
     exported = read_jsonl(tmp_path / "upstream/data/starter/model_answer/mixed.jsonl")
     original = {r["uid"]: r for r in read_jsonl(run / "answers" / "mixed.jsonl")}
@@ -211,7 +212,7 @@ def test_v2_null_games_drop_the_question_and_categories_keep_their_baselines(tmp
         "hard_prompt": "o3-mini-2025-01-31",
         "creative_writing": "gemini-2.0-flash-001",
     }
-    scored = score_run(out, ShowOptions(categories=("hard_prompt", "creative_writing"), n_bootstrap=0))
+    scored = score_run(out, ScoreOptions(categories=("hard_prompt", "creative_writing"), n_bootstrap=0))
     got = {(r["category"], r["model"]): (r["score"], r["invalid"]) for r in scored.rows}
     assert got == {
         ("hard_prompt", "m"): (pytest.approx(100.0 * 2.5 / 6.0), 2),
@@ -219,7 +220,7 @@ def test_v2_null_games_drop_the_question_and_categories_keep_their_baselines(tmp
         ("creative_writing", "m"): (100.0, 1),
         ("creative_writing", "gemini-2.0-flash-001"): (50.0, 0),
     }
-    pooled = by_model(score_run(out, ShowOptions(n_bootstrap=0)).rows)
+    pooled = by_model(score_run(out, ScoreOptions(n_bootstrap=0)).rows)
     assert pooled["m"]["invalid"] == 3
 
 
@@ -296,7 +297,7 @@ def _official() -> dict[str, dict[str, str]]:
 @needs_alpaca
 def test_alpaca_win_rates_equal_the_official_leaderboard(alpaca_run: Path) -> None:
     official = _official()
-    rows = by_model(score_run(alpaca_run, ShowOptions()).rows)
+    rows = by_model(score_run(alpaca_run, ScoreOptions()).rows)
     assert len(rows) == 20 and rows["gpt4_1106_preview"].get("baseline")
     for model, row in rows.items():
         assert row["score"] == pytest.approx(float(official[model]["win_rate"]), abs=0.01), model
@@ -309,7 +310,7 @@ def test_alpaca_win_rates_equal_the_official_leaderboard(alpaca_run: Path) -> No
 @needs_alpaca
 def test_alpaca_lc_within_the_documented_distance(alpaca_run: Path) -> None:
     official = _official()
-    scored = score_run(alpaca_run, ShowOptions(length_controlled=True))
+    scored = score_run(alpaca_run, ScoreOptions(length_controlled=True))
     rows = [r for r in scored.rows if not r.get("baseline")]
     assert len(rows) == 19 and {r["difficulty_source"] for r in rows} == {"estimated"}
     assert any("instruction difficulty was estimated" in note for note in scored.notes)
@@ -331,7 +332,7 @@ def test_alpaca_soft_preferences_work_with_every_method(alpaca_run: Path, tmp_pa
         if judgment.name not in ("claude-2.jsonl", "alpaca-7b.jsonl"):
             judgment.unlink()
     (copy / "battles.jsonl").unlink()  # rebuilt from the two remaining judgment files
-    bt = by_model(score_run(copy, ShowOptions(method="bt", n_bootstrap=0)).rows)
+    bt = by_model(score_run(copy, ScoreOptions(method="bt", n_bootstrap=0)).rows)
     official = _official()
     for model in ("claude-2", "alpaca-7b"):  # star design: BT reproduces the soft win rate
         assert bt[model]["winrate"] == pytest.approx(float(official[model]["win_rate"]), abs=0.01)
@@ -393,14 +394,14 @@ def test_cli_import_alpaca_eval_subset(tmp_path: Path) -> None:
 
 @needs_alpaca
 def test_alpaca_lc_uses_a_supplied_instruction_difficulty(alpaca_run: Path, tmp_path: Path) -> None:
-    from jurist.commands.show import load_instruction_difficulty
+    from jurist.scoring import load_instruction_difficulty
 
     uids = sorted({a["uid"] for a in read_jsonl(alpaca_run / "answers" / "gpt4_1106_preview.jsonl")})
     path = tmp_path / "difficulty.csv"
     path.write_text("uid,instruction_difficulty\n" + "".join(f"{uid},0.0\n" for uid in uids))
     assert load_instruction_difficulty(path) == dict.fromkeys(uids, 0.0)
-    given = score_run(alpaca_run, ShowOptions(length_controlled=True, instruction_difficulty=path))
-    estimated = score_run(alpaca_run, ShowOptions(length_controlled=True))
+    given = score_run(alpaca_run, ScoreOptions(length_controlled=True, instruction_difficulty=path))
+    estimated = score_run(alpaca_run, ScoreOptions(length_controlled=True))
     rows = [r for r in given.rows if not r.get("baseline")]
     assert {r["difficulty_source"] for r in rows} == {"given"}
     assert not any("estimated" in note for note in given.notes)
@@ -410,7 +411,7 @@ def test_alpaca_lc_uses_a_supplied_instruction_difficulty(alpaca_run: Path, tmp_
     assert all(r["win_rate"] == by_model[r["model"]]["win_rate"] for r in rows)
     path.write_text("uid,instruction_difficulty\n" + f"{uids[0]},0.1\n")
     with pytest.raises(JuristError, match="have no value"):
-        score_run(alpaca_run, ShowOptions(length_controlled=True, instruction_difficulty=path))
+        score_run(alpaca_run, ScoreOptions(length_controlled=True, instruction_difficulty=path))
     path.write_text("uid,difficulty\n")
     with pytest.raises(InputError, match=r"difficulty\.csv: line 1: needs columns"):
         load_instruction_difficulty(path)

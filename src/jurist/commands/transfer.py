@@ -1,7 +1,7 @@
 """``jurist import`` and ``jurist export``: move runs between jurist and Arena-Hard / AlpacaEval files.
 
 An imported run is a normal run directory, so ``jurist show`` scores it with every method; the readers and
-writers themselves live in :mod:`jurist.store.peer_formats`.
+writers themselves live in :mod:`jurist.interop.arena_hard` and :mod:`jurist.interop.alpaca_eval`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import typer
 from jurist.errors import JuristError
 
 if TYPE_CHECKING:
-    from jurist.store.peer_formats import StyleFn
+    from jurist.interop.common import StyleFn
 
 import_app = typer.Typer(
     help="Import another harness's answers and judgments as a jurist run.", no_args_is_help=True
@@ -54,7 +54,7 @@ def import_arena_hard(
     ] = True,
 ) -> None:
     """Read data/<bench>/model_answer and model_judgment/<judge>; write answers, judgments and battles."""
-    from jurist.store.peer_formats import import_arena_hard as run_import
+    from jurist.interop.arena_hard import import_arena_hard as run_import
 
     if not data_dir.is_dir():
         raise JuristError(f"{data_dir}: no such directory")
@@ -88,7 +88,7 @@ def import_alpaca_eval(
     ] = True,
 ) -> None:
     """Read model_outputs.json[.gz] and <annotator>/annotations.json[.gz], keeping every preference."""
-    from jurist.store.peer_formats import import_alpaca_eval as run_import
+    from jurist.interop.alpaca_eval import import_alpaca_eval as run_import
 
     summary = run_import(results_dir, out, annotator=annotator, style=_style_function(style))
     n_judgments = sum(sum(per.values()) for per in summary.judgments.values())
@@ -112,7 +112,7 @@ def export_arena_hard(
     """Write answers and pairwise judgments in Arena-Hard v2.0's shapes (model_answer, model_judgment)."""
     import json
 
-    from jurist.store.peer_formats import export_arena_hard as run_export
+    from jurist.interop.arena_hard import export_arena_hard as run_export
 
     run_json_path = run_dir / "run.json"
     run_json = json.loads(run_json_path.read_text(encoding="utf-8")) if run_json_path.is_file() else {}

@@ -1,0 +1,1 @@
+"""Other harnesses' files (Arena-Hard-Auto, AlpacaEval, ...) read into and written from jurist runs."""
