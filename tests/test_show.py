@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from conftest import write_models_file
-from jurist.commands.show import ShowOptions, render_csv, render_markdown, score_run, write_outputs
 from jurist.errors import InputError, JuristError
+from jurist.report.formats import render_csv, render_markdown
+from jurist.scoring import ScoreOptions, score_run, write_outputs
 from jurist.store.jsonl import read_jsonl
 
 
@@ -62,7 +63,7 @@ def judged_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_rescoring_reproduces_ratings_json_exactly(judged_run: Path) -> None:
     ratings = json.loads((judged_run / "ratings.json").read_text())
-    scored = score_run(judged_run, ShowOptions())
+    scored = score_run(judged_run, ScoreOptions())
     assert numbers(scored.rows) == numbers(ratings["models"])
     assert len(scored.rows) == len(ratings["models"]) == 8  # 2 judges x (3 models + baseline)
     widths = [r["ci_high"] - r["ci_low"] for r in scored.rows if not r.get("baseline")]
@@ -84,8 +85,8 @@ def test_battles_rebuilt_from_judgments_give_the_same_scores(judged_run: Path, t
     copy = tmp_path / "run"
     shutil.copytree(judged_run, copy)
     (copy / "battles.jsonl").unlink()
-    scored = score_run(copy, ShowOptions())
-    assert numbers(scored.rows) == numbers(score_run(judged_run, ShowOptions()).rows)
+    scored = score_run(copy, ScoreOptions())
+    assert numbers(scored.rows) == numbers(score_run(judged_run, ScoreOptions()).rows)
     assert any("rebuilt from the judgments" in note for note in scored.notes)
 
 
@@ -102,9 +103,9 @@ def _entries(run: Path, judges: set[str], model: str) -> list[float]:
 
 
 def test_judges_side_by_side_filtered_and_pooled(judged_run: Path) -> None:
-    one = score_run(judged_run, ShowOptions(judges=("judge-p70",)))
+    one = score_run(judged_run, ScoreOptions(judges=("judge-p70",)))
     assert {r["judge"] for r in one.rows} == {"judge-p70"}
-    pooled = score_run(judged_run, ShowOptions(ensemble=True))
+    pooled = score_run(judged_run, ScoreOptions(ensemble=True))
     name = "judge-p60-t20+judge-p70"
     assert {r["judge"] for r in pooled.rows} == {name}
     for model in ("better", "mixed", "worse"):
@@ -119,7 +120,7 @@ def test_write_records_the_method_and_keeps_extra_fields(judged_run: Path, tmp_p
 
     copy = tmp_path / "run"
     shutil.copytree(judged_run, copy)
-    scored = score_run(copy, ShowOptions(method="bt", seed=3, ci_level=0.95))
+    scored = score_run(copy, ScoreOptions(method="bt", seed=3, ci_level=0.95))
     write_outputs(copy, scored)
     ratings = json.loads((copy / "ratings.json").read_text())
     assert (ratings["method"], ratings["seed"], ratings["ci_level"]) == ("bt", 3, 0.95)
@@ -163,7 +164,7 @@ def test_categories_each_with_its_own_baseline(tmp_path: Path) -> None:
         battles.append(_battle("n", "o3-mini", 0.5, f"h{q}", "hard_prompt"))
         battles.append(_battle("n", "gemini", 0.5, f"c{q}", "creative_writing"))
     run = _write_run(tmp_path / "run", battles, {"baselines": ["gemini", "o3-mini"]})
-    scored = score_run(run, ShowOptions(categories=("hard_prompt", "creative_writing")))
+    scored = score_run(run, ScoreOptions(categories=("hard_prompt", "creative_writing")))
     got = {(r["category"], r["model"]): r["score"] for r in scored.rows}
     assert got == {
         ("hard_prompt", "m"): 70.0,
@@ -175,12 +176,12 @@ def test_categories_each_with_its_own_baseline(tmp_path: Path) -> None:
     }
     # Without run.json the baselines are inferred per category (the model in every battle).
     (run / "run.json").unlink()
-    bt = score_run(run, ShowOptions(method="bt", categories=("creative_writing",), n_bootstrap=20))
+    bt = score_run(run, ScoreOptions(method="bt", categories=("creative_writing",), n_bootstrap=20))
     m_row = next(r for r in bt.rows if r["model"] == "m")
     assert m_row["winrate"] == pytest.approx(20.0, abs=1e-3)
     assert m_row["rating"] == pytest.approx(1000 + 400 * np.log10(0.2 / 0.8), abs=0.01)
     with pytest.raises(JuristError, match="no battles in math"):
-        score_run(run, ShowOptions(categories=("math",)))
+        score_run(run, ScoreOptions(categories=("math",)))
 
 
 def test_bt_uses_battles_between_candidates_too(tmp_path: Path) -> None:
@@ -189,9 +190,9 @@ def test_bt_uses_battles_between_candidates_too(tmp_path: Path) -> None:
     battles += [_battle("b", "base", 0.5, f"r{q}", "c") for q in range(20)]
     battles += [_battle("a", "b", 1.0 if q < 15 else 0.0, f"s{q}", "c") for q in range(20)]
     run = _write_run(tmp_path / "run", battles, {"baseline": "base"})
-    win = {r["model"]: r["score"] for r in score_run(run, ShowOptions(n_bootstrap=0)).rows}
+    win = {r["model"]: r["score"] for r in score_run(run, ScoreOptions(n_bootstrap=0)).rows}
     assert win == {"a": 50.0, "b": 50.0, "base": 50.0}
-    bt = {r["model"]: r for r in score_run(run, ShowOptions(method="bt", n_bootstrap=0)).rows}
+    bt = {r["model"]: r for r in score_run(run, ScoreOptions(method="bt", n_bootstrap=0)).rows}
     assert bt["base"]["rating"] == 1000.0 and bt["a"]["rating"] > 1000.0 > bt["b"]["rating"]
     assert bt["a"]["rating"] - 1000.0 == pytest.approx(1000.0 - bt["b"]["rating"], abs=1e-6)
 
@@ -227,9 +228,9 @@ def _style_run(root: Path) -> Path:
 
 def test_style_control_removes_a_pure_length_preference(tmp_path: Path) -> None:
     run = _style_run(tmp_path / "run")
-    raw = {r["model"]: r["score"] for r in score_run(run, ShowOptions(n_bootstrap=0)).rows}
+    raw = {r["model"]: r["score"] for r in score_run(run, ScoreOptions(n_bootstrap=0)).rows}
     assert raw["long"] - raw["plain"] > 20.0
-    styled = score_run(run, ShowOptions(style_control=("length",), n_bootstrap=30))
+    styled = score_run(run, ScoreOptions(style_control=("length",), n_bootstrap=30))
     rows = {r["model"]: r for r in styled.rows}
     assert rows["base"]["score"] == 50.0
     # Equal quality once length is accounted for. Features are z-scored (centred over the battles), as
@@ -237,7 +238,7 @@ def test_style_control_removes_a_pure_length_preference(tmp_path: Path) -> None:
     assert abs(rows["long"]["score"] - rows["plain"]["score"]) < 5.0
     assert rows["long"]["ci_low"] <= rows["long"]["score"] <= rows["long"]["ci_high"]
     assert any(note.startswith("style coefficients") and "length=+" in note for note in styled.notes)
-    both = score_run(run, ShowOptions(style_control=("length", "markdown"), n_bootstrap=0))
+    both = score_run(run, ScoreOptions(style_control=("length", "markdown"), n_bootstrap=0))
     assert {r["model"] for r in both.rows} == {"long", "plain", "base"}
 
 
@@ -249,14 +250,14 @@ def test_style_control_computes_missing_metadata(tmp_path: Path) -> None:
         del record["metadata"]
         record["answer"] = "# Title\n\n- one\n- **two**\n"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    scored = score_run(run, ShowOptions(style_control=("length", "markdown"), n_bootstrap=0))
+    scored = score_run(run, ScoreOptions(style_control=("length", "markdown"), n_bootstrap=0))
     assert any("computed for 200 answers of plain" in note for note in scored.notes)
 
 
 def test_formats_carry_the_same_rows(tmp_path: Path) -> None:
     battles = [_battle("m", "base", 1.0 if q % 4 else 0.0, f"q{q}", "c") for q in range(8)]
     run = _write_run(tmp_path / "run", battles, {"baseline": "base"})
-    rows = score_run(run, ShowOptions(n_bootstrap=10)).rows
+    rows = score_run(run, ScoreOptions(n_bootstrap=10)).rows
     csv_lines = render_csv(rows).splitlines()
     assert csv_lines[0].split(",")[:3] == ["judge", "model", "score"]
     assert csv_lines[1].startswith("j,m,75.0,")
@@ -275,7 +276,7 @@ def test_style_control_flag_alone_or_with_features(tmp_path: Path) -> None:
         "show", str(run), "--style-control", "length", "--bootstrap", "0", "--format", "json", cwd=tmp_path
     )
     assert length.returncode == 0 and "bold=" not in length.stderr
-    expected = score_run(run, ShowOptions(style_control=("length",), n_bootstrap=0)).rows
+    expected = score_run(run, ScoreOptions(style_control=("length",), n_bootstrap=0)).rows
     assert json.loads(length.stdout) == expected
 
 
@@ -284,13 +285,13 @@ def test_bad_input_is_one_line_with_file_line_and_field(tmp_path: Path) -> None:
     with (run / "battles.jsonl").open("a") as fh:
         fh.write(json.dumps({"model_a": "m", "model_b": "base", "winner": "A", "uid": "q2"}) + "\n")
     with pytest.raises(InputError, match=r"battles.jsonl: line 2: field 'winner'"):
-        score_run(run, ShowOptions())
+        score_run(run, ScoreOptions())
     result = jurist("show", str(run), cwd=tmp_path)
     assert result.returncode == 2 and "line 2: field 'winner'" in result.stderr
     assert "Traceback" not in result.stderr
     with pytest.raises(JuristError, match="--judge: no battles for nobody"):
         score_run(
-            _write_run(tmp_path / "ok", [_battle("m", "b", 1.0, "q", "c")]), ShowOptions(judges=("nobody",))
+            _write_run(tmp_path / "ok", [_battle("m", "b", 1.0, "q", "c")]), ScoreOptions(judges=("nobody",))
         )
     with pytest.raises(JuristError, match="cannot be combined"):
-        score_run(run, ShowOptions(length_controlled=True, method="bt"))
+        score_run(run, ScoreOptions(length_controlled=True, method="bt"))

@@ -1,4 +1,8 @@
-"""From battles to leaderboard rows: groups battle records into arrays for the pure ``ratings`` code."""
+"""The weighted win rate against the baseline (Arena-Hard v2's headline) and the ratings.json document.
+
+Groups battle records into arrays for the pure ``ratings`` code; ``jurist run`` and ``jurist show`` both
+score through here, so a run's ratings.json and a re-scored one agree to the digit.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +10,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-import numpy as np
-
-from jurist.ratings.winrate import win_rate_from_entries
-
-_OUTCOME = {"model_a": 1.0, "model_b": 0.0, "tie": 0.5}
+from jurist.scoring.common import OUTCOME
 
 
 def win_rate_leaderboard(
@@ -27,14 +27,18 @@ def win_rate_leaderboard(
     Each battle adds ``weight`` entries of P(model beats baseline) to its question; the score is the mean
     of all entries (Arena-Hard). The baseline is listed at 50.
     """
+    import numpy as np
+
+    from jurist.ratings.winrate import win_rate_from_entries
+
     sums: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0.0]))
     seen_baselines: dict[str, set[str]] = defaultdict(set)
     for battle in battles:
         a, b = battle["model_a"], battle["model_b"]
         if b in baselines and a not in baselines:
-            model, baseline, p_model = a, b, _OUTCOME[battle["winner"]]
+            model, baseline, p_model = a, b, OUTCOME[battle["winner"]]
         elif a in baselines and b not in baselines:
-            model, baseline, p_model = b, a, 1.0 - _OUTCOME[battle["winner"]]
+            model, baseline, p_model = b, a, 1.0 - OUTCOME[battle["winner"]]
         else:
             continue
         judge = battle.get("judge", "")

@@ -1,0 +1,176 @@
+"""Leaderboards for people (a rich table, with the judges' sanity under it) and for programs (CSV, Markdown).
+
+``jurist run`` and ``jurist show`` print through here, so both show the same columns for the same rows.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from jurist.scoring import Scored
+
+Row = dict[str, Any]
+Column = tuple[str, Callable[[Row], str]]
+
+_CSV_COLUMNS = (
+    "category",
+    "judge",
+    "model",
+    "score",
+    "rating",
+    "ci_low",
+    "ci_high",
+    "winrate",
+    "winrate_ci_low",
+    "winrate_ci_high",
+    "win_rate",
+    "win_rate_standard_error",
+    "lc_standard_error",
+    "difficulty_source",
+    "n",
+    "n_battles",
+    "invalid",
+    "baseline",
+)
+
+
+def _columns(rows: list[Row]) -> list[str]:
+    present = {key for row in rows for key in row}
+    return [c for c in _CSV_COLUMNS if c in present]
+
+
+def render_csv(rows: list[Row]) -> str:
+    """The rows as CSV, with the columns any row has, in a fixed order."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=_columns(rows), extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else ""
+    if isinstance(value, float):
+        return f"{value:.1f}"
+    return str(value)
+
+
+def render_markdown(rows: list[Row]) -> str:
+    """The rows as a Markdown table, the same columns as :func:`render_csv`."""
+    columns = _columns(rows)
+    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
+    lines += ["| " + " | ".join(_cell(row.get(c)) for c in columns) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _interval(row: Row, value: str, low: str, high: str) -> str:
+    v, lo, hi = row.get(value), row.get(low), row.get(high)
+    if v is None or lo is None or hi is None:
+        return "-"
+    return f"(-{v - lo:.1f} / +{hi - v:.1f})"
+
+
+def _table_columns(rows: list[Row], ci_level: float) -> list[Column]:
+    """(header, row -> cell text) for the columns these rows need."""
+    ci = f"{ci_level:.0%} CI"
+    columns: list[Column] = []
+    if any("category" in row for row in rows):
+        columns.append(("category", lambda r: str(r.get("category", ""))))
+    if len({row.get("judge") for row in rows}) > 1:
+        columns.append(("judge", lambda r: str(r.get("judge", ""))))
+    columns.append(("model", lambda r: str(r["model"]) + (" (baseline)" if r.get("baseline") else "")))
+    if any("rating" in row for row in rows):
+        columns += [
+            ("rating", lambda r: _cell(r.get("rating"))),
+            (ci, lambda r: _interval(r, "rating", "ci_low", "ci_high")),
+            ("win rate", lambda r: _cell(r.get("winrate"))),
+            (ci + " ", lambda r: _interval(r, "winrate", "winrate_ci_low", "winrate_ci_high")),
+        ]
+    else:
+        columns += [
+            ("score", lambda r: _cell(r.get("score"))),
+            (ci, lambda r: _interval(r, "score", "ci_low", "ci_high")),
+        ]
+    if any("win_rate" in row for row in rows):
+        columns.append(("win rate", lambda r: _cell(r.get("win_rate"))))
+    columns += [("n", lambda r: str(r.get("n", ""))), ("invalid", lambda r: _cell(r.get("invalid", 0)))]
+    return columns
+
+
+def render_table(rows: list[Row], *, title: str, ci_level: float) -> Table:
+    """A rich table: rank, model and the numbers of the chosen method, CIs as (-low / +high)."""
+    table = Table(title=title)
+    columns = _table_columns(rows, ci_level)
+    table.add_column("#", justify="right")
+    for header, _ in columns:
+        table.add_column(header, justify="left" if header in ("model", "judge", "category") else "right")
+    for rank, row in enumerate(rows, start=1):
+        table.add_row(str(rank), *(cell(row) for _, cell in columns))
+    return table
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{100.0 * value:.1f}%"
+
+
+def render_sanity(rows: list[Row]) -> Table:
+    """The judges' sanity: agreement of the two position-swapped games, ties, first-position wins."""
+    table = Table(title="judge sanity (each question judged in both answer orders)")
+    headers = ("judge", "consistent", "ties", "pos. A wins", "top verdict", "questions", "games")
+    notes = any(row.get("note") for row in rows)
+    for header in headers + (("note",) if notes else ()):
+        table.add_column(header, justify="left" if header in ("judge", "note") else "right")
+    for row in rows:
+        top = "-" if row["label"] is None else f"{row['label']} {_share(row['label_share'])}"
+        cells = [
+            str(row["judge"]),
+            _share(row["consistency"]),
+            _share(row["tie_rate"]),
+            _share(row["first_position_rate"]),
+            top,
+            str(row["n_questions"]),
+            str(row["n_games"]),
+        ]
+        table.add_row(*cells, *((row.get("note") or "",) if notes else ()))
+    return table
+
+
+def print_scored(
+    console: Console, scored: Scored, *, title: str, notes_console: Console | None = None
+) -> None:
+    """The leaderboard, the judges' sanity and its warnings, then the notes (to ``notes_console``)."""
+    console.print(render_table(scored.rows, title=title, ci_level=scored.settings["ci_level"]))
+    if scored.sanity:
+        console.print(render_sanity(scored.sanity))
+    print_warnings(console, scored.sanity)
+    print_notes(notes_console or console, scored.notes)
+
+
+def print_warnings(console: Console, sanity: list[Row]) -> None:
+    """One line per degenerate judge, in plain words (see :func:`jurist.scoring.sanity_warnings`)."""
+    from jurist.scoring import sanity_warnings
+
+    for warning in sanity_warnings(sanity):
+        console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False, soft_wrap=True)
+
+
+def print_notes(console: Console, notes: list[str]) -> None:
+    """What the reader should know about how the numbers were made (dimmed)."""
+    for note in notes:
+        console.print(f"[dim]note: {note}[/dim]", highlight=False, soft_wrap=True)
+
+
+def print_leaderboard(console: Console, rows: list[Row], *, title: str, ci_level: float) -> None:
+    """Just the leaderboard table (no sanity or notes)."""
+    console.print(render_table(rows, title=title, ci_level=ci_level))

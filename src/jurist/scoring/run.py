@@ -1,0 +1,289 @@
+"""Scoring a run directory: options, baselines, judges, categories and invalid counts around the methods.
+
+``jurist show`` re-scores a finished run with any method; ``jurist run`` scores through the same
+:func:`score_run` at the end of a run, so both give the same numbers for the same battles. With the run's
+own settings (run.json ``scoring``) the default method reproduces its ratings.json exactly.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from jurist.errors import JuristError
+from jurist.scoring.battles import load_battles, read_json
+from jurist.scoring.bt import StyleCache, bt_rows, style_rows
+from jurist.scoring.common import ALL, Battle, Row, per_judge
+from jurist.scoring.lc import lc_intervals, lc_rows, load_instruction_difficulty
+from jurist.scoring.options import STYLE_FEATURES, Scored, ScoreOptions, Settings
+from jurist.scoring.sanity import judge_sanity
+from jurist.scoring.winrate import ratings_document, win_rate_leaderboard
+
+if TYPE_CHECKING:
+    from jurist.store.run_dir import RunDir
+
+InvalidCounts = dict[tuple[str, str, str], int]
+"""Questions left out for invalid verdicts, per (judge, model, category or ``ALL``)."""
+
+
+def score_run(root: Path, opts: ScoreOptions, *, invalid: InvalidCounts | None = None) -> Scored:
+    """Score a run directory's battles as ``opts`` says; pure reading, no writes.
+
+    ``invalid`` overrides the invalid-question counts otherwise read from run.json or leaderboard.json
+    (``jurist run`` knows them before it has written either).
+    """
+    from jurist.store.run_dir import RunDir
+
+    run = RunDir(root)
+    if not run.root.is_dir():
+        raise JuristError(f"{root}: no such run directory")
+    check_options(opts)
+    run_json = read_json(run.run_json) or {}
+    battles, source = load_battles(run)
+    if not battles:
+        raise JuristError(f"{root}: the run has no battles to score (from {source})")
+    settings = _settings(opts, run_json)
+    battles, counts, chosen = _keep_judges(
+        battles, _invalid_counts(run, run_json) if invalid is None else invalid, opts
+    )
+    sanity = judge_sanity(_in_categories(battles, opts.categories))
+    if opts.ensemble and len(chosen) > 1:
+        battles, counts = _pool(battles, counts, "+".join(chosen))
+    baselines = resolve_baselines(opts, run_json, battles)
+    notes: list[str] = []
+    if source == "judgments":
+        notes.append("battles rebuilt from the judgments (the run has no battles.jsonl)")
+    if not opts.categories:
+        _note_pooled_baselines(battles, baselines, notes)
+    rows: list[Row] = []
+    for category, subset in _by_category(battles, opts.categories):
+        known = _invalid_for(counts, category)
+        part = _score_subset(subset, baselines, run, opts, settings, known or {}, notes)
+        for row in part:
+            if category is not None:
+                row["category"] = category
+            if known is None:
+                row["invalid"] = None  # only known for the whole run
+        rows.extend(part)
+    battles = _in_categories(battles, opts.categories)
+    return Scored(rows, notes, _describe(opts, settings, baselines), battles, sanity)
+
+
+def write_outputs(root: Path, scored: Scored) -> None:
+    """ratings.json (settings, per-model numbers, judge sanity) and leaderboard.json (the rows)."""
+    from jurist.store.jsonl import write_json_atomic
+    from jurist.store.run_dir import RunDir
+
+    run = RunDir(root)
+    settings = scored.settings
+    fixed = ("method", "seed", "bootstrap_rounds", "ci_level")
+    document = ratings_document(
+        scored.rows,
+        method=settings["method"],
+        seed=settings["seed"],
+        n_bootstrap=settings["bootstrap_rounds"],
+        ci_level=settings["ci_level"],
+        battles=scored.battles,
+        extra={**{k: v for k, v in settings.items() if k not in fixed}, "judge_sanity": scored.sanity},
+    )
+    for entry, row in zip(document["models"], scored.rows, strict=True):
+        for key, value in row.items():
+            entry.setdefault(key, value)
+    write_json_atomic(run.root / "ratings.json", document)
+    write_json_atomic(run.leaderboard, scored.rows)
+
+
+def check_options(opts: ScoreOptions) -> None:
+    """Reject option combinations that have no meaning, naming the command-line flag."""
+    if opts.method not in ("winrate", "bt"):
+        raise JuristError(f"--method: {opts.method!r} is not winrate or bt")
+    if opts.resample not in ("questions", "entries"):
+        raise JuristError(f"--resample: {opts.resample!r} is not questions or entries")
+    unknown = set(opts.style_control) - set(STYLE_FEATURES)
+    if unknown:
+        raise JuristError(f"--style-control: unknown feature(s) {sorted(unknown)}; choose length, markdown")
+    if opts.length_controlled and (opts.style_control or opts.method != "winrate"):
+        raise JuristError(
+            "--length-controlled is a win rate; it cannot be combined with --method bt or style control"
+        )
+    if opts.resample == "entries" and opts.method == "winrate" and not opts.style_control:
+        raise JuristError("--resample entries applies to --method bt and --style-control")
+    if opts.ci_level is not None and not 0.0 < opts.ci_level < 1.0:
+        raise JuristError(f"--ci: {opts.ci_level} is not in (0, 1)")
+
+
+def _settings(opts: ScoreOptions, run_json: dict[str, Any]) -> Settings:
+    scoring = run_json.get("scoring") or {}
+    return Settings(
+        n_bootstrap=opts.n_bootstrap if opts.n_bootstrap is not None else int(scoring.get("bootstrap", 100)),
+        seed=opts.seed if opts.seed is not None else int(scoring.get("seed", 0)),
+        ci_level=opts.ci_level if opts.ci_level is not None else float(scoring.get("ci_level", 0.90)),
+    )
+
+
+def _infer_baselines(battles: list[Battle]) -> list[str]:
+    """Per category, the model that plays in every battle (a star design's centre)."""
+    common: dict[str, set[str]] = {}
+    for battle in battles:
+        pair = {battle["model_a"], battle["model_b"]}
+        category = battle.get("category", "")
+        common[category] = common[category] & pair if category in common else pair
+    return sorted({name for names in common.values() if len(names) == 1 for name in names})
+
+
+def resolve_baselines(opts: ScoreOptions, run_json: dict[str, Any], battles: list[Battle]) -> list[str]:
+    """``--baseline``, else run.json's baselines, else inferred from the battles."""
+    if opts.baselines:
+        return list(opts.baselines)
+    listed = run_json.get("baselines")
+    if isinstance(listed, list) and listed:
+        return [str(name) for name in listed]
+    if isinstance(run_json.get("baseline"), str):
+        return [run_json["baseline"]]
+    inferred = _infer_baselines(battles)
+    if not inferred:
+        raise JuristError("cannot tell which model is the baseline; pass --baseline")
+    return inferred
+
+
+def _invalid_counts(run: RunDir, run_json: dict[str, Any]) -> InvalidCounts:
+    """Invalid-question counts from run.json (imports), else from the run's leaderboard.json."""
+    counts: InvalidCounts = {}
+    recorded = run_json.get("invalid")
+    if isinstance(recorded, dict):
+        for judge, per_model in recorded.items():
+            for model, n in (per_model or {}).items():
+                counts[(judge, model, ALL)] = int(n)
+        for judge, per_model in (run_json.get("invalid_by_category") or {}).items():
+            for model, per_category in (per_model or {}).items():
+                for category, n in (per_category or {}).items():
+                    counts[(judge, model, category)] = int(n)
+        return counts
+    board = read_json(run.leaderboard)
+    for row in board if isinstance(board, list) else []:
+        if isinstance(row, dict) and row.get("invalid") and "category" not in row:
+            counts[(row.get("judge", ""), row["model"], ALL)] = int(row["invalid"])
+    return counts
+
+
+def _keep_judges(
+    battles: list[Battle], invalid: InvalidCounts, opts: ScoreOptions
+) -> tuple[list[Battle], InvalidCounts, list[str]]:
+    """The chosen judges' battles and invalid counts, and the judges chosen (``--judge``, else all).
+
+    A judge whose every verdict was invalid has no battles but still counts: its rows say so.
+    """
+    available = sorted({b.get("judge", "") for b in battles} | {key[0] for key, n in invalid.items() if n})
+    chosen = list(opts.judges) or available
+    unknown = [j for j in chosen if j not in available]
+    if unknown:
+        raise JuristError(f"--judge: no battles for {', '.join(unknown)} (judges: {', '.join(available)})")
+    keep = set(chosen)
+    battles = [b for b in battles if b.get("judge", "") in keep]
+    return battles, {key: n for key, n in invalid.items() if key[0] in keep}, chosen
+
+
+def _pool(battles: list[Battle], invalid: InvalidCounts, name: str) -> tuple[list[Battle], InvalidCounts]:
+    """``--ensemble``: relabel the judges' battles and invalid counts as one pooled judge."""
+    pooled: dict[tuple[str, str, str], int] = defaultdict(int)
+    for (_, model, category), n in invalid.items():
+        pooled[(name, model, category)] += n
+    return [{**b, "judge": name} for b in battles], dict(pooled)
+
+
+def _invalid_for(invalid: InvalidCounts, category: str | None) -> dict[tuple[str, str], int] | None:
+    """(judge, model) -> count for one category (None: the run does not record it per category)."""
+    key = ALL if category is None else category
+    if category is not None and not any(k[2] != ALL for k in invalid) and invalid:
+        return None
+    return {(judge, model): n for (judge, model, cat), n in invalid.items() if cat == key}
+
+
+def _note_pooled_baselines(battles: list[Battle], baselines: list[str], notes: list[str]) -> None:
+    """Say so when one score mixes several baselines (e.g. Arena-Hard v2's two categories)."""
+    names = set(baselines)
+    used = {b["model_a"] for b in battles if b["model_a"] in names}
+    used |= {b["model_b"] for b in battles if b["model_b"] in names}
+    if len(used) > 1:
+        notes.append(
+            f"these battles have {len(used)} baselines ({', '.join(sorted(used))}); each score pools "
+            "them: use --category to score each category against its own"
+        )
+
+
+def _in_categories(battles: list[Battle], categories: tuple[str, ...]) -> list[Battle]:
+    """The battles of the chosen categories (all battles when none is chosen)."""
+    if not categories:
+        return battles
+    chosen = set(categories)
+    return [b for b in battles if b.get("category", "default") in chosen]
+
+
+def _by_category(battles: list[Battle], categories: tuple[str, ...]) -> list[tuple[str | None, list[Battle]]]:
+    if not categories:
+        return [(None, battles)]
+    groups: dict[str, list[Battle]] = defaultdict(list)
+    for battle in battles:
+        groups[battle.get("category", "default")].append(battle)
+    missing = [c for c in categories if c not in groups]
+    if missing:
+        raise JuristError(
+            f"--category: no battles in {', '.join(missing)} (categories: {', '.join(sorted(groups))})"
+        )
+    return [(c, groups[c]) for c in dict.fromkeys(categories)]
+
+
+def _describe(opts: ScoreOptions, settings: Settings, baselines: list[str]) -> dict[str, Any]:
+    method = (
+        "lc-winrate" if opts.length_controlled else "style-control" if opts.style_control else opts.method
+    )
+    described: dict[str, Any] = {
+        "method": method,
+        "seed": settings.seed,
+        "bootstrap_rounds": settings.n_bootstrap,
+        "ci_level": settings.ci_level,
+        "baselines": baselines,
+        "resample": opts.resample,
+    }
+    if opts.style_control:
+        described["style_features"] = list(opts.style_control)
+    if opts.categories:
+        described["categories"] = list(opts.categories)
+    if opts.ensemble:
+        described["ensemble"] = True
+    return described
+
+
+def _score_subset(
+    battles: list[Battle],
+    baselines: list[str],
+    run: RunDir,
+    opts: ScoreOptions,
+    settings: Settings,
+    invalid: dict[tuple[str, str], int],
+    notes: list[str],
+) -> list[Row]:
+    if opts.length_controlled:
+        difficulty = (
+            load_instruction_difficulty(opts.instruction_difficulty) if opts.instruction_difficulty else None
+        )
+        rows = per_judge(battles, lambda sub: lc_rows(sub, baselines, run, notes, difficulty))
+        lc_intervals(rows, settings.ci_level)
+    elif opts.style_control:
+        styles = StyleCache(run, notes)
+        rows = per_judge(battles, lambda sub: style_rows(sub, baselines, styles, opts, settings, notes))
+    elif opts.method == "bt":
+        rows = per_judge(battles, lambda sub: bt_rows(sub, baselines, opts, settings))
+    else:
+        return win_rate_leaderboard(
+            battles,
+            set(baselines),
+            invalid=invalid,
+            n_bootstrap=settings.n_bootstrap,
+            seed=settings.seed,
+            ci_level=settings.ci_level,
+        )
+    for row in rows:
+        row.setdefault("invalid", invalid.get((row["judge"], row["model"]), 0))
+    return rows

@@ -1,0 +1,136 @@
+"""Judge sanity: does a judge's verdict survive swapping the answers' positions?
+
+Each question is judged twice, the second time with the answers swapped. A judge whose two verdicts
+disagree, that favours whichever answer comes first, or that gives nearly one verdict to everything
+produces scores that measure the judge rather than the models; these numbers say so next to every
+pairwise leaderboard.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+
+from jurist.scoring.common import Battle, Row, r
+
+LABELS = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
+"""Verdicts relative to the positions shown to the judge (A is ``model_a``); ``>>`` is a strong one."""
+
+MIN_GAMES = 20
+"""Fewer games than this (10 questions) cannot tell a bias from chance: no warning is given."""
+
+_GameKey = tuple[str, Any, str, str]
+
+
+def _label(battle: Battle) -> str:
+    """The position-relative verdict of one game; weight above 1 marks a strong one."""
+    winner = battle["winner"]
+    if winner == "tie":
+        return "A=B"
+    strong = float(battle.get("weight", 1)) > 1
+    if winner == "model_a":
+        return "A>>B" if strong else "A>B"
+    return "B>>A" if strong else "B>A"
+
+
+def _winning_model(battle: Battle) -> str | None:
+    """The model a game prefers, whatever its position (None for a tie)."""
+    winner = battle["winner"]
+    return None if winner == "tie" else str(battle[winner])
+
+
+def _key(battle: Battle) -> _GameKey:
+    """The two games of one question share this: uid, sample and the unordered model pair."""
+    a, b = battle["model_a"], battle["model_b"]
+    low, high = (a, b) if a <= b else (b, a)
+    return (str(battle["uid"]), battle.get("sample", 0), low, high)
+
+
+def _not_swapped_pairs(games: dict[_GameKey, list[Battle]]) -> str | None:
+    """Why a judge's battles cannot be checked for position bias (None when they can)."""
+    if any(
+        float(g.get("weight", 1)) != round(float(g.get("weight", 1))) for gs in games.values() for g in gs
+    ):
+        return "fractional weights (soft preferences, e.g. an AlpacaEval import): no position-swapped games"
+    for pair in games.values():
+        if len(pair) > 2 or (len(pair) == 2 and pair[0]["model_a"] != pair[1]["model_b"]):
+            return "its battles are not pairs of position-swapped games"
+    if not any(len(pair) == 2 for pair in games.values()):
+        return "one game per question: no position-swapped pairs to compare"
+    return None
+
+
+def _row(judge: str, games: dict[_GameKey, list[Battle]]) -> Row:
+    n_games = sum(len(pair) for pair in games.values())
+    row: Row = {
+        "judge": judge,
+        "consistency": None,
+        "tie_rate": None,
+        "first_position_rate": None,
+        "label": None,
+        "label_share": None,
+        "n_questions": 0,
+        "n_games": n_games,
+        "n_decisive": 0,
+        "note": _not_swapped_pairs(games),
+    }
+    if row["note"] is not None:
+        return row
+    labels: Counter[str] = Counter()
+    agree = questions = 0
+    for pair in games.values():
+        labels.update(_label(game) for game in pair)
+        if len(pair) == 2:
+            questions += 1
+            agree += _winning_model(pair[0]) == _winning_model(pair[1])
+    first = labels["A>>B"] + labels["A>B"]
+    decisive = n_games - labels["A=B"]
+    label, count = max(labels.items(), key=lambda item: (item[1], -LABELS.index(item[0])))
+    row.update(
+        consistency=r(agree / questions),
+        tie_rate=r(labels["A=B"] / n_games),
+        first_position_rate=r(first / decisive) if decisive else None,
+        label=label,
+        label_share=r(count / n_games),
+        n_questions=questions,
+        n_decisive=decisive,
+    )
+    return row
+
+
+def judge_sanity(battles: list[Battle]) -> list[Row]:
+    """Per judge (battle field ``judge``): position consistency, tie rate, first-position wins and the most
+    frequent verdict, from the two position-swapped games of each question. Judges whose battles are not
+    such pairs get None values and a ``note`` saying why."""
+    by_judge: dict[str, dict[_GameKey, list[Battle]]] = defaultdict(lambda: defaultdict(list))
+    for battle in battles:
+        by_judge[str(battle.get("judge", ""))][_key(battle)].append(battle)
+    return [_row(judge, games) for judge, games in sorted(by_judge.items())]
+
+
+def sanity_warnings(rows: list[Row]) -> list[str]:
+    """One plain sentence per degenerate judge (and way it is degenerate); none on too few games."""
+    warnings: list[str] = []
+    for row in rows:
+        if row["consistency"] is None or row["n_games"] < MIN_GAMES:
+            continue
+        judge = row["judge"] or "(unnamed)"
+        if row["consistency"] < 0.5:
+            warnings.append(
+                f"judge {judge} gives the same verdict to both answer orders for only "
+                f"{row['consistency']:.0%} of questions: its verdicts change with the order more often "
+                "than not, so they say little about quality"
+            )
+        first = row["first_position_rate"]
+        if first is not None and row["n_decisive"] >= MIN_GAMES and not 0.2 <= first <= 0.8:
+            position, share = ("A", first) if first > 0.8 else ("B", 1.0 - first)
+            warnings.append(
+                f"judge {judge} prefers position {position} in {share:.0%} of decisive games: its scores "
+                "mostly reflect position bias, not quality"
+            )
+        if row["label_share"] > 0.8:
+            warnings.append(
+                f"judge {judge} answers {row['label']} in {row['label_share']:.0%} of games: it barely tells "
+                "the answers apart, so its scores carry little information"
+            )
+    return warnings
