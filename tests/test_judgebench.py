@@ -19,11 +19,11 @@ from jurist.benchmarks.judgebench import (
     normalize_decision,
     pair_points,
     score_decisions,
-    score_stored_outputs,
     source_group,
     unswap,
 )
 from jurist.errors import InputError
+from jurist.interop.judgebench import score_stored_outputs
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "judgebench"
 OUTPUTS = DATA / "outputs"

@@ -13,9 +13,8 @@ from typing import Any
 import pytest
 
 from conftest import SHARED_DATA, write_models_file
-from jurist.benchmarks.judgebench import Pair, load_pairs, score_decisions, unswap
+from jurist.benchmarks.judgebench import Pair, load_pairs, load_split, score_decisions, unswap
 from jurist.errors import JuristError
-from jurist.judgebench_run import load_split
 from jurist.store.jsonl import read_jsonl
 from mock_openai import chance_draw
 from test_judgebench import EXPECTED
@@ -114,7 +113,7 @@ def test_chance_judges_score_exactly_and_near_closed_form(setup: Any, run_quiet:
     out = pairs_file.parent / "run"
     result = run_quiet(
         bench="judgebench",
-        split=str(pairs_file),
+        bench_options={"split": str(pairs_file)},
         models_file=models,
         judges=["judge-p70", "judge-p80-t10"],
         out=out,
@@ -141,11 +140,11 @@ def test_chance_judges_score_exactly_and_near_closed_form(setup: Any, run_quiet:
         closed = 100 * (p_right**2 + 2 * p_right * p_tie)
         assert abs(row["overall"] - closed) < 4 * 100 * (closed / 100 * (1 - closed / 100) / 400) ** 0.5
     # Stored judgments: one line per pair with both games, game 2 swapped.
-    stored = read_jsonl(out / "judgments" / "judge-p70" / "judgebench-pairs.jsonl")
-    assert len(stored) == 400 and {r["pair_id"] for r in stored} == {p.pair_id for p in pairs}
+    stored = read_jsonl(out / "judgments" / "judge-p70" / "response_B.jsonl")
+    assert len(stored) == 400 and {r["uid"] for r in stored} == {p.pair_id for p in pairs}
     first = stored[0]
+    assert first["kind"] == "pairwise" and first["sample"] == 0
     assert [g["a"] for g in first["games"]] == ["response_A", "response_B"]
-    assert first["decisions"] == [g["label"] for g in first["games"]]
     run_json = json.loads((out / "run.json").read_text())
     assert run_json["bench"] == "judgebench" and run_json["status"] == "finished"
     assert run_json["usage"]["requests"] == server.stats.requests
@@ -159,7 +158,7 @@ def test_three_judges_share_the_global_limit(tmp_path: Path, mock_server: Any, r
     )
     result = run_quiet(
         bench="judgebench",
-        split=str(write_pairs(tmp_path / "pairs.jsonl", 40)),
+        bench_options={"split": str(write_pairs(tmp_path / "pairs.jsonl", 40))},
         models_file=models,
         judges=list(caps),
         out=tmp_path / "run",
@@ -178,7 +177,7 @@ def test_resume_sends_nothing_and_keeps_invalid_verdicts(setup: Any, run_quiet: 
     out = pairs_file.parent / "run"
     args: dict[str, Any] = {
         "bench": "judgebench",
-        "split": str(pairs_file),
+        "bench_options": {"split": str(pairs_file)},
         "models_file": models,
         "judges": ["judge-good", "judge-broken"],
         "out": out,
@@ -211,7 +210,7 @@ def test_failed_request_is_recorded_scored_as_missing_and_retried(
     models = write_models_file(tmp_path / "models.yaml", server.base_url, {"judge-good": {}})
     args: dict[str, Any] = {
         "bench": "judgebench",
-        "split": str(write_pairs(tmp_path / "pairs.jsonl", 8)),
+        "bench_options": {"split": str(write_pairs(tmp_path / "pairs.jsonl", 8))},
         "models_file": models,
         "judges": ["judge-good"],
         "out": tmp_path / "run",
@@ -219,12 +218,13 @@ def test_failed_request_is_recorded_scored_as_missing_and_retried(
     first = run_quiet(**args)
     assert first.exit_code == 1 and first.failures == 1
     failures = read_jsonl(tmp_path / "run" / "failures.jsonl")
-    assert failures[0]["pair_id"] == "p0003" and failures[0]["status"] == 400
+    assert failures[0]["uid"] == "p0003" and failures[0]["status"] == 400
     row = board(tmp_path / "run")["judge-good"]
     assert row["overall"] == 7 / 8 * 100 and row["failed"] == 2  # as upstream: no decision, pair counted
     before = server.stats.requests
     second = run_quiet(**args)
-    assert second.exit_code == 0 and server.stats.requests - before == 2
+    # Only the failed game is sent again: the other game of that pair succeeded and comes from the cache.
+    assert second.exit_code == 0 and server.stats.requests - before == 1
     assert board(tmp_path / "run")["judge-good"]["overall"] == 100.0
 
 
@@ -233,7 +233,7 @@ def test_failed_request_is_recorded_scored_as_missing_and_retried(
 
 @needs_data
 def test_split_names_resolve_locally_first(monkeypatch: pytest.MonkeyPatch) -> None:
-    import jurist.judgebench_run as module
+    import jurist.benchmarks.judgebench as module
 
     def no_hub(split: str) -> list[Pair]:
         raise AssertionError("the Hub must not be tried when a local copy exists")
@@ -245,7 +245,7 @@ def test_split_names_resolve_locally_first(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_split_without_local_copy_tries_the_hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import jurist.judgebench_run as module
+    import jurist.benchmarks.judgebench as module
 
     def offline(split: str) -> list[Pair]:
         raise ConnectionError("no network")
@@ -270,7 +270,7 @@ def test_cli_run_on_the_gpt_split(tmp_path: Path, mock_server: Any) -> None:
     write_models_file(tmp_path / "m.yaml", server.base_url, {"judge-p70": {}})
     env_args = ["--models-file", "m.yaml", "--judge", "judge-p70", "--limit", "20", "--no-progress"]
     result = subprocess.run(
-        [sys.executable, "-m", "jurist", "run", "--bench", "judgebench", "--split", "gpt", *env_args],
+        [sys.executable, "-m", "jurist", "run", "--bench", "judgebench", "-B", "split=gpt", *env_args],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -282,5 +282,5 @@ def test_cli_run_on_the_gpt_split(tmp_path: Path, mock_server: Any) -> None:
     (row,) = json.loads((tmp_path / "runs" / "judgebench-gpt" / "judgebench.json").read_text())
     assert row["n"] == 20 and row["response_model"] == "gpt-4o-2024-05-13"
     assert server.stats.requests == 40 and server.stats.probes == 1
-    misuse = jurist("run", "--split", "gpt", cwd=tmp_path)
-    assert misuse.returncode == 2 and "--split applies only to --bench judgebench" in misuse.stderr
+    misuse = jurist("run", "-B", "split=gpt", cwd=tmp_path)
+    assert misuse.returncode == 2 and "-B split: starter has no such option" in misuse.stderr

@@ -358,23 +358,23 @@ def test_logprob_verdict_from_the_real_llama_cpp_server() -> None:
     import asyncio
 
     from jurist.engine.client import Engine
-    from jurist.engine.local import LlamaCppServer, embedded_gguf_path, embedded_model_spec
+    from jurist.engine.embedded import embedded_model_spec
     from jurist.judging.pairwise import judge_game
 
-    with LlamaCppServer(embedded_gguf_path()) as server:
-        spec = embedded_model_spec(server.base_url)
-        engine = Engine({spec.alias: spec}, max_concurrency=1)
+    spec = embedded_model_spec()  # a managed spec: the engine's pool starts the server on first use
+    engine = Engine({spec.alias: spec}, max_concurrency=1)
 
-        async def game() -> dict[str, Any]:
-            try:
-                protocol = protocol_for("logprob", spec)
-                return await judge_game(
-                    engine.client(spec.alias), protocol, "What is 2+2?", "4.", "5. [[B>>A]]"
-                )
-            finally:
-                await engine.aclose()
+    async def game() -> dict[str, Any]:
+        try:
+            protocol = protocol_for("logprob", spec)
+            return await judge_game(engine.client(spec.alias), protocol, "What is 2+2?", "4.", "5. [[B>>A]]")
+        finally:
+            await engine.aclose()
 
+    try:
         result = asyncio.run(game())
+    finally:
+        engine.close_servers()
     assert result["verdict_source"] == "logprobs" and result["label"] in result["probs"]
     assert sum(result["probs"].values()) == pytest.approx(1.0, abs=1e-4)
     assert result["label"] == max(result["probs"], key=result["probs"].get)

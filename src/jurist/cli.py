@@ -9,7 +9,6 @@ from pathlib import Path
 from types import FrameType
 from typing import Annotated
 
-import click
 import typer
 from rich.console import Console
 
@@ -34,6 +33,17 @@ def _split(values: list[str] | None) -> list[str]:
     return [part.strip() for value in values or [] for part in value.split(",") if part.strip()]
 
 
+def _bench_options(values: list[str] | None) -> dict[str, str]:
+    """``-B split=claude -B n=100`` -> {"split": "claude", "n": "100"}."""
+    options: dict[str, str] = {}
+    for value in values or []:
+        key, sep, text = value.partition("=")
+        if not sep or not key.strip():
+            raise JuristError(f"-B {value!r}: expected KEY=VALUE (for example -B split=claude)")
+        options[key.strip()] = text.strip()
+    return options
+
+
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     # Turn SIGTERM into the same clean shutdown as Ctrl-C: servers stopped, files closed.
     raise KeyboardInterrupt
@@ -42,10 +52,11 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 @app.command()
 def run(
     bench: Annotated[
-        str, typer.Option(help="'starter', 'judgebench' or a path to an Arena-Hard question.jsonl")
+        str, typer.Option(help="a benchmark name (starter, judgebench) or an Arena-Hard question.jsonl")
     ] = "starter",
-    split: Annotated[
-        str | None, typer.Option(help="JudgeBench pairs: gpt (default), claude or a pairs .jsonl")
+    bench_option: Annotated[
+        list[str] | None,
+        typer.Option("-B", "--bench-option", help="benchmark option KEY=VALUE, e.g. -B split=claude"),
     ] = None,
     models_file: Annotated[
         Path | None, typer.Option("--models-file", help="api_config.yaml-style file")
@@ -59,6 +70,9 @@ def run(
     ] = None,
     out: Annotated[Path | None, typer.Option(help="run directory (default runs/<bench>)")] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="use only the first N questions")] = None,
+    samples: Annotated[
+        int | None, typer.Option(min=1, help="answers per prompt (default: the benchmark's)")
+    ] = None,
     max_concurrency: Annotated[int, typer.Option(min=1, help="requests in flight, all models together")] = 64,
     inference_only: Annotated[
         bool, typer.Option("--inference-only", help="stop after generating answers")
@@ -86,6 +100,10 @@ def run(
         Path | None,
         typer.Option(help="state file shared by throttled processes [~/.cache/jurist/throttle.lock]"),
     ] = None,
+    method: Annotated[str, typer.Option(help="scoring: winrate | bt (Bradley-Terry, Elo scale)")] = "winrate",
+    style_control: Annotated[
+        str | None, typer.Option(help="control scores for style: length, markdown or length,markdown")
+    ] = None,
     bootstrap: Annotated[int, typer.Option(min=0, help="bootstrap rounds")] = 100,
     seed: Annotated[int, typer.Option(help="bootstrap seed")] = 0,
     ci: Annotated[float, typer.Option(min=0.5, max=0.999, help="CI level")] = 0.90,
@@ -94,26 +112,39 @@ def run(
     ] = 6,
     retry_base_delay: Annotated[float, typer.Option(min=0.0, help="first backoff delay, seconds")] = 1.0,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="no progress bars")] = False,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="neither read nor write the machine-wide request cache")
+    ] = False,
+    cache_dir: Annotated[
+        Path | None, typer.Option(help="request cache folder [$JURIST_CACHE_DIR or ~/.cache/jurist]")
+    ] = None,
     no_check: Annotated[
         bool, typer.Option("--no-check", help="skip probing the models-file endpoints before the run")
     ] = False,
 ) -> None:
     """Answer a benchmark, judge each model against the baseline (two games, swapped), print scores."""
     from jurist.engine.retry import RetryPolicy
-    from jurist.pipeline import RunConfig, run_pipeline
+    from jurist.pipeline import run_pipeline
+    from jurist.run_config import RunConfig
 
     if inference_only and judge_only:
         raise JuristError("--inference-only and --judge-only exclude each other")
-    if split is not None and bench != "judgebench":
-        raise JuristError("--split applies only to --bench judgebench")
+    if method not in ("winrate", "bt"):
+        raise JuristError(f"--method: {method!r} is not winrate or bt")
+    features = tuple(_split([style_control])) if style_control else ()
+    unknown = [f for f in features if f not in ("length", "markdown")]
+    if unknown:
+        raise JuristError(f"--style-control: unknown feature {unknown[0]!r}; choose length, markdown")
     config = RunConfig(
         bench=bench,
+        bench_options=_bench_options(bench_option),
         models_file=models_file,
         models=_split(model),
         baseline=baseline,
         judges=_split(judge),
         out=out,
         limit=limit,
+        samples=samples,
         max_concurrency=max_concurrency,
         mode="inference-only" if inference_only else "judge-only" if judge_only else "all",
         rejudge_invalid=rejudge_invalid,
@@ -126,7 +157,10 @@ def run(
         ci_level=ci,
         retry=RetryPolicy(max_attempts=max_attempts, base_delay=retry_base_delay),
         progress=not no_progress,
-        split=split,
+        method=method,
+        style_control=features,
+        cache=not no_cache,
+        cache_path=cache_dir,
         check=not no_check,
     )
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
@@ -158,13 +192,17 @@ def main() -> None:
         sys.exit(2)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except (KeyboardInterrupt, click.exceptions.Abort):  # click turns Ctrl-C into Abort
+    except (KeyboardInterrupt, typer.Abort):  # the command line parser turns Ctrl-C into Abort
         err_console.print(
             "[yellow]interrupted: everything finished so far is saved; run again to resume[/yellow]"
         )
         sys.exit(130)
-    except click.ClickException as exc:  # usage errors
-        exc.show()
+    except typer.TyperException as exc:  # usage errors: unknown option, bad value, missing argument
+        show = getattr(exc, "show", None)
+        if callable(show):
+            show()
+        else:
+            err_console.print(f"error: {exc}", markup=False, highlight=False)
         sys.exit(2)
     if code == 130:  # typer turns Ctrl-C (and our SIGTERM handler) into exit code 130
         err_console.print(

@@ -37,8 +37,10 @@ def question_from_row(row: dict[str, Any], path: Path, line: int) -> Question:
     if not isinstance(prompt, str) or not prompt.strip():
         raise InputError(path, where, "field 'prompt' must be a non-empty string")
     category = row.get("category") or "default"
-    extra = {k: v for k, v in row.items() if k not in ("uid", "question_id", "prompt", "turns", "category")}
-    return Question(uid=str(uid), prompt=prompt, category=str(category), extra=extra)
+    metadata = {
+        k: v for k, v in row.items() if k not in ("uid", "question_id", "prompt", "turns", "category")
+    }
+    return Question(uid=str(uid), prompt=prompt, category=str(category), metadata=metadata)
 
 
 def load_question_file(path: str | Path) -> Benchmark:

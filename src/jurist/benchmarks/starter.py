@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from importlib.resources import files
 
-from jurist.benchmarks.base import Benchmark, Question
+from jurist.benchmarks.base import Benchmark, BenchmarkOptions, Question, take_options
 
 NAME = "starter"
 BASELINE = "reference"
@@ -24,4 +24,10 @@ def load_starter() -> Benchmark:
             row = json.loads(line)
             questions.append(Question(uid=row["uid"], prompt=row["prompt"], category=row["category"]))
             references[row["uid"]] = row["reference"]
-    return Benchmark(NAME, questions, baseline=BASELINE, baseline_answers=references)
+    return Benchmark(NAME, questions, shipped_answers={BASELINE: references}, baseline=BASELINE)
+
+
+def benchmark(options: BenchmarkOptions) -> Benchmark:
+    """Registry entry: the starter takes no options."""
+    take_options(NAME, options, {})
+    return load_starter()

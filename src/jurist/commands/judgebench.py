@@ -23,8 +23,8 @@ def score(
     format: Annotated[Literal["table", "json"], typer.Option("--format", help="table or json")] = "table",
 ) -> None:
     """Score stored JudgeBench outputs: accuracy overall and per category, consistency, failed games."""
-    from jurist.benchmarks.judgebench import score_stored_outputs
-    from jurist.judgebench_run import judgebench_table, score_row, table_console
+    from jurist.benchmarks.judgebench_scoring import judgebench_table, score_row, table_console
+    from jurist.interop.judgebench import score_stored_outputs
 
     rows = [score_row(result) for path in files for result in score_stored_outputs(path)]
     if format == "json":

@@ -13,9 +13,12 @@ import json
 import time
 from typing import Any
 
+from jurist.config import ModelSpec
 from jurist.engine.client import ModelClient
+from jurist.judging.base import CacheMode, JudgeItem, OutcomeKind
 from jurist.judging.protocols import JudgeProtocol
 from jurist.judging.verdict import LABEL_OUTCOME
+from jurist.store.records import sample_of
 
 
 def text_hash(text: str) -> str:
@@ -23,15 +26,34 @@ def text_hash(text: str) -> str:
 
 
 def judgment_key(
-    judge: str, model: str, baseline: str, uid: str, answer_hash: str, baseline_hash: str, prompt_hash: str
+    judge: str,
+    model: str,
+    baseline: str,
+    uid: str,
+    answer_hash: str,
+    baseline_hash: str,
+    prompt_hash: str,
+    sample: int = 0,
 ) -> str:
-    """Identity of a judgment: a changed answer, baseline answer or judge prompt makes a new key."""
-    blob = json.dumps([judge, model, baseline, uid, answer_hash, baseline_hash, prompt_hash])
-    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+    """Identity of a judgment: a changed answer, baseline answer or judge prompt makes a new key.
+
+    Sample 0 hashes exactly as schema-1 runs did, so their judgments are found again on resume.
+    """
+    parts: list[Any] = [judge, model, baseline, uid, answer_hash, baseline_hash, prompt_hash]
+    if sample:
+        parts.append(sample)
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
 
 
 async def judge_game(
-    client: ModelClient, protocol: JudgeProtocol, question: str, answer_a: str, answer_b: str
+    client: ModelClient,
+    protocol: JudgeProtocol,
+    question: str,
+    answer_a: str,
+    answer_b: str,
+    *,
+    sample: int = 0,
+    cache: CacheMode = "use",
 ) -> dict[str, Any]:
     """Ask one judge for one verdict (with one re-ask); returns the game record.
 
@@ -44,7 +66,7 @@ async def judge_game(
         messages.append({"role": "system", "content": protocol.system_prompt})
     messages.append({"role": "user", "content": protocol.user_message(question, answer_a, answer_b)})
     params = protocol.request_params(client.spec)
-    first = await client.complete(messages, **params)
+    first = await client.complete(messages, sample=sample, cache=cache, **params)
     label, how = protocol.read(first.text, first.logprobs, shown)
     game: dict[str, Any] = {"label": label, "raw": first.text, "usage": first.usage(), **how}
     if label is None:
@@ -52,48 +74,10 @@ async def judge_game(
             {"role": "assistant", "content": first.text},
             {"role": "user", "content": protocol.reask_text},
         ]
-        second = await client.complete(follow_up, **params)
+        second = await client.complete(follow_up, sample=sample, cache=cache, **params)
         label, how = protocol.read(second.text, second.logprobs, shown)
         game.update({"label": label, "reask_raw": second.text, "reask_usage": second.usage(), **how})
     return game
-
-
-async def judge_question(
-    client: ModelClient,
-    protocol: JudgeProtocol,
-    *,
-    uid: str,
-    category: str,
-    question: str,
-    model: str,
-    answer: str,
-    baseline: str,
-    baseline_answer: str,
-    prompt_hash: str,
-) -> dict[str, Any]:
-    """Both games for one question, run concurrently; returns the judgment record to store."""
-    game1, game2 = await asyncio.gather(
-        judge_game(client, protocol, question, baseline_answer, answer),
-        judge_game(client, protocol, question, answer, baseline_answer),
-    )
-    game1 = {"game": 1, "a": baseline, "b": model, **game1}
-    game2 = {"game": 2, "a": model, "b": baseline, **game2}
-    answer_hash, baseline_hash = text_hash(answer), text_hash(baseline_answer)
-    return {
-        "key": judgment_key(client.alias, model, baseline, uid, answer_hash, baseline_hash, prompt_hash),
-        "uid": uid,
-        "category": category,
-        "judge": client.alias,
-        "model": model,
-        "baseline": baseline,
-        "protocol": protocol.name,
-        "prompt_hash": prompt_hash,
-        "answer_hash": answer_hash,
-        "baseline_hash": baseline_hash,
-        "games": [game1, game2],
-        "invalid": game1["label"] is None or game2["label"] is None,
-        "tstamp": time.time(),
-    }
 
 
 def battles_from_judgment(record: dict[str, Any], *, strong_weight: int = 3) -> list[dict[str, Any]]:
@@ -111,9 +95,77 @@ def battles_from_judgment(record: dict[str, Any], *, strong_weight: int = 3) -> 
                 "winner": winner,
                 "weight": strong_weight if strong else 1,
                 "uid": record["uid"],
+                "sample": sample_of(record),
                 "category": record.get("category", "default"),
                 "judge": record["judge"],
                 "source": "llm-judge",
             }
         )
     return battles
+
+
+class PairwiseJudge:
+    """The pairwise judge kind: two games per answer, positions swapped, read by a :class:`JudgeProtocol`."""
+
+    name = "pairwise"
+    outcome: OutcomeKind = "battle"
+
+    def __init__(self, protocol: JudgeProtocol, spec: ModelSpec, *, strong_weight: int = 3) -> None:
+        self.protocol = protocol
+        self.spec = spec
+        self.strong_weight = strong_weight
+        self._fingerprint = protocol.fingerprint(spec)
+
+    @property
+    def fingerprint(self) -> str:
+        return self._fingerprint
+
+    @property
+    def protocol_name(self) -> str:
+        return self.protocol.name
+
+    def key(self, item: JudgeItem) -> str:
+        assert item.baseline is not None and item.baseline_answer is not None
+        return judgment_key(
+            item.judge,
+            item.model,
+            item.baseline,
+            item.question.uid,
+            text_hash(item.answer),
+            text_hash(item.baseline_answer),
+            self._fingerprint,
+            item.sample,
+        )
+
+    async def judge(self, client: ModelClient, item: JudgeItem, *, cache: CacheMode) -> dict[str, Any]:
+        """Both games for one answer, run concurrently; returns the judgment record to store."""
+        assert item.baseline is not None and item.baseline_answer is not None
+        question, answer, base = item.question.prompt, item.answer, item.baseline_answer
+        game1, game2 = await asyncio.gather(
+            judge_game(client, self.protocol, question, base, answer, sample=item.sample, cache=cache),
+            judge_game(client, self.protocol, question, answer, base, sample=item.sample, cache=cache),
+        )
+        games = [
+            {"game": 1, "a": item.baseline, "b": item.model, **game1},
+            {"game": 2, "a": item.model, "b": item.baseline, **game2},
+        ]
+        return {
+            "kind": "pairwise",
+            "key": self.key(item),
+            "uid": item.question.uid,
+            "sample": item.sample,
+            "category": item.question.category,
+            "judge": item.judge,
+            "model": item.model,
+            "baseline": item.baseline,
+            "protocol": self.protocol.name,
+            "prompt_hash": self._fingerprint,
+            "answer_hash": text_hash(answer),
+            "baseline_hash": text_hash(base),
+            "games": games,
+            "invalid": game1["label"] is None or game2["label"] is None,
+            "tstamp": time.time(),
+        }
+
+    def outcomes(self, record: dict[str, Any]) -> list[dict[str, Any]]:
+        return battles_from_judgment(record, strong_weight=self.strong_weight)

@@ -249,11 +249,14 @@ def load_judge_prompt(path: str | Path) -> JudgePrompt:
     return JudgePrompt(system.strip("\n"), user.strip("\n"), reask)
 
 
-def protocol_for(name: str | None, judge: ModelSpec, prompt_file: str | Path | None = None) -> JudgeProtocol:
-    """The named protocol (by default the schema-constrained one for judges whose server supports it),
-    with its prompts replaced by those of ``prompt_file`` when given; the parsing stays the protocol's."""
+def protocol_for(
+    name: str | None, judge: ModelSpec, prompt_file: str | Path | None = None, default: str = "arena-hard"
+) -> JudgeProtocol:
+    """The named protocol (by default the schema-constrained one for judges whose server supports it,
+    else ``default``, the benchmark's own), with its prompts replaced by those of ``prompt_file`` when
+    given; the parsing stays the protocol's."""
     if name is None:
-        name = "structured" if judge.structured_output != "none" else "arena-hard"
+        name = "structured" if judge.structured_output != "none" else default
     if name not in PROTOCOLS:
         raise KeyError(name)
     protocol = PROTOCOLS[name]()

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import platform
 import re
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
+from jurist import __version__
 from jurist.errors import InputError
-from jurist.store.jsonl import iter_numbered_jsonl
+from jurist.store.jsonl import iter_numbered_jsonl, write_json_atomic
+from jurist.store.records import SCHEMA_VERSION, AnswerRecord, sample_of
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._\-]+")
 
@@ -66,10 +71,11 @@ class RunDir:
     def failures(self) -> Path:
         return self.root / "failures.jsonl"
 
-    def load_answers(self, model: str) -> dict[str, dict[str, Any]]:
-        """uid -> answer record (the last line for a uid wins, so a regenerated answer replaces the old)."""
+    def load_answers(self, model: str) -> dict[tuple[str, int], AnswerRecord]:
+        """(uid, sample) -> answer record; the last line for a key wins, so a regenerated answer replaces
+        the old. Schema-1 lines (no kind, no sample) and Arena-Hard's answer shapes read as sample 0."""
         path = self.answers(model)
-        answers: dict[str, dict[str, Any]] = {}
+        answers: dict[tuple[str, int], AnswerRecord] = {}
         for line, record in iter_numbered_jsonl(path):
             uid = record.get("uid", record.get("question_id"))
             text = answer_text(record)
@@ -77,7 +83,9 @@ class RunDir:
                 raise InputError(path, f"line {line}", "field 'uid' is missing")
             if text is None:
                 raise InputError(path, f"line {line}", "no answer text (field 'answer')")
-            answers[str(uid)] = {**record, "uid": str(uid), "answer": text}
+            sample = sample_of(record)
+            record.update(kind="answer", uid=str(uid), sample=sample, answer=text)
+            answers[(str(uid), sample)] = record  # type: ignore[assignment]
         return answers
 
     def load_judgments(self, judge: str, model: str) -> dict[str, dict[str, Any]]:
@@ -87,5 +95,19 @@ class RunDir:
         for line, record in iter_numbered_jsonl(path):
             if "key" not in record:
                 raise InputError(path, f"line {line}", "field 'key' is missing")
+            record.setdefault("kind", "pairwise")  # schema 1 had one judgment kind
+            record.setdefault("sample", 0)
             judgments[record["key"]] = record
         return judgments
+
+    def write_run_json(self, run_id: str, status: str, fields: dict[str, Any]) -> None:
+        """run.json, always through here: schema version, who ran it, how far it got, then ``fields``."""
+        header = {
+            "schema_version": SCHEMA_VERSION,
+            "run_id": run_id,
+            "status": status,
+            "jurist_version": __version__,
+            "python": sys.version.split()[0],
+            "platform": platform.platform(),
+        }
+        write_json_atomic(self.run_json, {**header, **fields, "updated": time.time()})

@@ -1,0 +1,64 @@
+"""Benchmark names -> the modules that build them; a path to a question file still works.
+
+Built-in benchmarks are imported only when named, so ``jurist --help`` does not load their data code.
+``register`` adds a benchmark from outside the package (a plugin, or a test) without touching the runner.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from pathlib import Path
+
+from jurist.benchmarks.base import Benchmark, BenchmarkOptions, take_options
+from jurist.errors import JuristError
+
+BenchmarkFactory = Callable[[BenchmarkOptions], Benchmark]
+"""Builds a benchmark from its ``-B`` options (raising JuristError on an option it does not take)."""
+
+_BUILTIN: dict[str, str] = {
+    "starter": "jurist.benchmarks.starter",
+    "judgebench": "jurist.benchmarks.judgebench",
+}
+_registered: dict[str, BenchmarkFactory] = {}
+
+
+def register(name: str, factory: BenchmarkFactory) -> None:
+    """Make ``jurist run --bench NAME`` build its benchmark with ``factory``."""
+    _registered[name] = factory
+
+
+def unregister(name: str) -> None:
+    _registered.pop(name, None)
+
+
+def benchmark_names() -> list[str]:
+    return sorted(set(_BUILTIN) | set(_registered))
+
+
+def _factory(name: str) -> BenchmarkFactory | None:
+    if name in _registered:
+        return _registered[name]
+    module = _BUILTIN.get(name)
+    if module is None:
+        return None
+    factory: BenchmarkFactory = importlib.import_module(module).benchmark
+    return factory
+
+
+def load_benchmark(name_or_path: str, options: BenchmarkOptions | None = None) -> Benchmark:
+    """The benchmark called ``name_or_path``, or the Arena-Hard question file at that path."""
+    options = options or {}
+    factory = _factory(name_or_path)
+    if factory is not None:
+        return factory(options)
+    path = Path(name_or_path)
+    if path.exists():
+        from jurist.benchmarks.question_file import load_question_file
+
+        take_options(f"question file {path}", options, {})
+        return load_question_file(path)
+    raise JuristError(
+        f"--bench: {name_or_path!r} is neither a known benchmark ({', '.join(benchmark_names())}) "
+        "nor an existing question file"
+    )

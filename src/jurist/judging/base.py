@@ -1,0 +1,63 @@
+"""What a judge kind is: how one unit of judging work becomes requests, a stored judgment and outcomes.
+
+The runner knows nothing of games, rubrics or rules: it builds :class:`JudgeItem`s, skips those whose
+:meth:`JudgeKind.key` is already stored, hands the rest to :meth:`JudgeKind.judge` through the engine, and
+turns stored judgments into outcomes with :meth:`JudgeKind.outcomes`. An unreadable judge reply is an
+``invalid`` judgment (a result, counted), never an exception; only a transport failure raises
+(:class:`~jurist.engine.client.RequestFailed`), so the item is retried on the next run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from jurist.benchmarks.base import Question
+from jurist.engine.client import ModelClient
+
+CacheMode = Literal["use", "refresh", "off"]
+"""How a judge request uses the request cache: ``refresh`` asks again (re-judging an invalid verdict)."""
+
+OutcomeKind = Literal["battle", "point"]
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeItem:
+    """One answer (one sample of one model) to judge, with what it is compared against, if anything."""
+
+    judge: str
+    model: str
+    question: Question
+    sample: int
+    answer: str
+    baseline: str | None = None
+    baseline_answer: str | None = None
+
+
+class JudgeKind(Protocol):
+    """A way of judging answers (pairwise games today; rubric grading and rule checks next)."""
+
+    name: str
+    outcome: OutcomeKind
+
+    @property
+    def fingerprint(self) -> str:
+        """Hash of everything besides the answers that shapes a judgment; part of every key."""
+        ...
+
+    @property
+    def protocol_name(self) -> str:
+        """Which prompts and reader this judge uses (for run.json and reports)."""
+        ...
+
+    def key(self, item: JudgeItem) -> str:
+        """Identity of the stored judgment of ``item``: changes whenever a re-judge is due."""
+        ...
+
+    async def judge(self, client: ModelClient, item: JudgeItem, *, cache: CacheMode) -> dict[str, Any]:
+        """Judge ``item`` and return the record to store (its ``key`` field set)."""
+        ...
+
+    def outcomes(self, record: dict[str, Any]) -> list[dict[str, Any]]:
+        """The battles (or points) a stored judgment contributes to scoring."""
+        ...

@@ -1,0 +1,53 @@
+"""What ``jurist run`` was asked to do (RunConfig) and what came of it (RunResult)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from jurist.engine.retry import RetryPolicy
+
+Mode = Literal["all", "inference-only", "judge-only"]
+
+
+@dataclass
+class RunConfig:
+    """Everything ``jurist run`` needs, resolved from the command line."""
+
+    bench: str = "starter"
+    bench_options: dict[str, str] = field(default_factory=dict)  # -B key=value, for the benchmark
+    models_file: Path | None = None
+    models: list[str] = field(default_factory=list)
+    baseline: str | None = None
+    judges: list[str] = field(default_factory=list)
+    out: Path | None = None
+    limit: int | None = None
+    samples: int | None = None  # answers per prompt; None: the benchmark's default
+    max_concurrency: int = 64
+    mode: Mode = "all"
+    rejudge_invalid: bool = False
+    judge_protocol: str | None = None
+    judge_prompt: Path | None = None  # a file of templates replacing the protocol's prompts
+    min_interval: float = 0.0  # seconds between request starts, shared by processes naming throttle_file
+    throttle_file: Path | None = None  # default: ~/.cache/jurist/throttle.lock
+    cache: bool = True  # the machine-wide request cache (engine/cache.py)
+    cache_path: Path | None = None  # default: $JURIST_CACHE_DIR or ~/.cache/jurist
+    method: str = "winrate"  # any `jurist show` method: winrate | bt
+    style_control: tuple[str, ...] = ()
+    n_bootstrap: int = 100
+    seed: int = 0
+    ci_level: float = 0.90
+    strong_weight: int = 3
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    progress: bool = True
+    check: bool = True  # probe the models-file endpoints a run will use before it starts
+
+
+@dataclass
+class RunResult:
+    exit_code: int
+    leaderboard: list[dict[str, Any]]
+    failures: int
+    requests: int
+    run_dir: Path

@@ -1,0 +1,161 @@
+"""The two stages that send requests: answering questions and judging answers.
+
+Each takes its work (only what is missing on disk), sends it through the engine under its limits, and
+appends every result the moment it arrives; a transport failure goes to ``failures.jsonl`` and is retried
+by the next run. Neither knows which benchmark or judge kind it serves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from jurist.benchmarks.base import Question
+from jurist.engine.client import Engine, ModelClient, RequestFailed
+from jurist.judging.base import CacheMode, JudgeItem, JudgeKind
+from jurist.report.progress import StageProgress
+from jurist.store.jsonl import JsonlAppender
+from jurist.store.records import answer_record
+from jurist.style import answer_style_metadata
+
+
+class FailureLog:
+    """Appends failed requests to ``failures.jsonl`` (secrets masked) and counts them."""
+
+    def __init__(self, path: Path, run_id: str) -> None:
+        self._appender: JsonlAppender | None = None
+        self._path = path
+        self.run_id = run_id
+        self.count = 0
+
+    def record(self, stage: str, exc: RequestFailed, **where: Any) -> None:
+        if self._appender is None:
+            self._appender = JsonlAppender(self._path)
+        self.count += 1
+        self._appender.append(
+            {"run_id": self.run_id, "stage": stage, **where, **exc.record(), "tstamp": time.time()}
+        )
+
+    def close(self) -> None:
+        if self._appender is not None:
+            self._appender.close()
+
+
+@dataclass(frozen=True)
+class AnswerJob:
+    question: Question
+    sample: int
+
+
+@dataclass(frozen=True)
+class JudgeJob:
+    item: JudgeItem
+    kind: JudgeKind
+    cache: CacheMode
+
+
+async def generate(
+    engine: Engine,
+    work: dict[str, list[AnswerJob]],
+    files: dict[str, Path],
+    failures: FailureLog,
+    progress: StageProgress,
+) -> None:
+    """Answer every job of every model concurrently; ``files`` maps each model to its answers file."""
+    with ExitStack() as stack:
+        jobs = []
+        for alias, todo in work.items():
+            if not todo:
+                continue
+            bar = progress.add_bar(f"answer  {alias}", len(todo))
+            out = stack.enter_context(JsonlAppender(files[alias]))
+            client = engine.client(alias)
+            jobs += [_answer_one(client, job, out, progress, bar, failures) for job in todo]
+        await asyncio.gather(*jobs)
+
+
+async def _answer_one(
+    client: ModelClient,
+    job: AnswerJob,
+    out: JsonlAppender,
+    progress: StageProgress,
+    bar: Any,
+    failures: FailureLog,
+) -> None:
+    question = job.question
+    messages = []
+    if client.spec.system_prompt:
+        messages.append({"role": "system", "content": client.spec.system_prompt})
+    messages.append({"role": "user", "content": question.prompt})
+    try:
+        completion = await client.complete(messages, sample=job.sample)
+    except RequestFailed as exc:
+        failures.record("generate", exc, model=client.alias, uid=question.uid, sample=job.sample)
+        progress.advance(bar, failed=True)
+        return
+    record = answer_record(
+        uid=question.uid,
+        sample=job.sample,
+        model=client.alias,
+        category=question.category,
+        answer=completion.text,
+        tstamp=time.time(),
+        usage=completion.usage(),
+        finish_reason=completion.finish_reason,
+        metadata=answer_style_metadata(completion.text),  # style-control features, Arena-Hard's shape
+        reasoning=completion.reasoning or None,
+    )
+    out.append(dict(record))
+    progress.advance(bar, tokens=completion.completion_tokens or 0)
+
+
+async def judge(
+    engine: Engine,
+    work: dict[tuple[str, str], list[JudgeJob]],
+    files: dict[tuple[str, str], Path],
+    failures: FailureLog,
+    progress: StageProgress,
+) -> None:
+    """Judge every (judge, model) job list concurrently, all judges at once under the global limit."""
+    with ExitStack() as stack:
+        jobs = []
+        for (judge_alias, model), todo in work.items():
+            if not todo:
+                continue
+            bar = progress.add_bar(f"judge   {judge_alias} -> {model}", len(todo))
+            out = stack.enter_context(JsonlAppender(files[(judge_alias, model)]))
+            client = engine.client(judge_alias)
+            jobs += [_judge_one(client, job, out, progress, bar, failures) for job in todo]
+        await asyncio.gather(*jobs)
+
+
+async def _judge_one(
+    client: ModelClient,
+    job: JudgeJob,
+    out: JsonlAppender,
+    progress: StageProgress,
+    bar: Any,
+    failures: FailureLog,
+) -> None:
+    item = job.item
+    try:
+        record = await job.kind.judge(client, item, cache=job.cache)
+    except RequestFailed as exc:
+        where = {"judge": client.alias, "model": item.model, "uid": item.question.uid, "sample": item.sample}
+        failures.record("judge", exc, **where)
+        progress.advance(bar, failed=True)
+        return
+    out.append(record)
+    games = record.get("games") or []
+    tokens = sum((game["usage"].get("completion_tokens") or 0) for game in games)
+    progress.advance(bar, invalid=bool(record.get("invalid")), tokens=tokens)
+
+
+def new_progress(console: Console, enabled: bool) -> StageProgress:
+    return StageProgress(console, enabled=enabled)

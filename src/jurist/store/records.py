@@ -1,0 +1,153 @@
+"""The records a run writes, typed: answers, judgments, battles and points.
+
+Each record carries a ``kind`` tag and a ``sample`` index (which of the N answers to one prompt it belongs
+to), so a reader tells what a line is from a field, and repeated samples never collide. Records are
+TypedDicts: they are JSON lines on disk and plain dicts in memory (no conversion cost on a 100k-battle
+read), while mypy checks every field the code touches.
+
+Schema versions: 1 is what jurist wrote before kinds and samples (read as sample 0, kind from the file it
+sits in); 2 adds both.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+SCHEMA_VERSION = 2
+
+RecordKind = Literal["answer", "pairwise", "battle", "point"]
+JudgmentKindName = Literal["pairwise"]
+Winner = Literal["model_a", "model_b", "tie"]
+
+
+class Usage(TypedDict, total=False):
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_s: float
+    attempts: int
+    cached: bool
+
+
+class _AnswerRecordFields(TypedDict):
+    kind: Literal["answer"]
+    uid: str
+    sample: int
+    model: str
+    category: str
+    answer: str
+    tstamp: float
+
+
+class AnswerRecord(_AnswerRecordFields, total=False):
+    """One answer of one model to one question, sample ``sample`` (0-based)."""
+
+    source: str  # "benchmark" for answers the benchmark ships
+    usage: Usage
+    finish_reason: str | None
+    reasoning: str
+    metadata: dict[str, Any]  # style features (token length, markdown counts)
+
+
+class _GameRecordFields(TypedDict):
+    game: int
+    a: str
+    b: str
+    label: str | None
+    raw: str
+    usage: Usage
+
+
+class GameRecord(_GameRecordFields, total=False):
+    """One judge call on one ordering of a pair: ``a`` is shown first."""
+
+    reask_raw: str
+    reask_usage: Usage
+    verdict_source: str
+    probs: dict[str, float]
+    p_b_better: float
+    verdict_mass: float
+
+
+class PairwiseJudgment(TypedDict):
+    """Both games of one (judge, model, question, sample) against the baseline, keyed for resume."""
+
+    kind: Literal["pairwise"]
+    key: str
+    uid: str
+    sample: int
+    category: str
+    judge: str
+    model: str
+    baseline: str
+    protocol: str
+    prompt_hash: str
+    answer_hash: str
+    baseline_hash: str
+    games: list[GameRecord]
+    invalid: bool
+    tstamp: float
+
+
+class _BattleRecordFields(TypedDict):
+    model_a: str
+    model_b: str
+    winner: Winner
+    weight: float
+    uid: str
+
+
+class BattleRecord(_BattleRecordFields, total=False):
+    """One game as an outcome for ratings: ``weight`` counts a strong verdict several times."""
+
+    kind: Literal["battle"]
+    sample: int
+    category: str
+    judge: str
+    source: str
+
+
+class _PointRecordFields(TypedDict):
+    kind: Literal["point"]
+    uid: str
+    sample: int
+    model: str
+    judge: str | None
+    metric: str
+    value: float | None
+
+
+def answer_record(
+    *,
+    uid: str,
+    sample: int,
+    model: str,
+    category: str,
+    answer: str,
+    tstamp: float,
+    **extra: Any,
+) -> AnswerRecord:
+    """An answer record with its kind tag set (``extra``: source, usage, finish_reason, reasoning...)."""
+    record: dict[str, Any] = {
+        "kind": "answer",
+        "uid": uid,
+        "sample": sample,
+        "model": model,
+        "category": category,
+        "answer": answer,
+        "tstamp": tstamp,
+    }
+    record.update({key: value for key, value in extra.items() if value is not None})
+    return record  # type: ignore[return-value]
+
+
+def sample_of(record: dict[str, Any] | BattleRecord | AnswerRecord | PairwiseJudgment) -> int:
+    """A record's sample index; schema-1 records have none and are sample 0."""
+    value = record.get("sample", 0)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+class PointRecord(_PointRecordFields, total=False):
+    """A per-answer score (a rule check or a rubric grade): ``value`` in [0, 1], or None when unscored."""
+
+    category: str
+    detail: dict[str, Any]
