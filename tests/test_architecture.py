@@ -189,3 +189,26 @@ def test_rejudging_invalid_verdicts_bypasses_the_cache(
     before = server.stats.requests
     run_quiet(**common, out=tmp_path / "r", rejudge_invalid=True)
     assert server.stats.requests - before == 2 * 2 * 2  # each game asked again, and re-asked
+
+
+def test_every_show_method_is_available_at_the_end_of_run(
+    toy: None, models: tuple[Any, Path], tmp_path: Path, run_quiet: Any
+) -> None:
+    """run scores through the same layer as show: BT, style control, categories, ensembles, sanity."""
+    _, models_file = models
+    out = tmp_path / "run"
+    common = {"bench": "toy", "bench_options": {"n": "6"}, "models_file": models_file, "out": out}
+    base = run_quiet(**common, models=["strong", "mixed"], judges=["judge-good"])
+    assert {r["model"] for r in base.leaderboard} == {"strong", "mixed", "toy-ref"}
+    bt = run_quiet(**common, models=["strong", "mixed"], judges=["judge-good"], method="bt")
+    assert bt.requests == 0 and all("rating" in r for r in bt.leaderboard)
+    assert by_model(bt.leaderboard)["toy-ref"]["rating"] == 1000.0  # anchored at the baseline
+    ratings = json.loads((out / "ratings.json").read_text())
+    assert ratings["method"] == "bt" and ratings["judge_sanity"][0]["judge"] == "judge-good"
+    styled = run_quiet(**common, models=["strong", "mixed"], judges=["judge-good"], style_control=("length",))
+    assert json.loads((out / "ratings.json").read_text())["method"] == "style-control"
+    assert styled.requests == 0
+    per_category = run_quiet(**common, models=["strong"], judges=["judge-good"], categories=("toys",))
+    assert {r.get("category") for r in per_category.leaderboard} == {"toys"}
+    two = run_quiet(**common, models=["strong"], judges=["judge-good", "judge-broken"], ensemble=True)
+    assert {r["judge"] for r in two.leaderboard} == {"judge-broken+judge-good"}  # sorted names

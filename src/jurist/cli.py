@@ -104,6 +104,13 @@ def run(
     style_control: Annotated[
         str | None, typer.Option(help="control scores for style: length, markdown or length,markdown")
     ] = None,
+    category: Annotated[
+        list[str] | None, typer.Option("--category", help="score this category alone, against its own baseline (repeatable)")
+    ] = None,
+    length_controlled: Annotated[
+        bool, typer.Option("--length-controlled", help="score with AlpacaEval's length-controlled win rate")
+    ] = False,
+    ensemble: Annotated[bool, typer.Option("--ensemble", help="pool the judges into one score")] = False,
     bootstrap: Annotated[int, typer.Option(min=0, help="bootstrap rounds")] = 100,
     seed: Annotated[int, typer.Option(help="bootstrap seed")] = 0,
     ci: Annotated[float, typer.Option(min=0.5, max=0.999, help="CI level")] = 0.90,
@@ -159,6 +166,9 @@ def run(
         progress=not no_progress,
         method=method,
         style_control=features,
+        categories=tuple(_split(category)),
+        length_controlled=length_controlled,
+        ensemble=ensemble,
         cache=not no_cache,
         cache_path=cache_dir,
         check=not no_check,

@@ -91,6 +91,9 @@ def _win_rates(
     options = ScoreOptions(
         method=config.method,  # type: ignore[arg-type]
         style_control=tuple(config.style_control),
+        categories=tuple(config.categories),
+        length_controlled=config.length_controlled,
+        ensemble=config.ensemble,
         baselines=tuple(run.baselines),
         n_bootstrap=config.n_bootstrap,
         seed=config.seed,

@@ -35,6 +35,9 @@ class RunConfig:
     cache_path: Path | None = None  # default: $JURIST_CACHE_DIR or ~/.cache/jurist
     method: str = "winrate"  # any `jurist show` method: winrate | bt
     style_control: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()  # score each of these categories alone, against its own baseline
+    length_controlled: bool = False  # AlpacaEval's LC win rate
+    ensemble: bool = False  # pool the judges' battles into one score
     n_bootstrap: int = 100
     seed: int = 0
     ci_level: float = 0.90

@@ -11,17 +11,14 @@ import gzip
 import hashlib
 import json
 import os
-import platform
-import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jurist import __version__
 from jurist.errors import InputError, JuristError
-from jurist.store.jsonl import iter_numbered_jsonl, parse_jsonl_bytes, write_json_atomic
+from jurist.store.jsonl import iter_numbered_jsonl, parse_jsonl_bytes
 from jurist.store.run_dir import RunDir, answer_text
 
 StyleFn = Callable[[str], dict[str, Any]]
@@ -195,12 +192,7 @@ def store_answers(
 def write_run_json(run: RunDir, summary: ImportSummary, extra: dict[str, Any]) -> None:
     """run.json of an imported run: where it came from, its baselines and invalid counts, scoring defaults."""
     baselines = sorted(summary.baseline_names | set(summary.baselines.values()))
-    data: dict[str, Any] = {
-        "run_id": hashlib.sha256(f"{summary.source}{time.time()}".encode()).hexdigest()[:12],
-        "status": "imported",
-        "jurist_version": __version__,
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
+    fields: dict[str, Any] = {
         "bench": summary.bench,
         "models": sorted(summary.answers),
         "baseline": baselines[0] if len(baselines) == 1 else None,
@@ -217,7 +209,7 @@ def write_run_json(run: RunDir, summary: ImportSummary, extra: dict[str, Any]) -
             "ci_level": 0.90,
         },
         "import": summary.as_dict(),
-        "updated": time.time(),
         **extra,
     }
-    write_json_atomic(run.run_json, data)
+    run_id = hashlib.sha256(f"{summary.source}{time.time()}".encode()).hexdigest()[:12]
+    run.write_run_json(run_id, "imported", fields)
