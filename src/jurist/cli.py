@@ -105,7 +105,8 @@ def run(
         str | None, typer.Option(help="control scores for style: length, markdown or length,markdown")
     ] = None,
     category: Annotated[
-        list[str] | None, typer.Option("--category", help="score this category alone, against its own baseline (repeatable)")
+        list[str] | None,
+        typer.Option("--category", help="score this category alone, against its own baseline (repeatable)"),
     ] = None,
     length_controlled: Annotated[
         bool, typer.Option("--length-controlled", help="score with AlpacaEval's length-controlled win rate")

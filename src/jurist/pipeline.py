@@ -166,6 +166,12 @@ class Pipeline:
 
     # -- the run --------------------------------------------------------------------------------------------
     def run(self) -> RunResult:
+        adopt = self.bench.adopt_old_judgments
+        if adopt is not None and self.run_dir.root.is_dir():
+            for judge_alias, kind in self.kinds.items():
+                if adopt(self.run_dir, judge_alias, kind, self.bench):
+                    note = f"adopted {judge_alias}'s judgments from an older run"
+                    self.console.print(note, style="dim", markup=False, highlight=False)
         self._precheck()
         self.run_dir.root.mkdir(parents=True, exist_ok=True)
         failures = FailureLog(self.run_dir.failures, self.run_id)
