@@ -166,10 +166,11 @@ class Pipeline:
 
     # -- the run --------------------------------------------------------------------------------------------
     def run(self) -> RunResult:
-        adopt = self.bench.adopt_old_judgments
-        if adopt is not None and self.run_dir.root.is_dir():
+        if self.run_dir.root.is_dir():  # judgments an older jurist stored under other names and keys
+            from jurist.interop.judgebench import adopt_schema1_judgments
+
             for judge_alias, kind in self.kinds.items():
-                if adopt(self.run_dir, judge_alias, kind, self.bench):
+                if adopt_schema1_judgments(self.run_dir, judge_alias, kind, self.bench):
                     note = f"adopted {judge_alias}'s judgments from an older run"
                     self.console.print(note, style="dim", markup=False, highlight=False)
         self._precheck()

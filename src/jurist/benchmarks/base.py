@@ -9,7 +9,7 @@ The runner reads only these fields, so a new benchmark is one module plus one re
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -54,8 +54,6 @@ class Benchmark:
     default_samples: int = 1
     info: Mapping[str, Any] = field(default_factory=dict)
     """Facts for run.json and reports (a split name, the model that wrote shipped answers...)."""
-    adopt_old_judgments: Callable[..., int] | None = None
-    """``(run_dir, judge, kind, benchmark) -> n``: re-keys judgments an older jurist stored elsewhere."""
 
     def baseline_for(self, question: Question) -> str | None:
         """The baseline ``question`` is judged against (Arena-Hard v2.0: one per category)."""
