@@ -161,3 +161,24 @@ def test_show_prints_the_sanity_block_under_the_table_and_keeps_json_stdout_clea
     assert as_json.returncode == 0, as_json.stderr
     assert json.loads(as_json.stdout) == score_run(run, ScoreOptions(n_bootstrap=0)).rows
     assert "warning: judge lazy prefers position A" in as_json.stderr
+
+
+def test_position_bias_warns_when_beyond_chance_not_by_a_fixed_count() -> None:
+    """The embedded 135M judge: 15 of 16 decisive games for position A warns; 4 of 5 does not."""
+
+    def row(first: float, decisive: int) -> dict[str, Any]:
+        return {
+            "judge": "j",
+            "consistency": 0.9,
+            "tie_rate": 0.5,
+            "first_position_rate": first,
+            "n_decisive": decisive,
+            "label": "A=B",
+            "label_share": 0.5,
+            "n_questions": 24,
+            "n_games": 48,
+        }
+
+    assert any("position A in 94%" in w for w in sanity_warnings([row(15 / 16, 16)]))
+    assert sanity_warnings([row(4 / 5, 5)]) == []
+    assert sanity_warnings([row(0.85, 400)])  # and a milder bias over many games

@@ -28,6 +28,7 @@ from jurist.errors import JuristError
 from jurist.judging.base import JudgeItem, JudgeKind
 from jurist.judging.kinds import judge_kind_for
 from jurist.redact import mask
+from jurist.report.formats import table_console
 from jurist.results import RunView, score_outcomes
 from jurist.run_config import Mode, RunConfig, RunResult
 from jurist.stages import AnswerJob, FailureLog, JudgeJob, generate, judge, new_progress
@@ -200,7 +201,7 @@ class Pipeline:
         if self.judges:
             view = RunView(self.bench, self.config, self.run_dir, self.judges, self.baselines, self.kinds)
             judged = [(item, record) for item, record in self.judge_items() if record is not None]
-            rows = score_outcomes(view, judged, Console())
+            rows = score_outcomes(view, judged, table_console())
         exit_code = 1 if failures.count else 0
         summary = {"exit_code": exit_code, "failures": failures.count, "usage": engine.stats.summary()}
         self.run_dir.write_run_json(self.run_id, "finished", {**fields, **summary})

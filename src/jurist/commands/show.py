@@ -115,12 +115,19 @@ def _print(scored: Scored, fmt: str, run_dir: Path) -> None:
     """Table: leaderboard, judge sanity and warnings on stdout. Other formats: only the rows on stdout."""
     from rich.console import Console
 
-    from jurist.report.formats import print_notes, print_scored, print_warnings, render_csv, render_markdown
+    from jurist.report.formats import (
+        print_notes,
+        print_scored,
+        print_warnings,
+        render_csv,
+        render_markdown,
+        table_console,
+    )
 
     err = Console(stderr=True)
     if fmt == "table":
         title = f"jurist show: {run_dir.name} ({scored.settings['method']})"
-        print_scored(Console(), scored, title=title, notes_console=err)
+        print_scored(table_console(), scored, title=title, notes_console=err)
         return
     if fmt == "json":
         print(json.dumps(scored.rows, indent=2, ensure_ascii=False))

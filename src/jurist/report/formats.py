@@ -10,11 +10,10 @@ import io
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from rich.console import Console
 from rich.table import Table
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from jurist.scoring import Scored
 
 Row = dict[str, Any]
@@ -124,13 +123,23 @@ def _share(value: float | None) -> str:
     return "-" if value is None else f"{100.0 * value:.1f}%"
 
 
+def table_console() -> Console:
+    """stdout for tables; when it is not a terminal (a file, a CI log), wide enough that nothing is cut."""
+    console = Console()
+    return console if console.is_terminal else Console(width=160)
+
+
 def render_sanity(rows: list[Row]) -> Table:
     """The judges' sanity: agreement of the two position-swapped games, ties, first-position wins."""
     table = Table(title="judge sanity (each question judged in both answer orders)")
     headers = ("judge", "consistent", "ties", "pos. A wins", "top verdict", "questions", "games")
     notes = any(row.get("note") for row in rows)
     for header in headers + (("note",) if notes else ()):
-        table.add_column(header, justify="left" if header in ("judge", "note") else "right")
+        if header == "judge":
+            longest = max((len(str(row["judge"])) for row in rows), default=5)
+            table.add_column(header, overflow="fold", min_width=min(longest, 40))  # never cut a name
+        else:
+            table.add_column(header, justify="left" if header == "note" else "right")
     for row in rows:
         top = "-" if row["label"] is None else f"{row['label']} {_share(row['label_share'])}"
         cells = [
