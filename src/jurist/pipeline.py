@@ -19,12 +19,13 @@ from rich.console import Console
 from jurist.benchmarks.base import Benchmark, Question
 from jurist.benchmarks.registry import benchmark_names, load_benchmark
 from jurist.config import ModelSpec, load_models_file
-from jurist.engine.cache import open_cache
+from jurist.engine.cache import RequestCache, open_cache
 from jurist.engine.client import Engine, RequestFailed
 from jurist.engine.embedded import EMBEDDED_ALIAS, embedded_model_spec
 from jurist.engine.pool import ServerPool
 from jurist.engine.throttle import make_throttle
 from jurist.errors import JuristError
+from jurist.interrupts import GracefulInterrupt
 from jurist.judging.base import JudgeItem, JudgeKind
 from jurist.judging.kinds import judge_kind_for
 from jurist.redact import mask
@@ -191,7 +192,7 @@ class Pipeline:
         fields = self._run_fields()
         self.run_dir.write_run_json(self.run_id, "running", fields)
         try:
-            asyncio.run(self._stages(engine, failures))
+            self._run_loop(engine, failures, cache)
         finally:
             failures.close()
             engine.close_servers()
@@ -219,8 +220,33 @@ class Pipeline:
             path.mkdir(parents=True, exist_ok=True)
         return path
 
-    async def _stages(self, engine: Engine, failures: FailureLog) -> None:
+    def _run_loop(self, engine: Engine, failures: FailureLog, cache: RequestCache | None) -> None:
+        """The stages in one event loop; Ctrl-C / SIGTERM cancel them cleanly, or force an exit if stuck."""
+
+        def force_stop() -> None:
+            engine.close_servers()
+            if cache is not None:
+                cache.close()
+            self.console.print(
+                "interrupted: the run did not stop in time, so it was stopped at once; everything appended "
+                "so far is saved; run again to resume",
+                style="yellow",
+                markup=False,
+                highlight=False,
+            )
+
+        interrupt = GracefulInterrupt(force_stop)
+        try:
+            with interrupt:
+                asyncio.run(self._stages(engine, failures, interrupt))
+        except asyncio.CancelledError:
+            if interrupt.interrupted:
+                raise KeyboardInterrupt from None
+            raise
+
+    async def _stages(self, engine: Engine, failures: FailureLog, interrupt: GracefulInterrupt) -> None:
         """All stages in one event loop (the engine's limits belong to one loop)."""
+        interrupt.attach()
         try:
             self._write_shipped_answers()
             work = self._generation_work()

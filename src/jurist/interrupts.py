@@ -1,0 +1,86 @@
+"""Ctrl-C and SIGTERM during a run: save and stop cleanly, and never hang.
+
+The first signal cancels the run's main task, so every stage closes its files, the engine closes its
+sessions and the servers jurist started are stopped, and the run exits 130. Should that not finish within a
+grace period (a library that never returns from a close, a cancelled wait that is never woken), or on a
+second Ctrl-C, the forced path stops the managed servers, flushes what is held in memory and exits at once:
+results already appended are on disk either way (every line is written whole).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import threading
+from collections.abc import Callable
+from types import FrameType, TracebackType
+from typing import Any
+
+GRACE_S = 20.0
+
+
+class GracefulInterrupt:
+    """Signal handling around one event loop run (install in the main thread, with ``with``)."""
+
+    def __init__(
+        self,
+        on_force: Callable[[], None],
+        *,
+        grace_s: float = GRACE_S,
+        exit: Callable[[int], Any] = os._exit,  # noqa: A002 - tests pass a recorder instead
+    ) -> None:
+        self._on_force = on_force
+        self._grace_s = grace_s
+        self._exit = exit
+        self._task: asyncio.Task[Any] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._timer: threading.Timer | None = None
+        self._previous: dict[int, Any] = {}
+        self._forced = threading.Lock()
+        self.count = 0
+
+    @property
+    def interrupted(self) -> bool:
+        return self.count > 0
+
+    def attach(self) -> None:
+        """Call first thing inside the main task: the task a signal cancels."""
+        self._task = asyncio.current_task()
+        self._loop = asyncio.get_running_loop()
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self.count += 1
+        task, loop = self._task, self._loop
+        if self.count == 1 and task is not None and loop is not None and not task.done():
+            loop.call_soon_threadsafe(task.cancel)
+            self._timer = threading.Timer(self._grace_s, self.force)
+            self._timer.daemon = True
+            self._timer.start()
+            return
+        if self.count == 1:  # before or after the loop: the ordinary KeyboardInterrupt path saves all
+            raise KeyboardInterrupt
+        self.force()
+
+    def force(self) -> None:
+        """Stop what jurist started, flush, and exit 130 now (from the timer thread or a second signal)."""
+        if not self._forced.acquire(blocking=False):
+            return
+        try:
+            self._on_force()
+        finally:
+            self._exit(130)
+
+    def __enter__(self) -> GracefulInterrupt:
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
