@@ -92,6 +92,7 @@ def test_records_carry_kind_and_sample_and_samples_are_judged_apiece(
     assert {j["kind"] for j in judgments} == {"pairwise"} and len({j["key"] for j in judgments}) == 9
     battles = read_jsonl(out / "battles.jsonl")
     assert sorted({b["sample"] for b in battles}) == [0, 1, 2] and len(battles) == 18
+    assert {b["kind"] for b in battles} == {"battle"}
     assert by_model(result.leaderboard)["mixed"]["n"] == 3  # questions, not answers: samples are clustered
     assert (
         run_quiet(

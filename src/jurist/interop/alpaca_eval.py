@@ -28,6 +28,7 @@ from jurist.interop.common import (
     write_run_json,
 )
 from jurist.judging.pairwise import judgment_key
+from jurist.store.records import sample_of
 from jurist.store.run_dir import RunDir
 
 ALPACA_ANNOTATOR = "weighted_alpaca_eval_gpt4_turbo"
@@ -60,7 +61,9 @@ def read_alpaca_outputs(path: Path, model: str) -> dict[str, dict[str, Any]]:
         instruction = _alpaca_text(row, "instruction", path, index)
         uid = alpaca_uid(instruction)
         answers[uid] = {
+            "kind": "answer",
             "uid": uid,
+            "sample": 0,
             "model": model,
             "category": str(row.get("dataset") or "default"),
             "answer": _alpaca_text(row, "output", path, index),
@@ -92,9 +95,11 @@ def battles_from_preference(judgment: dict[str, Any]) -> list[dict[str, Any]]:
     if judgment.get("invalid") or p is None:
         return []
     common = {
+        "kind": "battle",
         "model_a": judgment["baseline"],
         "model_b": judgment["model"],
         "uid": judgment["uid"],
+        "sample": sample_of(judgment),
         "category": judgment.get("category", "default"),
         "judge": judgment["judge"],
         "source": "llm-judge",
@@ -118,8 +123,10 @@ def read_alpaca_annotations(
         p = alpaca_probability(row.get("preference"), path, index)
         category = str(row.get("dataset") or "default")
         judgments[uid] = {
+            "kind": "preference",
             "key": judgment_key(annotator, model, baseline, uid, "", "", "import:alpaca-eval"),
             "uid": uid,
+            "sample": 0,
             "category": category,
             "judge": annotator,
             "model": model,
@@ -133,7 +140,9 @@ def read_alpaca_annotations(
         for side, who in (("output_1", baseline), ("output_2", model)):
             if isinstance(row.get(side), str):
                 embedded.setdefault(who, {})[uid] = {
+                    "kind": "answer",
                     "uid": uid,
+                    "sample": 0,
                     "model": who,
                     "category": category,
                     "answer": row[side],

@@ -115,7 +115,7 @@ def arena_answer(
     if text is None:
         raise field_error(path, where, "messages", "no assistant answer (nor 'choices[0].turns[0].content')")
     prompt, thought = _message_parts(record)
-    out: dict[str, Any] = {"uid": uid, "model": model}
+    out: dict[str, Any] = {"kind": "answer", "uid": uid, "sample": 0, "model": model}
     if uid in categories:
         out["category"] = categories[uid]
     out["answer"] = text
@@ -199,8 +199,10 @@ def arena_judgment(
     parsed = [_arena_game(game, n + 1, *sides[n]) for n, game in enumerate(games)]
     statuses = [status for _, status in parsed]
     out = {
+        "kind": "pairwise",
         "key": judgment_key(judge, model, baseline, uid, "", "", "import:arena-hard"),
         "uid": uid,
+        "sample": 0,
         "category": category,
         "judge": judge,
         "model": model,

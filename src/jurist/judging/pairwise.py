@@ -90,6 +90,7 @@ def battles_from_judgment(record: dict[str, Any], *, strong_weight: int = 3) -> 
         winner = "tie" if side is None else ("model_a" if side == "A" else "model_b")
         battles.append(
             {
+                "kind": "battle",
                 "model_a": game["a"],
                 "model_b": game["b"],
                 "winner": winner,

@@ -90,20 +90,24 @@ def _battles_from_judgments(run: RunDir) -> list[Battle]:
     """Battles of every judgment file, the last record per (judge, model, uid) winning."""
     from jurist.judging.pairwise import battles_from_judgment
     from jurist.store.jsonl import iter_numbered_jsonl
+    from jurist.store.records import judgment_kind, sample_of
 
     root = run.root / "judgments"
     if not root.is_dir():
         raise JuristError(f"{run.root}: no battles.jsonl and no judgments/ to score")
     battles: list[Battle] = []
     for path in sorted(root.glob("*/*.jsonl")):
-        latest: dict[str, dict[str, Any]] = {}
+        latest: dict[tuple[str, int], dict[str, Any]] = {}
         for _, record in iter_numbered_jsonl(path, repair=False):
-            latest[str(record.get("uid"))] = record
+            latest[(str(record.get("uid")), sample_of(record))] = record
         for record in latest.values():
-            if "games" in record:
+            kind = judgment_kind(record)
+            if kind == "pairwise":
                 battles.extend(battles_from_judgment(record))
-            else:  # a soft preference (AlpacaEval import): imported only where one is met
+            elif kind == "preference":  # a soft preference (AlpacaEval import)
                 from jurist.interop.alpaca_eval import battles_from_preference
 
                 battles.extend(battles_from_preference(record))
+            else:
+                raise JuristError(f"{path}: judgment kind {kind!r} has no battles")
     return battles

@@ -15,8 +15,9 @@ from typing import Any, Literal, TypedDict
 
 SCHEMA_VERSION = 2
 
-RecordKind = Literal["answer", "pairwise", "battle", "point"]
-JudgmentKindName = Literal["pairwise"]
+RecordKind = Literal["answer", "pairwise", "preference", "battle", "point"]
+JudgmentKindName = Literal["pairwise", "preference"]
+"""``pairwise``: two position-swapped games; ``preference``: one soft preference (AlpacaEval imports)."""
 Winner = Literal["model_a", "model_b", "tie"]
 
 
@@ -138,6 +139,15 @@ def answer_record(
     }
     record.update({key: value for key, value in extra.items() if value is not None})
     return record  # type: ignore[return-value]
+
+
+def judgment_kind(record: dict[str, Any]) -> str:
+    """The kind of a judgment record: its ``kind`` field; schema-1 records had none, and were pairwise
+    games (``games``) or, imported from AlpacaEval, a soft preference."""
+    kind = record.get("kind")
+    if isinstance(kind, str):
+        return kind
+    return "pairwise" if "games" in record else "preference"
 
 
 def sample_of(record: dict[str, Any] | BattleRecord | AnswerRecord | PairwiseJudgment) -> int:

@@ -12,7 +12,7 @@ from typing import Any
 from jurist import __version__
 from jurist.errors import InputError
 from jurist.store.jsonl import iter_numbered_jsonl, write_json_atomic
-from jurist.store.records import SCHEMA_VERSION, AnswerRecord, sample_of
+from jurist.store.records import SCHEMA_VERSION, AnswerRecord, judgment_kind, sample_of
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._\-]+")
 
@@ -95,7 +95,7 @@ class RunDir:
         for line, record in iter_numbered_jsonl(path):
             if "key" not in record:
                 raise InputError(path, f"line {line}", "field 'key' is missing")
-            record.setdefault("kind", "pairwise")  # schema 1 had one judgment kind
+            record["kind"] = judgment_kind(record)
             record.setdefault("sample", 0)
             judgments[record["key"]] = record
         return judgments
