@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from jurist.benchmarks.question_file import load_question_file
+from jurist.benchmarks.arena_hard import load_question_file
 from jurist.config import load_models_file
 from jurist.errors import InputError
 from jurist.judging.verdict import parse_verdict, swap_label

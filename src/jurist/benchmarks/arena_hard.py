@@ -1,6 +1,18 @@
-"""Arena-Hard's benchmark facts: the baseline model each question category is judged against."""
+"""Arena-Hard as a benchmark: its question files and the baseline each question category is judged against.
+
+Question files come in Arena-Hard's ``question.jsonl`` shapes: v2.0 rows ``{uid, category, prompt}`` and
+v0.1 rows ``{question_id, category, turns: [{content}]}`` (only the first turn is used: Arena-Hard questions
+are single-turn). Other fields of a row are kept as the question's metadata.
+"""
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from jurist.benchmarks.base import Benchmark, Question
+from jurist.errors import InputError
+from jurist.store.jsonl import iter_numbered_jsonl
 
 ARENA_HARD_BASELINES: dict[str, str] = {
     "hard_prompt": "o3-mini-2025-01-31",
@@ -15,3 +27,50 @@ ARENA_HARD_BASELINES: dict[str, str] = {
 def default_baseline(category: str, bench: str) -> str | None:
     """Arena-Hard's baseline for a category, else for the benchmark (v0.1 has a single one)."""
     return ARENA_HARD_BASELINES.get(category) or ARENA_HARD_BASELINES.get(bench)
+
+
+def question_from_row(row: dict[str, Any], path: Path, line: int) -> Question:
+    where = f"line {line}"
+    uid = row.get("uid", row.get("question_id"))
+    if uid is None or uid == "":
+        raise InputError(path, where, "field 'uid' (or 'question_id') is missing")
+    if "prompt" in row:
+        prompt = row["prompt"]
+    elif "turns" in row:
+        turns = row["turns"]
+        if (
+            not isinstance(turns, list)
+            or not turns
+            or not isinstance(turns[0], dict)
+            or "content" not in turns[0]
+        ):
+            raise InputError(path, where, "field 'turns' must be a non-empty list of {content}")
+        prompt = turns[0]["content"]
+    else:
+        raise InputError(path, where, "field 'prompt' (or 'turns') is missing")
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise InputError(path, where, "field 'prompt' must be a non-empty string")
+    category = row.get("category") or "default"
+    metadata = {
+        k: v for k, v in row.items() if k not in ("uid", "question_id", "prompt", "turns", "category")
+    }
+    return Question(uid=str(uid), prompt=prompt, category=str(category), metadata=metadata)
+
+
+def load_question_file(path: str | Path) -> Benchmark:
+    """Read a question file; duplicate uids and malformed rows are errors naming the line and field."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "", "question file not found")
+    questions: list[Question] = []
+    seen: set[str] = set()
+    for line, row in iter_numbered_jsonl(path, repair=False):
+        question = question_from_row(row, path, line)
+        if question.uid in seen:
+            raise InputError(path, f"line {line}", f"field 'uid': duplicate uid {question.uid!r}")
+        seen.add(question.uid)
+        questions.append(question)
+    if not questions:
+        raise InputError(path, "", "no questions in file")
+    name = path.parent.name if path.name == "question.jsonl" else path.stem
+    return Benchmark(name, questions)

@@ -54,7 +54,7 @@ def load_benchmark(name_or_path: str, options: BenchmarkOptions | None = None) -
         return factory(options)
     path = Path(name_or_path)
     if path.exists():
-        from jurist.benchmarks.question_file import load_question_file
+        from jurist.benchmarks.arena_hard import load_question_file
 
         take_options(f"question file {path}", options, {})
         return load_question_file(path)
