@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -116,5 +117,6 @@ def test_interrupting_a_real_run_exits_130_and_keeps_what_was_answered(
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 130, stderr
     assert "interrupted" in stderr and "Traceback" not in stderr
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["status"] == "interrupted"
     saved = answers.read_text().splitlines()
     assert 1 <= len(saved) < 24  # what was answered is kept; the rest is for the next run

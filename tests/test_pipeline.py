@@ -129,9 +129,11 @@ def test_judge_only_without_answers_is_a_usage_error(setup: Any, run_quiet: Any)
 def test_invalid_verdicts_are_counted_not_crashing(setup: Any, run_quiet: Any) -> None:
     server, models, out = setup
     result = run_quiet(models_file=models, models=["strong"], judges=["judge-broken"], out=out, limit=3)
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # nothing could be scored: not a success
     row = by_model(result.leaderboard)["strong"]
     assert row["invalid"] == 3 and row["score"] is None
+    assert by_model(result.leaderboard)["reference"]["baseline"]  # the baseline keeps its row
+    assert json.loads((out / "run.json").read_text())["scored"] is False
     judgments = read_jsonl(out / "judgments" / "judge-broken" / "strong.jsonl")
     assert all(j["invalid"] and j["games"][0]["reask_raw"] for j in judgments)
     assert server.stats.requests_by_model["judge-broken"] == 3 * 2 * 2  # each game asked twice

@@ -7,10 +7,12 @@ import signal
 import sys
 from pathlib import Path
 from types import FrameType
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+import typer.core
 from rich.console import Console
+from rich.text import Text
 
 from jurist.errors import JuristError
 from jurist.redact import mask
@@ -186,6 +188,20 @@ def run(
 _COMMAND_MODULES: tuple[str, ...] = ("judgebench", "check", "judges", "show", "transfer")
 
 
+def _quiet_flags() -> None:
+    """typer prints ``<bool>`` beside every flag in --help; a flag takes no value, so show no type."""
+    option = getattr(typer.core, "TyperOption", None)
+    shown = getattr(option, "display_type_rich", None)
+    if option is None or shown is None or getattr(shown, "_jurist", False):
+        return
+
+    def display_type_rich(self: Any, ctx: Any) -> str | None:
+        return None if getattr(self, "is_flag", False) else shown(self, ctx)
+
+    display_type_rich._jurist = True  # type: ignore[attr-defined]
+    option.display_type_rich = display_type_rich
+
+
 def _register_commands() -> None:
     import importlib
 
@@ -196,10 +212,13 @@ def _register_commands() -> None:
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="jurist: %(message)s")
     _register_commands()
+    _quiet_flags()
     try:
         code = app(standalone_mode=False)  # click hands back typer.Exit codes instead of raising them
     except JuristError as exc:
-        err_console.print(f"[red]error:[/red] {mask(str(exc))}", highlight=False, soft_wrap=True)
+        err_console.print(
+            Text("error: ", style="red") + Text(mask(str(exc))), highlight=False, soft_wrap=True
+        )  # the message may hold model names or install hints with [extras]: never markup
         sys.exit(2)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from jurist.errors import InputError
+from jurist.errors import InputError, JuristError
 from jurist.redact import register_secret
 
 DEFAULT_API_BASE = "https://api.openai.com/v1"
@@ -159,8 +159,15 @@ def _format_validation_error(exc: ValidationError) -> str:
     return f"field {field}: {first['msg']}"
 
 
-def load_models_file(path: str | Path, env: Mapping[str, str] | None = None) -> dict[str, ModelSpec]:
-    """Read and validate a models file; errors name the file, the alias and the field."""
+def load_models_file(
+    path: str | Path, env: Mapping[str, str] | None = None, *, aliases: Collection[str] | None = None
+) -> dict[str, ModelSpec]:
+    """Read and validate a models file; errors name the file, the alias and the field.
+
+    With ``aliases``, keys are resolved for those aliases only (the ones a run uses), so an unrelated
+    entry whose ``${VAR}`` is unset does not block the run; every unset key of those aliases is reported
+    in one error. Other entries keep no key at all.
+    """
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "", "models file not found")
@@ -177,6 +184,7 @@ def load_models_file(path: str | Path, env: Mapping[str, str] | None = None) -> 
     if env is None:
         env = {**load_dotenv_values(path.parent), **load_dotenv_values(), **os.environ}
     specs: dict[str, ModelSpec] = {}
+    problems: list[str] = []
     for alias, body in data.items():
         where = f"model {alias!r}"
         if not isinstance(body, dict):
@@ -194,11 +202,26 @@ def load_models_file(path: str | Path, env: Mapping[str, str] | None = None) -> 
             specs[str(alias)] = spec
             continue
         spec.endpoints = spec.resolved_endpoints()
+        used = aliases is None or str(alias) in aliases
         for i, endpoint in enumerate(spec.endpoints):
+            if not used:
+                endpoint.api_key = None  # never a "${VAR}" text standing in for a key
+                continue
             # OPENAI_API_KEY is the default only for OpenAI-wire models; LiteLLM finds providers' own keys.
             default_env = DEFAULT_KEY_ENV if spec.api_type == "openai" else None
-            endpoint.api_key = resolve_key(
-                endpoint.api_key, env, where=f"{where}: endpoints[{i}]", path=path, default_env=default_env
-            )
+            try:
+                endpoint.api_key = resolve_key(
+                    endpoint.api_key,
+                    env,
+                    where=f"{where}: endpoints[{i}]",
+                    path=path,
+                    default_env=default_env,
+                )
+            except InputError as exc:
+                if aliases is None:
+                    raise
+                problems.append(str(exc))
         specs[str(alias)] = spec
+    if problems:
+        raise JuristError("; ".join(problems))  # every problem of the run's aliases, in one line
     return specs

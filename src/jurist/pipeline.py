@@ -8,6 +8,7 @@ for what is missing, so re-running a finished run sends nothing and a crashed on
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 import uuid
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from typing import Any
 from rich.console import Console
 
 from jurist.benchmarks.base import Benchmark, Question
+from jurist.benchmarks.baseline_file import baseline_from
 from jurist.benchmarks.registry import benchmark_names, load_benchmark
 from jurist.config import ModelSpec, load_models_file
 from jurist.engine.cache import RequestCache, open_cache
@@ -30,7 +32,7 @@ from jurist.judging.base import JudgeItem, JudgeKind
 from jurist.judging.kinds import judge_kind_for
 from jurist.redact import mask
 from jurist.report.formats import table_console
-from jurist.results import RunView, score_outcomes
+from jurist.results import Outcome, RunView, score_outcomes
 from jurist.run_config import Mode, RunConfig, RunResult
 from jurist.stages import AnswerJob, FailureLog, JudgeJob, generate, judge, new_progress
 from jurist.store.jsonl import JsonlAppender
@@ -50,10 +52,13 @@ class Pipeline:
         if config.baseline is not None:
             if bench.candidates:
                 raise JuristError(f"--baseline does not apply to {bench.name}: it judges its own pairs")
-            bench = bench.with_baseline(config.baseline)
+            bench = baseline_from(bench, config.baseline)
         self.bench: Benchmark = bench
         self.run_dir = RunDir(config.out or Path("runs") / bench.name)
-        self.specs: dict[str, ModelSpec] = load_models_file(config.models_file) if config.models_file else {}
+        used = {*config.models, *config.judges, *bench.baselines(), *bench.candidates}
+        self.specs: dict[str, ModelSpec] = (
+            load_models_file(config.models_file, aliases=used) if config.models_file else {}
+        )
         if bench.candidates and config.models:
             raise JuristError(
                 f"--model does not apply to {bench.name}: it judges fixed response pairs (use --judge)"
@@ -79,7 +84,9 @@ class Pipeline:
 
     def _validate(self) -> None:
         source = f"models file {self.config.models_file}" if self.config.models_file else "no --models-file"
-        for alias in [a for a in self.candidates if not self._shipped(a)] + self.judges:
+        # Candidates need a models-file entry only to generate: --judge-only judges answers on disk.
+        generating = [] if self.config.mode == "judge-only" else self.candidates
+        for alias in [a for a in generating if not self._shipped(a)] + self.judges:
             if alias not in self.specs:
                 raise JuristError(f"model {alias!r} is not defined ({source})")
         if self.judges and self.bench.judge_kind == "pairwise" and not self.baselines:
@@ -190,28 +197,63 @@ class Pipeline:
             pool=pool,
         )
         fields = self._run_fields()
+        self._keep_judge_prompt(fields)
         self.run_dir.write_run_json(self.run_id, "running", fields)
         try:
             self._run_loop(engine, failures, cache)
+        except KeyboardInterrupt:
+            usage = {"failures": failures.count, "usage": engine.stats.summary()}
+            self.run_dir.write_run_json(self.run_id, "interrupted", {**fields, **usage})
+            raise
         finally:
             failures.close()
             engine.close_servers()
             if cache is not None:
                 cache.close()
-        rows: list[dict[str, Any]] = []
+        outcome = Outcome([], scored=not self.judges)
         if self.judges:
-            view = RunView(self.bench, self.config, self.run_dir, self.judges, self.baselines, self.kinds)
+            view = RunView(
+                self.bench,
+                self.config,
+                self.run_dir,
+                self.judges,
+                self.candidates,
+                self.baselines,
+                self.kinds,
+            )
             judged = [(item, record) for item, record in self.judge_items() if record is not None]
-            rows = score_outcomes(view, judged, table_console())
-        exit_code = 1 if failures.count else 0
-        summary = {"exit_code": exit_code, "failures": failures.count, "usage": engine.stats.summary()}
+            outcome = score_outcomes(view, judged, table_console())
+        exit_code = 1 if failures.count or not outcome.scored else 0
+        summary = {
+            "exit_code": exit_code,
+            "failures": failures.count,
+            "still_failing": failures.current,
+            "scored": outcome.scored,
+            "usage": engine.stats.summary(),
+        }
         self.run_dir.write_run_json(self.run_id, "finished", {**fields, **summary})
         if failures.count:
             self.console.print(
-                f"[yellow]{failures.count} request(s) failed after retries; see {self.run_dir.failures}. "
-                "Run the same command again to retry them.[/yellow]"
+                f"{failures.count} request(s) failed after retries and are still missing (run.json "
+                f"'still_failing'; every attempt is kept in {self.run_dir.failures}). Run the same command "
+                "again to retry them.",
+                style="yellow",
+                markup=False,
+                highlight=False,
             )
-        return RunResult(exit_code, rows, failures.count, engine.stats.requests, self.run_dir.root)
+        return RunResult(exit_code, outcome.rows, failures.count, engine.stats.requests, self.run_dir.root)
+
+    def _keep_judge_prompt(self, fields: dict[str, Any]) -> None:
+        """A custom judge prompt is kept in the run directory, so the run can be audited or re-judged."""
+        source = self.config.judge_prompt
+        if source is None:
+            return
+        text = source.read_bytes()
+        kept = self.run_dir.root / "prompts" / f"{hashlib.sha256(text).hexdigest()[:16]}{source.suffix}"
+        if not kept.exists():
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            kept.write_bytes(text)
+        fields["judge_prompt_kept"] = str(kept.relative_to(self.run_dir.root))
 
     def _cache_path(self) -> Path | None:
         """--cache-dir names a folder (made if missing); a path with a suffix names the file itself."""

@@ -16,9 +16,11 @@ from rich.console import Console
 
 from jurist.benchmarks.base import Benchmark
 from jurist.judging.base import JudgeItem, JudgeKind
+from jurist.judging.pairwise import battles_from_judgment, text_hash
 from jurist.run_config import RunConfig
-from jurist.store.jsonl import JsonlAppender, write_json_atomic
-from jurist.store.run_dir import RunDir
+from jurist.store.jsonl import JsonlAppender, iter_numbered_jsonl, write_json_atomic
+from jurist.store.records import judgment_kind, sample_of
+from jurist.store.run_dir import RunDir, file_stem
 
 Judged = tuple[JudgeItem, dict[str, Any]]
 
@@ -31,20 +33,26 @@ class RunView:
     config: RunConfig
     run_dir: RunDir
     judges: Sequence[str]
+    candidates: Sequence[str]
     baselines: Sequence[str]
     kinds: dict[str, JudgeKind]
 
 
 def write_outcomes(
-    run: RunView, judged: Iterable[Judged]
+    run: RunView, judged: Iterable[Judged], earlier: Iterable[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], Counter[tuple[str, str]]]:
-    """battles.jsonl from the current judgments (replaced atomically); invalid counts per (judge, model)."""
+    """battles.jsonl from the current judgments and valid earlier ones (replaced atomically); invalid
+    counts per (judge, model)."""
     battles: list[dict[str, Any]] = []
     invalid: Counter[tuple[str, str]] = Counter()
     for item, record in judged:
         if record.get("invalid"):
             invalid[(item.judge, item.model)] += 1
         battles.extend(run.kinds[item.judge].outcomes(record))
+    for record in earlier:
+        if record.get("invalid"):
+            invalid[(record["judge"], record["model"])] += 1
+        battles.extend(battles_from_judgment(record, strong_weight=run.config.strong_weight))
     tmp = run.run_dir.battles.with_suffix(".jsonl.tmp")
     tmp.unlink(missing_ok=True)
     with JsonlAppender(tmp) as out:
@@ -54,19 +62,53 @@ def write_outcomes(
     return battles, invalid
 
 
-def score_outcomes(run: RunView, judged: list[Judged], console: Console) -> list[dict[str, Any]]:
-    """Write outcomes, score every metric of the benchmark, print the tables; returns the headline rows."""
-    battles, invalid = write_outcomes(run, judged)
-    rows: list[dict[str, Any]] = []
-    if "winrate" in run.bench.metrics:
-        rows = _win_rates(run, battles, invalid, console)
+@dataclass(frozen=True)
+class Outcome:
+    """The headline rows, and whether anything could be scored at all (else the run exits non-zero)."""
+
+    rows: list[dict[str, Any]]
+    scored: bool
+
+
+def score_outcomes(run: RunView, judged: list[Judged], console: Console) -> Outcome:
+    """Write outcomes, score every metric of the benchmark, print the tables."""
     if "judge-accuracy" in run.bench.metrics:
+        write_outcomes(run, judged, [])
         rows = _judge_accuracy(run, judged, console)
-    return rows
+        return Outcome(rows, scored=bool(judged))
+    earlier, notes = earlier_judgments(run, judged)
+    battles, invalid = write_outcomes(run, judged, earlier)
+    baselines = list(dict.fromkeys([*run.baselines, *(str(r["baseline"]) for r in earlier)]))
+    rows = _win_rates(run, battles, invalid, baselines, console)
+    for note in notes:
+        console.print(f"note: {note}", style="dim", markup=False, highlight=False)
+    _warn_unscored(battles, invalid, console)
+    return Outcome(rows, scored=bool(battles))
+
+
+def _warn_unscored(
+    battles: list[dict[str, Any]], invalid: Counter[tuple[str, str]], console: Console
+) -> None:
+    """Say loudly when a judge's every verdict on a model was unreadable: its row has no score at all."""
+    scored = {(b.get("judge", ""), side) for b in battles for side in (b["model_a"], b["model_b"])}
+    for (judge, model), n in sorted(invalid.items()):
+        if (judge, model) not in scored:
+            console.print(
+                f"warning: none of the {n} verdict(s) of judge {judge} on {model} could be read, so {model} "
+                "has no score from it; see its judgments' raw text, then try --judge-protocol structured "
+                "or --rejudge-invalid",
+                style="bold yellow",
+                markup=False,
+                highlight=False,
+            )
 
 
 def _win_rates(
-    run: RunView, battles: list[dict[str, Any]], invalid: Counter[tuple[str, str]], console: Console
+    run: RunView,
+    battles: list[dict[str, Any]],
+    invalid: Counter[tuple[str, str]],
+    baselines: list[str],
+    console: Console,
 ) -> list[dict[str, Any]]:
     from jurist.report.formats import print_scored, render_table
     from jurist.scoring import ScoreOptions, ratings_document, score_run, win_rate_leaderboard, write_outputs
@@ -74,8 +116,14 @@ def _win_rates(
     config = run.config
     if not battles:  # every verdict invalid (or nothing judged): rows that say so, not an error
         rows = win_rate_leaderboard(
-            [], set(run.baselines), invalid=dict(invalid), n_bootstrap=config.n_bootstrap, seed=config.seed
+            [], set(baselines), invalid=dict(invalid), n_bootstrap=config.n_bootstrap, seed=config.seed
         )
+        for judge in sorted({judge for judge, _ in invalid} or {""}):  # the baseline keeps its row
+            for name in baselines:
+                rows.append(
+                    {"model": name, "judge": judge, "score": 50.0, "ci_low": 50.0, "ci_high": 50.0}
+                    | {"n": 0, "invalid": 0, "baseline": True}
+                )
         write_json_atomic(run.run_dir.leaderboard, rows)
         document = ratings_document(
             rows,
@@ -94,7 +142,7 @@ def _win_rates(
         categories=tuple(config.categories),
         length_controlled=config.length_controlled,
         ensemble=config.ensemble,
-        baselines=tuple(run.baselines),
+        baselines=tuple(baselines),
         n_bootstrap=config.n_bootstrap,
         seed=config.seed,
         ci_level=config.ci_level,
@@ -130,3 +178,52 @@ def _judge_accuracy(run: RunView, judged: list[Judged], console: Console) -> lis
     title = f"JudgeBench ({run.bench.info.get('split', run.bench.name)}, {len(pairs)} pairs)"
     table_console().print(judgebench_table(rows, title=title))
     return rows
+
+
+def earlier_judgments(run: RunView, judged: list[Judged]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Valid pairwise judgments in the run directory for (judge, model) pairs this run did not cover.
+
+    A run with fewer --model/--judge than an earlier one in the same directory still scores everything
+    valid there: a judgment counts when the answers it judged are the ones on disk now (its answer hashes
+    match); the last such judgment per (uid, sample) wins. Returns the records and notes saying what was
+    added.
+    """
+    covered = {(file_stem(j), file_stem(m)) for j in run.judges for m in run.candidates}
+    root = run.run_dir.root / "judgments"
+    records: list[dict[str, Any]] = []
+    notes: list[str] = []
+    answers: dict[str, dict[tuple[str, int], Any]] = {}
+    for path in sorted(root.glob("*/*.jsonl")) if root.is_dir() else []:
+        if (path.parent.name, path.stem) in covered:
+            continue
+        latest: dict[tuple[str, int], dict[str, Any]] = {}
+        for _, record in iter_numbered_jsonl(path, repair=False):
+            if judgment_kind(record) == "pairwise" and _still_current(run, record, answers):
+                latest[(str(record["uid"]), sample_of(record))] = record
+        if latest:
+            first = next(iter(latest.values()))
+            records.extend(latest.values())
+            notes.append(
+                f"also scored: {len(latest)} judgment(s) of {first['judge']} on {first['model']} from an "
+                "earlier run in this directory"
+            )
+    return records, notes
+
+
+def _still_current(
+    run: RunView, record: dict[str, Any], answers: dict[str, dict[tuple[str, int], Any]]
+) -> bool:
+    """Whether ``record`` judged the answers now on disk (model and baseline, by hash)."""
+    try:
+        model, baseline, uid = str(record["model"]), str(record["baseline"]), str(record["uid"])
+    except KeyError:
+        return False
+    for alias, field, sample in ((model, "answer_hash", sample_of(record)), (baseline, "baseline_hash", 0)):
+        if alias not in answers:
+            answers[alias] = (
+                dict(run.run_dir.load_answers(alias)) if run.run_dir.answers(alias).exists() else {}
+            )
+        answer = answers[alias].get((uid, sample))
+        if answer is None or text_hash(answer["answer"]) != record.get(field):
+            return False
+    return True

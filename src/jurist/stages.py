@@ -33,11 +33,13 @@ class FailureLog:
         self._path = path
         self.run_id = run_id
         self.count = 0
+        self.current: list[dict[str, Any]] = []  # this run's failures: what is still missing now
 
     def record(self, stage: str, exc: RequestFailed, **where: Any) -> None:
         if self._appender is None:
             self._appender = JsonlAppender(self._path)
         self.count += 1
+        self.current.append({"stage": stage, **where, "kind": exc.kind, "status": exc.status})
         self._appender.append(
             {"run_id": self.run_id, "stage": stage, **where, **exc.record(), "tstamp": time.time()}
         )

@@ -140,11 +140,17 @@ class ModelClient:
             self.endpoints = self._endpoints(started)
 
     def _pick_endpoint(self) -> EndpointClient:
-        """The least busy endpoint; ties broken at random so load spreads from the first request."""
+        """The least busy endpoint, then the fastest lately; ties at random so load spreads at once.
+
+        Called once the request holds its concurrency slot: chosen earlier, every queued request would
+        pick while nothing is in flight yet, and a slow endpoint would take as many as a fast one.
+        """
         if len(self.endpoints) == 1:
             return self.endpoints[0]
         fewest = min(ep.in_flight for ep in self.endpoints)
-        return self._rng.choice([ep for ep in self.endpoints if ep.in_flight == fewest])
+        idle = [ep for ep in self.endpoints if ep.in_flight == fewest]
+        fastest = min(ep.recent_latency for ep in idle)
+        return self._rng.choice([ep for ep in idle if ep.recent_latency <= fastest * 1.25])
 
     def build_body(self, model_name: str, messages: list[dict[str, Any]], **params: Any) -> bytes:
         """The request body exactly as sent (keys travel in headers, never here)."""
@@ -192,15 +198,15 @@ class ModelClient:
         started = time.monotonic()
         while True:
             attempt += 1
-            endpoint = self._pick_endpoint()
-            if built is not None and endpoint.model_name == self._served_name:
-                body = built
-            else:
-                body = self.build_body(endpoint.model_name, messages, **params)
             try:
                 async with self._limits.slot(self.alias, self.spec.parallel):
                     if self._throttle is not None:  # spacing of request starts, across processes
                         await self._throttle.wait()
+                    endpoint = self._pick_endpoint()
+                    if built is not None and endpoint.model_name == self._served_name:
+                        body = built
+                    else:
+                        body = self.build_body(endpoint.model_name, messages, **params)
                     endpoint.in_flight += 1
                     self._stats.requests += 1
                     self._stats.row(self.alias)["requests"] += 1
@@ -208,6 +214,7 @@ class ModelClient:
                         sent = time.monotonic()
                         status, payload, retry_after = await endpoint.post(body, self._timeout)
                         latency = time.monotonic() - sent
+                        endpoint.observe(latency)
                     finally:
                         endpoint.in_flight -= 1
                 completion = self._completion_or_raise(status, payload, retry_after, latency, attempt)

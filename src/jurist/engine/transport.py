@@ -149,6 +149,13 @@ class EndpointClient:
         self._connections = connections
         self._session: aiohttp.ClientSession | None = None
         self.in_flight = 0
+        self.recent_latency = 0.0  # seconds, an exponential moving average; 0 until the first reply
+
+    def observe(self, latency: float) -> None:
+        """Fold one reply's latency into :attr:`recent_latency` (weight 0.2: recent replies count most)."""
+        self.recent_latency = (
+            latency if not self.recent_latency else 0.8 * self.recent_latency + 0.2 * latency
+        )
 
     @property
     def session(self) -> aiohttp.ClientSession:
