@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import types
@@ -257,3 +258,32 @@ def test_a_litellm_judge_in_a_run(
     assert [g["usage"]["completion_tokens"] for g in games] == [7] * 4
     usage = json.loads((out / "run.json").read_text())["usage"]["per_model"]["claude"]
     assert usage == {"requests": 4, "cache_hits": 0, "prompt_tokens": 44, "completion_tokens": 28}
+
+
+FAKE_LITELLM_PACKAGE = """
+import logging, os
+COST_MAP_AT_IMPORT = os.environ.get("LITELLM_LOCAL_MODEL_COST_MAP")
+telemetry = True
+suppress_debug_info = False
+_handler = logging.StreamHandler()
+_handler.setFormatter(logging.Formatter("LiteLLM-format: %(message)s"))
+for _name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
+    logging.getLogger(_name).addHandler(_handler)  # as litellm/_logging.py does (and they propagate)
+"""
+
+
+def test_litellm_is_imported_offline_and_warns_once(tmp_path: Path) -> None:
+    """Before import: the bundled cost map (no GitHub fetch); after: no telemetry, one handler, not two."""
+    (tmp_path / "litellm").mkdir()
+    (tmp_path / "litellm" / "__init__.py").write_text(FAKE_LITELLM_PACKAGE)
+    code = (
+        "import logging; logging.basicConfig(format='jurist: %(message)s'); "
+        "from jurist.engine.providers import import_litellm; m = import_litellm(); "
+        "print(m.COST_MAP_AT_IMPORT, m.telemetry, m.suppress_debug_info); "
+        "logging.getLogger('LiteLLM').warning('provider offline')"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LITELLM_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env.get("PYTHONPATH", "")])
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    assert result.stdout.split() == ["True", "False", "True"], result.stderr
+    assert result.stderr.count("provider offline") == 1, result.stderr

@@ -29,6 +29,7 @@ from typing import Any, Literal, NamedTuple
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 Label = Literal["A>B", "B>A"]
 Decision = Literal["A>B", "B>A", "A=B"]
@@ -269,7 +270,8 @@ def table_console() -> Console:
 
 
 def judgebench_table(rows: Sequence[dict[str, Any]], *, title: str) -> Table:
-    table = Table(title=title)
+    """Judge accuracy per judge; names and the title are plain text (``judge[x]`` keeps its brackets)."""
+    table = Table(title=Text(title))
     several_sets = len({row["response_model"] for row in rows}) > 1
     columns = [name for name in ROW_FIELDS if name != "response_model" or several_sets]
     for name in columns:
@@ -278,5 +280,5 @@ def judgebench_table(rows: Sequence[dict[str, Any]], *, title: str) -> Table:
         else:
             table.add_column(name, justify="right", min_width=len(name), no_wrap=True)
     for row in rows:
-        table.add_row(*(_cell(row[name]) for name in columns))
+        table.add_row(*(Text(_cell(row.get(name))) for name in columns))
     return table

@@ -1,7 +1,8 @@
 """``jurist show RUN_DIR``: score a finished (or imported) run again, with any method, without new requests.
 
 A thin command over :mod:`jurist.scoring` (the scoring ``jurist run`` uses too) and :mod:`jurist.report`.
-Nothing is written unless ``--write`` is given.
+Nothing is written unless ``--write`` is given. A JudgeBench run measures judges, not models: ``show``
+prints its judge-accuracy table, recomputed from the judgments as ``jurist judgebench score`` does.
 """
 
 from __future__ import annotations
@@ -105,6 +106,11 @@ def show(
     check_options(opts)
     if fmt not in FORMATS:
         raise JuristError(f"--format: {fmt!r} is not table, json, csv or markdown")
+    from jurist.scoring.judgebench import is_judgebench_run
+
+    if run_dir.is_dir() and is_judgebench_run(run_dir):
+        _show_judgebench(run_dir, opts, fmt, write)
+        return
     scored = score_run(run_dir, opts)
     _print(scored, fmt, run_dir)
     if write:
@@ -135,6 +141,32 @@ def _print(scored: Scored, fmt: str, run_dir: Path) -> None:
         print((render_csv if fmt == "csv" else render_markdown)(scored.rows), end="")
     print_notes(err, scored.notes)
     print_warnings(err, scored.sanity)
+
+
+def _show_judgebench(run_dir: Path, opts: ScoreOptions, fmt: str, write: bool) -> None:
+    """Judge accuracy of a JudgeBench run (win-rate options do not apply and are said to be ignored)."""
+    from rich.console import Console
+
+    from jurist.benchmarks.judgebench_scoring import ROW_FIELDS, judgebench_table
+    from jurist.report.formats import print_notes, render_csv, render_markdown, table_console
+    from jurist.scoring.judgebench import JUDGEBENCH_FILE, score_judgebench_run
+
+    rows, notes = score_judgebench_run(run_dir, opts.judges)
+    ignored = opts != ScoreOptions(judges=opts.judges)
+    if ignored:
+        notes.append("a JudgeBench run is scored by judge accuracy; the win-rate options given do not apply")
+    if fmt == "table":
+        title = f"jurist show: {run_dir.name} (JudgeBench judge accuracy)"
+        table_console().print(judgebench_table(rows, title=title))
+    elif fmt == "json":
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+    else:
+        print((render_csv if fmt == "csv" else render_markdown)(rows, ROW_FIELDS), end="")
+    print_notes(Console(stderr=True), notes)
+    if write:
+        from jurist.store.jsonl import write_json_atomic
+
+        write_json_atomic(run_dir / JUDGEBENCH_FILE, rows)
 
 
 def register(app: typer.Typer) -> None:

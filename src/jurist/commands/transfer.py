@@ -36,7 +36,7 @@ def _style_function(enabled: bool) -> StyleFn | None:
 def _say(message: str) -> None:
     from rich.console import Console
 
-    Console(stderr=True).print(message, highlight=False, soft_wrap=True)
+    Console(stderr=True).print(message, markup=False, highlight=False, soft_wrap=True)  # paths, names: plain
 
 
 @import_app.command("arena-hard")

@@ -22,8 +22,30 @@ from jurist.errors import JuristError
 LITELLM_HINT = "pip install 'jurist[litellm]'"
 
 
+LITELLM_ENV = {
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # use the bundled cost map: no GitHub fetch (and its timeout)
+    "LITELLM_LOG": "ERROR",  # its own log level: jurist reports failures itself, once
+}
+"""Environment litellm reads at import time; set only where the user has not set it."""
+
+LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
+"""litellm's loggers: each gets its own stream handler *and* propagates to the root, so every warning
+would print twice (once in its format, once in jurist's)."""
+
+
 def import_litellm() -> Any:
-    """The litellm module, or a one-line error saying how to install it."""
+    """The litellm module, quiet and offline-safe, or a one-line error saying how to install it.
+
+    Offline, a bare ``import litellm`` spends seconds fetching its model-cost map from GitHub, and its
+    warnings print twice; both are settled here, before and right after the import (the settings are
+    litellm's own documented switches: ``LITELLM_LOCAL_MODEL_COST_MAP``, ``telemetry``,
+    ``suppress_debug_info``).
+    """
+    import logging
+    import os
+
+    for key, value in LITELLM_ENV.items():
+        os.environ.setdefault(key, value)
     try:
         import litellm
     except ImportError:
@@ -31,6 +53,12 @@ def import_litellm() -> Any:
             f"api_type: litellm needs the litellm package, which is not installed: {LITELLM_HINT}"
         ) from None
     litellm.suppress_debug_info = True  # its "Give Feedback / Get Help" banner on every exception
+    litellm.telemetry = False  # no usage pings to litellm's servers
+    for name in LITELLM_LOGGERS:  # one handler: jurist's (the root's); never litellm's as well
+        logger = logging.getLogger(name)
+        for handler in list(logger.handlers):
+            if type(handler) is logging.StreamHandler:
+                logger.removeHandler(handler)
     return litellm
 
 

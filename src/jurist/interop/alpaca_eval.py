@@ -218,6 +218,11 @@ def import_alpaca_eval(
     baseline = _alpaca_baseline(results_dir, annotator)
     summary = ImportSummary(format="alpaca-eval", source=str(results_dir), bench="alpaca-eval")
     answers, judgments = read_alpaca_results(results_dir, annotator=annotator, baseline=baseline)
+    if not answers and not judgments:  # the wrong folder: an empty run would "succeed" with 0 models
+        raise JuristError(
+            f"{results_dir}: no AlpacaEval results found (looked for <model>/model_outputs.json[.gz] and "
+            f"<model>/{annotator}/annotations.json[.gz] in its sub-folders)"
+        )
     run = fresh_run_dir(out)
     store_answers(run, answers, style, summary)
     battles = _store_alpaca_judgments(run, judgments, list(answers.get(baseline, {})), summary)

@@ -279,6 +279,8 @@ def import_arena_hard(
     judgments = read_arena_judgments(
         bench_dir, bench=bench, judges=judges, categories=categories, summary=summary
     )
+    if not answers and not judgments:  # an empty run would "succeed" with 0 models
+        raise JuristError(f"{bench_dir}: no model_answer/*.jsonl or model_judgment/*/*.jsonl to import")
     run = fresh_run_dir(out)
     store_answers(run, answers, style, summary)
     battles = _store_arena_judgments(run, judgments, summary)

@@ -1,6 +1,8 @@
 """Leaderboards for people (a rich table, with the judges' sanity under it) and for programs (CSV, Markdown).
 
 ``jurist run`` and ``jurist show`` print through here, so both show the same columns for the same rows.
+Model and judge names, notes and titles are user text: they are printed as plain text, never as rich markup
+(``gpt[4]`` or an install hint ``jurist[litellm]`` would otherwise lose their brackets).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 if TYPE_CHECKING:
     from jurist.scoring import Scored
@@ -34,6 +37,7 @@ _CSV_COLUMNS = (
     "win_rate_standard_error",
     "lc_standard_error",
     "difficulty_source",
+    "avg_tokens",
     "n",
     "n_battles",
     "invalid",
@@ -41,15 +45,16 @@ _CSV_COLUMNS = (
 )
 
 
-def _columns(rows: list[Row]) -> list[str]:
+def _columns(rows: list[Row], order: tuple[str, ...] = _CSV_COLUMNS) -> list[str]:
     present = {key for row in rows for key in row}
-    return [c for c in _CSV_COLUMNS if c in present]
+    return [c for c in order if c in present]
 
 
-def render_csv(rows: list[Row]) -> str:
-    """The rows as CSV, with the columns any row has, in a fixed order."""
+def render_csv(rows: list[Row], columns: tuple[str, ...] = _CSV_COLUMNS) -> str:
+    """The rows as CSV, with the columns any row has, in a fixed order (``columns``: another row shape's)."""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=_columns(rows), extrasaction="ignore", lineterminator="\n")
+    fields = _columns(rows, columns)
+    writer = csv.DictWriter(buffer, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
     return buffer.getvalue()
@@ -65,9 +70,9 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def render_markdown(rows: list[Row]) -> str:
+def render_markdown(rows: list[Row], order: tuple[str, ...] = _CSV_COLUMNS) -> str:
     """The rows as a Markdown table, the same columns as :func:`render_csv`."""
-    columns = _columns(rows)
+    columns = _columns(rows, order)
     lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
     lines += ["| " + " | ".join(_cell(row.get(c)) for c in columns) + " |" for row in rows]
     return "\n".join(lines) + "\n"
@@ -103,19 +108,26 @@ def _table_columns(rows: list[Row], ci_level: float) -> list[Column]:
         ]
     if any("win_rate" in row for row in rows):
         columns.append(("win rate", lambda r: _cell(r.get("win_rate"))))
+    if any("avg_tokens" in row for row in rows):
+        columns.append(("avg tokens", lambda r: _tokens(r.get("avg_tokens"))))
     columns += [("n", lambda r: str(r.get("n", ""))), ("invalid", lambda r: _cell(r.get("invalid", 0)))]
     return columns
 
 
+def _tokens(value: Any) -> str:
+    """Average answer length as Arena-Hard prints it: whole tokens."""
+    return "-" if value is None else f"{value:.0f}"
+
+
 def render_table(rows: list[Row], *, title: str, ci_level: float) -> Table:
     """A rich table: rank, model and the numbers of the chosen method, CIs as (-low / +high)."""
-    table = Table(title=title)
+    table = Table(title=Text(title))
     columns = _table_columns(rows, ci_level)
     table.add_column("#", justify="right")
     for header, _ in columns:
         table.add_column(header, justify="left" if header in ("model", "judge", "category") else "right")
     for rank, row in enumerate(rows, start=1):
-        table.add_row(str(rank), *(cell(row) for _, cell in columns))
+        table.add_row(str(rank), *(Text(cell(row)) for _, cell in columns))
     return table
 
 
@@ -151,7 +163,7 @@ def render_sanity(rows: list[Row]) -> Table:
             str(row["n_questions"]),
             str(row["n_games"]),
         ]
-        table.add_row(*cells, *((row.get("note") or "",) if notes else ()))
+        table.add_row(*(Text(cell) for cell in cells), *((Text(row.get("note") or ""),) if notes else ()))
     return table
 
 
@@ -162,22 +174,23 @@ def print_scored(
     console.print(render_table(scored.rows, title=title, ci_level=scored.settings["ci_level"]))
     if scored.sanity:
         console.print(render_sanity(scored.sanity))
-    print_warnings(console, scored.sanity)
+    print_warnings(console, scored.sanity, scored.warnings)
     print_notes(notes_console or console, scored.notes)
 
 
-def print_warnings(console: Console, sanity: list[Row]) -> None:
-    """One line per degenerate judge, in plain words (see :func:`jurist.scoring.sanity_warnings`)."""
+def print_warnings(console: Console, sanity: list[Row], extra: list[str] | None = None) -> None:
+    """One line per degenerate judge, in plain words (see :func:`jurist.scoring.sanity_warnings`), then
+    the scoring's own warnings (e.g. an ill-conditioned style fit)."""
     from jurist.scoring import sanity_warnings
 
-    for warning in sanity_warnings(sanity):
+    for warning in [*sanity_warnings(sanity), *(extra or [])]:
         console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False, soft_wrap=True)
 
 
 def print_notes(console: Console, notes: list[str]) -> None:
-    """What the reader should know about how the numbers were made (dimmed)."""
+    """What the reader should know about how the numbers were made (dimmed, never read as markup)."""
     for note in notes:
-        console.print(f"[dim]note: {note}[/dim]", highlight=False, soft_wrap=True)
+        console.print(Text(f"note: {note}", style="dim"), highlight=False, soft_wrap=True)
 
 
 def print_leaderboard(console: Console, rows: list[Row], *, title: str, ci_level: float) -> None:

@@ -31,7 +31,7 @@ class StageProgress:
     def __init__(self, console: Console, *, enabled: bool = True) -> None:
         self.enabled = enabled
         self._progress = Progress(
-            TextColumn("{task.description}", justify="left"),
+            TextColumn("{task.description}", justify="left", markup=False),  # model names are not markup
             BarColumn(bar_width=30),
             MofNCompleteColumn(),
             TextColumn("{task.fields[status]}"),

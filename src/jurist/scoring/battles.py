@@ -79,11 +79,27 @@ def read_battles_file(path: Path) -> list[Battle]:
     raise InputError(path, "", "unreadable battles file")  # pragma: no cover - every failure is found above
 
 
+HUMAN_JUDGE = "human"
+"""The judge name of battles whose ``judge`` is null: JudgeArena-format human votes."""
+
+
+def name_null_judges(battles: list[Battle]) -> list[Battle]:
+    """Give battles with ``"judge": null`` (human votes) the judge name ``human``, in place.
+
+    Every step after this (choosing judges, sorting rows, sanity, output) reads the judge as a string, so
+    it is fixed once here rather than guarded everywhere; a battle without the key keeps jurist's "".
+    """
+    for battle in battles:
+        if "judge" in battle and battle["judge"] is None:
+            battle["judge"] = HUMAN_JUDGE
+    return battles
+
+
 def load_battles(run: RunDir) -> tuple[list[Battle], str]:
     """The run's battles and where they came from (battles.jsonl, else rebuilt from the judgments)."""
     if run.battles.is_file():
-        return read_battles_file(run.battles), "battles.jsonl"
-    return _battles_from_judgments(run), "judgments"
+        return name_null_judges(read_battles_file(run.battles)), "battles.jsonl"
+    return name_null_judges(_battles_from_judgments(run)), "judgments"
 
 
 def _battles_from_judgments(run: RunDir) -> list[Battle]:

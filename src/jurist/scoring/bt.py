@@ -116,8 +116,14 @@ def style_rows(
     opts: ScoreOptions,
     settings: Settings,
     notes: list[str],
+    warnings: list[str] | None = None,
 ) -> list[Row]:
-    """Arena-Hard v2 style-controlled win rates (bootstrap median and quantiles) against the baseline."""
+    """Arena-Hard v2 style-controlled win rates (bootstrap median and quantiles) against the baseline.
+
+    With no bootstrap rounds the score is the fit on all battles and no interval exists. A style fit whose
+    design is near-singular (e.g. every answer of a model has the same length, so length and the model's
+    own strength cannot be told apart) is reported in ``warnings``: its coefficients are not meaningful.
+    """
     import numpy as np
 
     from jurist.ratings.style_control import style_controlled_win_rates
@@ -149,6 +155,7 @@ def style_rows(
     (m_idx, b_idx, y, ms_arr, bs_arr), weights, clusters = bootstrap_design(
         design, np.array([oriented.weight[k] for k in keep]), [oriented.uid[k] for k in keep], opts.resample
     )
+    reference = anchor(names, baselines)
     try:
         result = style_controlled_win_rates(
             m_idx,
@@ -159,7 +166,7 @@ def style_rows(
             features=opts.style_control,
             weights=weights,
             n_models=len(names),
-            reference=anchor(names, baselines),
+            reference=reference,
             n_bootstrap=settings.n_bootstrap,
             ci_level=settings.ci_level,
             seed=settings.seed,
@@ -170,7 +177,67 @@ def style_rows(
     coefs = ", ".join(
         f"{n}={c:+.4f}" for n, c in zip(result.feature_names, result.feature_coefs_median, strict=True)
     )
-    notes.append(f"style coefficients (bootstrap median, z-scored features): {coefs}")
+    how = "bootstrap median" if settings.n_bootstrap > 0 else "fit on all battles, no bootstrap"
+    notes.append(f"style coefficients ({how}, z-scored features): {coefs}")
+    problem = style_fit_problem(
+        (m_idx, b_idx, reference, len(names)), ms_arr, bs_arr, opts.style_control, result
+    )
+    if problem and warnings is not None:
+        judge = str(battles[0].get("judge", "")) if battles else ""
+        warnings.append(f"style control{f' ({judge})' if judge else ''}: {problem}")
     questions, counts = oriented.counts(keep)
     numbers = {"score": result.median, "ci_low": result.ci_low, "ci_high": result.ci_high}
     return model_rows(names, baselines, numbers, questions, counts)
+
+
+STYLE_COEF_LIMIT = 10.0
+"""A z-scored style coefficient beyond this (a one-SD style difference moving the log-odds by 10) is a
+symptom of an unidentifiable fit, not a real effect (real ones are well under 1)."""
+
+CONDITION_LIMIT = 1e4
+"""Condition number of the column-scaled design (model columns and z-scored features) above which the
+style fit is numerically ill-conditioned."""
+
+
+def style_fit_problem(
+    players: tuple[Any, Any, int, int],
+    model_style: Any,
+    baseline_style: Any,
+    features: tuple[str, ...],
+    result: Any,
+) -> str | None:
+    """Why a style-control fit should not be trusted (None when it looks sound).
+
+    Checks the design the fit saw (model-difference columns plus z-scored style features, columns scaled
+    to unit length) for collinearity by its condition number, and the fitted coefficients for size.
+    """
+    import numpy as np
+
+    from jurist.ratings.style_control import style_features, zscore
+
+    model_idx, baseline_idx, reference, n_models = players
+    z = zscore(style_features(model_style, baseline_style, features))
+    z = z[:, np.any(z != 0.0, axis=0)]
+    sides = np.zeros((len(model_idx), n_models))
+    rows = np.arange(len(model_idx))
+    sides[rows, np.asarray(model_idx)] += 1.0
+    sides[rows, np.asarray(baseline_idx)] -= 1.0
+    design = np.hstack([np.delete(sides, reference, axis=1), z])  # the reference is fixed at 0
+    norms = np.linalg.norm(design, axis=0)
+    design = design[:, norms > 0] / norms[norms > 0]
+    condition = float(np.linalg.cond(design)) if design.size else 0.0
+    coefs = np.asarray(result.feature_coefs, dtype=float)
+    largest = float(np.max(np.abs(coefs))) if coefs.size else 0.0
+    reasons = []
+    if not np.isfinite(condition) or condition > CONDITION_LIMIT:
+        reasons.append(f"condition number {condition:.3g}")
+    if not np.isfinite(largest) or largest > STYLE_COEF_LIMIT:
+        reasons.append(f"a style coefficient of {largest:+.3g}")
+    if not result.converged:
+        reasons.append("the fit did not converge")
+    if not reasons:
+        return None
+    return (
+        f"the style features are collinear with each other or with the models ({', '.join(reasons)}); "
+        "coefficients and controlled scores are unreliable: drop a feature or check the answers' metadata"
+    )

@@ -32,13 +32,15 @@ class ScoreOptions:
 
 @dataclass
 class Scored:
-    """Rows to print, notes for the reader, the settings used, the battles scored and the judges' sanity."""
+    """Rows to print, notes for the reader, the settings used, the battles scored, the judges' sanity, and
+    warnings (one line each) about numbers that should not be trusted as they stand."""
 
     rows: list[dict[str, Any]]
     notes: list[str]
     settings: dict[str, Any]
     battles: list[dict[str, Any]] = field(repr=False)
     sanity: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from jurist.scoring.common import ALL, Battle, Row, per_judge
 from jurist.scoring.lc import lc_intervals, lc_rows, load_instruction_difficulty
 from jurist.scoring.options import STYLE_FEATURES, Scored, ScoreOptions, Settings
 from jurist.scoring.sanity import judge_sanity
+from jurist.scoring.tokens import TokenLengths, add_avg_tokens
 from jurist.scoring.winrate import ratings_document, win_rate_leaderboard
 
 if TYPE_CHECKING:
@@ -57,17 +58,35 @@ def score_run(root: Path, opts: ScoreOptions, *, invalid: InvalidCounts | None =
     if not opts.categories:
         _note_pooled_baselines(battles, baselines, notes)
     rows: list[Row] = []
+    warnings: list[str] = []
+    lengths = TokenLengths(run, notes)
     for category, subset in _by_category(battles, opts.categories):
         known = _invalid_for(counts, category)
-        part = _score_subset(subset, baselines, run, opts, settings, known or {}, notes)
+        part = _score_subset(subset, baselines, run, opts, settings, known or {}, notes, warnings)
+        add_avg_tokens(part, subset, lengths)
         for row in part:
             if category is not None:
                 row["category"] = category
             if known is None:
                 row["invalid"] = None  # only known for the whole run
         rows.extend(part)
+    if settings.n_bootstrap == 0 and not opts.length_controlled:
+        _drop_intervals(rows)
     battles = _in_categories(battles, opts.categories)
-    return Scored(rows, notes, _describe(opts, settings, baselines), battles, sanity)
+    return Scored(rows, notes, _describe(opts, settings, baselines), battles, sanity, warnings)
+
+
+_INTERVALS = ("ci_low", "ci_high", "winrate_ci_low", "winrate_ci_high")
+
+
+def _drop_intervals(rows: list[Row]) -> None:
+    """Without bootstrap rounds there is no interval: the methods return the point estimate as both ends,
+    which would print as a spurious ``(-0.0 / +0.0)``; None says "no CI" (LC's come from its standard error
+    and are kept)."""
+    for row in rows:
+        for key in _INTERVALS:
+            if key in row:
+                row[key] = None
 
 
 def write_outputs(root: Path, scored: Scored) -> None:
@@ -263,6 +282,7 @@ def _score_subset(
     settings: Settings,
     invalid: dict[tuple[str, str], int],
     notes: list[str],
+    warnings: list[str],
 ) -> list[Row]:
     if opts.length_controlled:
         difficulty = (
@@ -272,7 +292,9 @@ def _score_subset(
         lc_intervals(rows, settings.ci_level)
     elif opts.style_control:
         styles = StyleCache(run, notes)
-        rows = per_judge(battles, lambda sub: style_rows(sub, baselines, styles, opts, settings, notes))
+        rows = per_judge(
+            battles, lambda sub: style_rows(sub, baselines, styles, opts, settings, notes, warnings)
+        )
     elif opts.method == "bt":
         rows = per_judge(battles, lambda sub: bt_rows(sub, baselines, opts, settings))
     else:

@@ -1,0 +1,93 @@
+"""Average answer length in tokens (``avg_tokens``), the column Arena-Hard and AlpacaEval print by a score.
+
+A score is read together with how long the answers were (judges favour long answers), so every leaderboard
+row carries the mean o200k token count of the model's answers to the questions that row scores. The count
+is Arena-Hard's ``metadata.token_len`` where an answer stores it (jurist runs and style-enabled imports do);
+otherwise it is counted here with the same encoding (:func:`jurist.style.count_tokens`). When no answers
+exist (a battles-only run) or the tokenizer is unavailable, ``avg_tokens`` is None and a note says why.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+from jurist.scoring.common import Battle, Row
+
+if TYPE_CHECKING:
+    from jurist.store.run_dir import RunDir
+
+
+class TokenLengths:
+    """uid -> token lengths (one per sample) of each model's answers, read once per model."""
+
+    def __init__(self, run: RunDir, notes: list[str]) -> None:
+        self.run = run
+        self.notes = notes
+        self._models: dict[str, dict[str, list[int]]] = {}
+        self._no_tokenizer = False
+
+    def model(self, name: str) -> dict[str, list[int]]:
+        if name not in self._models:
+            self._models[name] = self._load(name)
+        return self._models[name]
+
+    def _load(self, name: str) -> dict[str, list[int]]:
+        from jurist.store.jsonl import iter_numbered_jsonl
+        from jurist.store.records import sample_of
+        from jurist.store.run_dir import answer_text
+
+        path = self.run.answers(name)
+        if not path.is_file():
+            return {}
+        latest: dict[tuple[str, int], int | None] = {}
+        missing: dict[tuple[str, int], str] = {}
+        for _, record in iter_numbered_jsonl(path, repair=False):
+            key = (str(record.get("uid", record.get("question_id"))), sample_of(record))
+            metadata = record.get("metadata") or record.get("conv_metadata")
+            token_len = metadata.get("token_len") if isinstance(metadata, dict) else None
+            if isinstance(token_len, int) and not isinstance(token_len, bool):
+                latest[key] = token_len
+                missing.pop(key, None)
+            elif (text := answer_text(record)) is not None:
+                latest[key] = None
+                missing[key] = text
+        if missing:
+            self._count(name, latest, missing)
+        lengths: dict[str, list[int]] = defaultdict(list)
+        for (uid, _), n in latest.items():
+            if n is not None:
+                lengths[uid].append(n)
+        return dict(lengths)
+
+    def _count(
+        self, name: str, latest: dict[tuple[str, int], int | None], texts: dict[tuple[str, int], str]
+    ) -> None:
+        """Count o200k tokens of answers that store no ``token_len`` (once the tokenizer is known to load)."""
+        if self._no_tokenizer:
+            return
+        from jurist.style import count_tokens
+
+        try:
+            for key, text in texts.items():
+                latest[key] = count_tokens(text)
+        except (RuntimeError, ImportError) as exc:  # no tiktoken or no offline o200k ranks: say so once
+            self._no_tokenizer = True
+            self.notes.append(f"avg_tokens left out for answers without stored token_len: {exc}")
+            return
+        self.notes.append(f"avg_tokens: token_len counted for {len(texts)} answers of {name} (none stored)")
+
+
+def add_avg_tokens(rows: list[Row], battles: list[Battle], lengths: TokenLengths) -> None:
+    """Set each row's ``avg_tokens``: the mean token length of its model's answers to the questions that
+    the row's judge scored it on (every sample counts once); None where no such answer is stored."""
+    uids: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for battle in battles:
+        judge = battle.get("judge", "")
+        for side in ("model_a", "model_b"):
+            uids[(judge, battle[side])].add(str(battle["uid"]))
+    for row in rows:
+        per_uid = lengths.model(row["model"])
+        scored = uids.get((row.get("judge", ""), row["model"]), set())
+        values = [n for uid in scored for n in per_uid.get(uid, ())]
+        row["avg_tokens"] = round(sum(values) / len(values), 1) if values else None
