@@ -28,6 +28,15 @@ def _private_request_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch
     return directory
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _official_arena_hard_prompts() -> Iterator[None]:
+    """The "arena-hard" protocols read upstream's judge prompts from the shared data, never the network
+    (session-wide, so module-scoped runs see it too)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("JURIST_ARENA_HARD_PROMPTS", str(SHARED_DATA / "arena-hard" / "official-prompts"))
+        yield
+
+
 @pytest.fixture
 def mock_server() -> Iterator[Callable[..., MockOpenAI]]:
     servers: list[MockOpenAI] = []

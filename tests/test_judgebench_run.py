@@ -305,6 +305,9 @@ def test_a_judgebench_run_directory_of_the_old_runner_resumes_without_requests(
         "models_file": models,
         "judges": ["judge-p70", "judge-broken"],
         "out": tmp_path / "jb" / "run",
+        # That runner's default "arena-hard" prompt was jurist's paraphrase, now named jurist-pairwise
+        # (hashed as before); the faithful arena-hard protocol would rightly judge again.
+        "judge_protocol": "jurist-pairwise",
     }
     result = run_quiet(**args)
     assert result.exit_code == 0 and server.stats.requests == 0

@@ -72,6 +72,10 @@ def run(
     ] = None,
     out: Annotated[Path | None, typer.Option(help="run directory (default runs/<bench>)")] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="use only the first N questions")] = None,
+    sample: Annotated[
+        str, typer.Option(help="which questions --limit keeps: first | stratified (by category, seeded)")
+    ] = "first",
+    sample_seed: Annotated[int, typer.Option(help="seed of --sample stratified")] = 0,
     samples: Annotated[
         int | None, typer.Option(min=1, help="answers per prompt (default: the benchmark's)")
     ] = None,
@@ -87,7 +91,10 @@ def run(
     ] = False,
     judge_protocol: Annotated[
         str | None,
-        typer.Option(help="arena-hard | arena-hard-creative | structured | simple | logprob"),
+        typer.Option(
+            help="arena-hard | arena-hard-creative (upstream's exact prompts) | jurist-pairwise | "
+            "jurist-creative | structured | simple | logprob"
+        ),
     ] = None,
     judge_prompt: Annotated[
         Path | None,
@@ -139,6 +146,8 @@ def run(
 
     if inference_only and judge_only:
         raise JuristError("--inference-only and --judge-only exclude each other")
+    if sample not in ("first", "stratified"):
+        raise JuristError(f"--sample: {sample!r} is not first or stratified")
     if method not in ("winrate", "bt"):
         raise JuristError(f"--method: {method!r} is not winrate or bt")
     features = tuple(_split([style_control])) if style_control else ()
@@ -154,6 +163,8 @@ def run(
         judges=_split(judge),
         out=out,
         limit=limit,
+        limit_sample=sample,  # type: ignore[arg-type]  # checked above
+        limit_seed=sample_seed,
         samples=samples,
         max_concurrency=max_concurrency,
         mode="inference-only" if inference_only else "judge-only" if judge_only else "all",

@@ -48,7 +48,8 @@ class Pipeline:
     def __init__(self, config: RunConfig, console: Console | None = None) -> None:
         self.config = config
         self.console = console or Console(stderr=True)
-        bench = load_benchmark(config.bench, config.bench_options).limited(config.limit)
+        bench = load_benchmark(config.bench, config.bench_options)
+        bench = bench.limited(config.limit, config.limit_sample, config.limit_seed)
         if config.baseline is not None:
             if bench.candidates:
                 raise JuristError(f"--baseline does not apply to {bench.name}: it judges its own pairs")

@@ -139,7 +139,7 @@ def _win_rates(
     options = ScoreOptions(
         method=config.method,  # type: ignore[arg-type]
         style_control=tuple(config.style_control),
-        categories=tuple(config.categories),
+        categories=tuple(config.categories) or tuple(run.bench.score_categories),
         length_controlled=config.length_controlled,
         ensemble=config.ensemble,
         baselines=tuple(baselines),

@@ -23,6 +23,8 @@ class RunConfig:
     judges: list[str] = field(default_factory=list)
     out: Path | None = None
     limit: int | None = None
+    limit_sample: Literal["first", "stratified"] = "first"  # which questions --limit keeps
+    limit_seed: int = 0  # seed of a stratified --limit
     samples: int | None = None  # answers per prompt; None: the benchmark's default
     max_concurrency: int = 64
     mode: Mode = "all"

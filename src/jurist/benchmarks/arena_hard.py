@@ -3,16 +3,24 @@
 Question files come in Arena-Hard's ``question.jsonl`` shapes: v2.0 rows ``{uid, category, prompt}`` and
 v0.1 rows ``{question_id, category, turns: [{content}]}`` (only the first turn is used: Arena-Hard questions
 are single-turn). Other fields of a row are kept as the question's metadata.
+
+A file whose every category is one of v2.0's is judged as upstream judges it: each question against
+its category's baseline (v2.0: hard_prompt vs o3-mini, creative_writing vs gemini-2.0-flash), scored per
+category when it has several, and, when the file sits in an Arena-Hard data folder
+(``<bench>/question.jsonl`` beside ``<bench>/model_answer/<baseline>.jsonl``), with the official baseline
+answers shipped rather than generated again.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from jurist.benchmarks.base import Benchmark, Question
 from jurist.errors import InputError
 from jurist.store.jsonl import iter_numbered_jsonl
+from jurist.store.run_dir import answer_text
 
 ARENA_HARD_BASELINES: dict[str, str] = {
     "hard_prompt": "o3-mini-2025-01-31",
@@ -21,7 +29,12 @@ ARENA_HARD_BASELINES: dict[str, str] = {
     "creative_writing": "gemini-2.0-flash-001",
     "arena-hard-v0.1": "gpt-4-0314",
 }
-"""Arena-Hard's baseline per question category (used when a judgment does not name its baseline)."""
+"""Arena-Hard's baseline per question category (upstream ``JUDGE_SETTINGS``; facts, checked against the
+loaded upstream settings in the tests)."""
+
+
+V2_CATEGORIES = ("hard_prompt", "coding", "math", "creative_writing")
+"""The categories of Arena-Hard v2.0 (its shipped questions use hard_prompt and creative_writing)."""
 
 
 def default_baseline(category: str, bench: str) -> str | None:
@@ -73,4 +86,43 @@ def load_question_file(path: str | Path) -> Benchmark:
     if not questions:
         raise InputError(path, "", "no questions in file")
     name = path.parent.name if path.name == "question.jsonl" else path.stem
-    return Benchmark(name, questions)
+    categories = list(dict.fromkeys(q.category for q in questions))
+    if not all(category in V2_CATEGORIES for category in categories):
+        return Benchmark(name, questions)  # not v2.0's categories (v0.1 too, for now): --baseline decides
+    baselines = {category: ARENA_HARD_BASELINES[category] for category in categories}
+    shipped, sources = official_answers(path.parent / "model_answer", baselines.values(), questions)
+    return Benchmark(
+        name,
+        questions,
+        shipped_answers=shipped,
+        baselines_by_category=baselines,
+        score_categories=tuple(categories) if len(categories) > 1 else (),
+        info={"baseline_answers": sources} if sources else {},
+    )
+
+
+def official_answers(
+    folder: Path, baselines: Iterable[str], questions: list[Question]
+) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    """The answers of each baseline found in an Arena-Hard ``model_answer/`` folder (any shape
+    :func:`answer_text` reads), with the file each came from. A baseline whose file lacks some question is
+    not shipped (the run then generates or finds its answers as for any baseline)."""
+    shipped: dict[str, dict[str, str]] = {}
+    sources: dict[str, str] = {}
+    wanted = {q.uid for q in questions}
+    for baseline in dict.fromkeys(baselines):
+        file = folder / f"{baseline}.jsonl"
+        if not file.is_file():
+            continue
+        answers: dict[str, str] = {}
+        for line, row in iter_numbered_jsonl(file, repair=False):
+            uid = str(row.get("uid", row.get("question_id", "")))
+            if uid in wanted:
+                text = answer_text(row)
+                if text is None:
+                    raise InputError(file, f"line {line}", "no answer text (messages / choices / answer)")
+                answers[uid] = text
+        if wanted <= answers.keys():
+            shipped[baseline] = answers
+            sources[baseline] = str(file)
+    return shipped, sources

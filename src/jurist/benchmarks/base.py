@@ -9,6 +9,7 @@ The runner reads only these fields, so a new benchmark is one module plus one re
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -20,6 +21,9 @@ JudgeKindName = Literal["pairwise"]
 
 Metric = Literal["winrate", "judge-accuracy"]
 """What scoring reports: a win rate against the baseline (with every ``show`` method), or judge accuracy."""
+
+SampleMethod = Literal["first", "stratified"]
+"""How ``--limit N`` picks its questions: the first N, or a seeded subset proportional per category."""
 
 BenchmarkOptions = Mapping[str, str]
 """``-B key=value`` options of ``jurist run``, passed to the benchmark's factory untouched."""
@@ -54,6 +58,9 @@ class Benchmark:
     default_samples: int = 1
     info: Mapping[str, Any] = field(default_factory=dict)
     """Facts for run.json and reports (a split name, the model that wrote shipped answers...)."""
+    score_categories: tuple[str, ...] = ()
+    """Categories scored each alone by default (Arena-Hard v2.0 reports hard_prompt and creative_writing
+    apart, each against its own baseline); empty: one score over all questions."""
 
     def baseline_for(self, question: Question) -> str | None:
         """The baseline ``question`` is judged against (Arena-Hard v2.0: one per category)."""
@@ -64,14 +71,70 @@ class Benchmark:
         named = (self.baseline_for(q) for q in self.questions)
         return list(dict.fromkeys(name for name in named if name is not None))
 
-    def limited(self, limit: int | None) -> Benchmark:
+    def limited(self, limit: int | None, sample: SampleMethod = "first", seed: int = 0) -> Benchmark:
+        """The first ``limit`` questions, or (``stratified``) a seeded subset with each category's share
+        kept; the chosen uids are recorded in ``info["selection"]`` so a run says what it judged."""
         if limit is None or limit >= len(self.questions):
             return self
-        return dataclasses.replace(self, questions=list(self.questions[:limit]))
+        if limit < 1:
+            raise JuristError(f"--limit must be at least 1, not {limit}")
+        if sample == "first":
+            chosen = list(self.questions[:limit])
+        elif sample == "stratified":
+            chosen = stratified_subset(self.questions, limit, seed)
+        else:
+            raise JuristError(f"--sample: unknown method {sample!r} (first | stratified)")
+        uids = [q.uid for q in chosen]
+        selection: dict[str, Any] = {
+            "method": sample,
+            "limit": limit,
+            "of": len(self.questions),
+            "uids_sha256": hashlib.sha256("\n".join(uids).encode()).hexdigest()[:16],
+            "uids": uids,
+        }
+        if sample == "stratified":
+            selection["seed"] = seed
+        present = {q.category for q in chosen}
+        categories = tuple(c for c in self.score_categories if c in present)
+        return dataclasses.replace(
+            self,
+            questions=chosen,
+            info={**self.info, "selection": selection},
+            score_categories=categories if len(categories) > 1 else (),
+        )
 
     def with_baseline(self, baseline: str) -> Benchmark:
         """Every question judged against ``baseline`` (``--baseline`` overrides the benchmark's choice)."""
         return dataclasses.replace(self, baseline=baseline, baselines_by_category={})
+
+
+def stratified_subset(questions: Sequence[Question], limit: int, seed: int) -> list[Question]:
+    """``limit`` questions, each category's count proportional to its share (largest remainders; every
+    category gets one when ``limit`` allows, so each can be scored); within a category the questions whose
+    ``sha256(seed:uid)`` sort first, so the choice depends on nothing but the seed and the uids (not on the
+    Python version or the order of the file). The subset keeps the questions' order."""
+    by_category: dict[str, list[int]] = {}
+    for index, question in enumerate(questions):
+        by_category.setdefault(question.category, []).append(index)
+    total = len(questions)
+    shares = {cat: limit * len(indices) / total for cat, indices in by_category.items()}
+    quota = {cat: int(share) for cat, share in shares.items()}
+    order = list(by_category)  # first-appearance order breaks ties
+    for cat in sorted(order, key=lambda c: (-(shares[c] - quota[c]), order.index(c)))[
+        : limit - sum(quota.values())
+    ]:
+        quota[cat] += 1
+    if limit >= len(order):
+        for cat in order:
+            if quota[cat] == 0:
+                donor = max(order, key=lambda c: (quota[c], -order.index(c)))
+                quota[donor] -= 1
+                quota[cat] = 1
+    chosen: list[int] = []
+    for cat, indices in by_category.items():
+        ranked = sorted(indices, key=lambda i: hashlib.sha256(f"{seed}:{questions[i].uid}".encode()).digest())
+        chosen.extend(ranked[: quota[cat]])
+    return [questions[i] for i in sorted(chosen)]
 
 
 def take_options(benchmark: str, options: BenchmarkOptions, allowed: Mapping[str, str]) -> dict[str, str]:

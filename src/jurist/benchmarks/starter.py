@@ -24,7 +24,13 @@ def load_starter() -> Benchmark:
             row = json.loads(line)
             questions.append(Question(uid=row["uid"], prompt=row["prompt"], category=row["category"]))
             references[row["uid"]] = row["reference"]
-    return Benchmark(NAME, questions, shipped_answers={BASELINE: references}, baseline=BASELINE)
+    return Benchmark(
+        NAME,
+        questions,
+        shipped_answers={BASELINE: references},
+        baseline=BASELINE,
+        judge_protocol="jurist-pairwise",  # jurist's own benchmark, jurist's own judge prompt
+    )
 
 
 def benchmark(options: BenchmarkOptions) -> Benchmark:

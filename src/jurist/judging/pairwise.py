@@ -11,6 +11,7 @@ import asyncio
 import hashlib
 import json
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from jurist.config import ModelSpec
@@ -106,24 +107,47 @@ def battles_from_judgment(record: dict[str, Any], *, strong_weight: int = 3) -> 
 
 
 class PairwiseJudge:
-    """The pairwise judge kind: two games per answer, positions swapped, read by a :class:`JudgeProtocol`."""
+    """The pairwise judge kind: two games per answer, positions swapped, read by a :class:`JudgeProtocol`.
+
+    ``by_category`` names the protocols some question categories use instead of ``protocol`` (Arena-Hard
+    v2.0 judges creative_writing with its own system prompt). Each judgment's key holds the fingerprint of
+    the protocol its question used, so changing one category's prompt re-judges that category only.
+    """
 
     name = "pairwise"
     outcome: OutcomeKind = "battle"
 
-    def __init__(self, protocol: JudgeProtocol, spec: ModelSpec, *, strong_weight: int = 3) -> None:
+    def __init__(
+        self,
+        protocol: JudgeProtocol,
+        spec: ModelSpec,
+        *,
+        strong_weight: int = 3,
+        by_category: Mapping[str, JudgeProtocol] | None = None,
+    ) -> None:
         self.protocol = protocol
+        self.by_category = dict(by_category or {})
         self.spec = spec
         self.strong_weight = strong_weight
         self._fingerprint = protocol.fingerprint(spec)
+        self._fingerprints = {cat: p.fingerprint(spec) for cat, p in self.by_category.items()}
 
     @property
     def fingerprint(self) -> str:
+        """The fingerprint of ``protocol``, which judges every category not in ``by_category`` (those
+        categories key with their own: :meth:`prompt_hash`)."""
         return self._fingerprint
 
     @property
     def protocol_name(self) -> str:
         return self.protocol.name
+
+    def protocol_for(self, category: str) -> JudgeProtocol:
+        """The protocol that judges questions of ``category``."""
+        return self.by_category.get(category, self.protocol)
+
+    def prompt_hash(self, category: str) -> str:
+        return self._fingerprints.get(category, self._fingerprint)
 
     def key(self, item: JudgeItem) -> str:
         assert item.baseline is not None and item.baseline_answer is not None
@@ -134,7 +158,7 @@ class PairwiseJudge:
             item.question.uid,
             text_hash(item.answer),
             text_hash(item.baseline_answer),
-            self._fingerprint,
+            self.prompt_hash(item.question.category),
             item.sample,
         )
 
@@ -142,9 +166,10 @@ class PairwiseJudge:
         """Both games for one answer, run concurrently; returns the judgment record to store."""
         assert item.baseline is not None and item.baseline_answer is not None
         question, answer, base = item.question.prompt, item.answer, item.baseline_answer
+        protocol = self.protocol_for(item.question.category)
         game1, game2 = await asyncio.gather(
-            judge_game(client, self.protocol, question, base, answer, sample=item.sample, cache=cache),
-            judge_game(client, self.protocol, question, answer, base, sample=item.sample, cache=cache),
+            judge_game(client, protocol, question, base, answer, sample=item.sample, cache=cache),
+            judge_game(client, protocol, question, answer, base, sample=item.sample, cache=cache),
         )
         games = [
             {"game": 1, "a": item.baseline, "b": item.model, **game1},
@@ -159,8 +184,8 @@ class PairwiseJudge:
             "judge": item.judge,
             "model": item.model,
             "baseline": item.baseline,
-            "protocol": self.protocol.name,
-            "prompt_hash": self._fingerprint,
+            "protocol": protocol.name,
+            "prompt_hash": self.prompt_hash(item.question.category),
             "answer_hash": text_hash(answer),
             "baseline_hash": text_hash(base),
             "games": games,

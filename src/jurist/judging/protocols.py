@@ -2,6 +2,11 @@
 
 A protocol is data (system prompt, user template, follow-up, how the verdict is asked for and read), so a
 user-supplied template (``--judge-prompt FILE``) is just another protocol with the same parsing.
+
+"arena-hard" and "arena-hard-creative" are upstream's own prompts and verdict reading, loaded at run time
+(:mod:`jurist.judging.upstream`), never a paraphrase; "arena-hard" picks the system prompt per question
+category as upstream does (:func:`protocol_set`). jurist's own wording of that protocol is
+"jurist-pairwise" / "jurist-creative".
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import yaml
 
 from jurist.config import ModelSpec
 from jurist.errors import InputError
+from jurist.judging import upstream
 from jurist.judging.verdict import (
     LABELS,
     VERDICT_SCHEMA,
@@ -64,6 +70,11 @@ class JudgeProtocol:
     structured: bool = False
     logprob: bool = False
     prompt_file: str | None = None
+    upstream_reader: bool = False
+    """Read verdicts as Arena-Hard does (:func:`jurist.judging.upstream.read_verdict`)."""
+    hashed_name: str | None = None
+    """The name the fingerprint hashes, when not ``name``: jurist's paraphrase was called "arena-hard"
+    until upstream's texts took that name, and runs judged with it resume under "jurist-pairwise"."""
 
     def shown(self, question: str, answer_a: str, answer_b: str) -> tuple[str, str, str]:
         """The question and answers as the judge sees them: verdict labels inside them neutralised."""
@@ -86,6 +97,8 @@ class JudgeProtocol:
 
     def read(self, text: str, logprobs: Any, quoted: tuple[str, ...]) -> tuple[str | None, dict[str, Any]]:
         """The verdict label of one reply, plus what the game record should keep about how it was read."""
+        if self.upstream_reader:
+            return upstream.read_verdict(text), {}
         if not self.logprob:
             return parse_verdict(text, quoted), {}
         found = verdict_distribution(logprobs)
@@ -104,7 +117,7 @@ class JudgeProtocol:
     def fingerprint(self, judge: ModelSpec) -> str:
         """Hash of everything that shapes a verdict besides the answers, so a change forces re-judging."""
         data: dict[str, Any] = {
-            "protocol": self.name,
+            "protocol": self.hashed_name or self.name,
             "system": self.system_prompt,
             "user": self.user_template,
             "reask": self.reask_text,
@@ -116,21 +129,42 @@ class JudgeProtocol:
         }
         if self.logprob:  # only when set, so the fingerprints of the older protocols stay as they were
             data["logprob"] = self.request_params(judge)
+        if self.upstream_reader:
+            data["reader"] = f"arena-hard@{upstream.COMMIT}"
         blob = json.dumps(data, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def arena_hard_protocol() -> JudgeProtocol:
+def arena_hard_protocol(category: str = upstream.DEFAULT_CATEGORY, name: str = "arena-hard") -> JudgeProtocol:
+    """Upstream's exact judge messages for ``category`` (its system prompt, the v2.0 user template) and
+    upstream's verdict regexes; the texts are loaded at run time, never shipped."""
+    settings = upstream.load_arena_hard_settings()
     return JudgeProtocol(
-        "arena-hard", _prompt_text("arena_hard_system.txt"), _prompt_text("pairwise_user.txt")
+        name, settings.system_prompt(category), settings.prompt_template, upstream_reader=True
     )
 
 
 def arena_hard_creative_protocol() -> JudgeProtocol:
+    """Upstream's creative-writing judge (no "write your own answer first" step), for every question."""
+    return arena_hard_protocol("creative_writing", "arena-hard-creative")
+
+
+def jurist_pairwise_protocol() -> JudgeProtocol:
+    """jurist's own wording of the Arena-Hard judge (own answer first, five labels); not upstream's text."""
     return JudgeProtocol(
-        "arena-hard-creative",
-        _prompt_text("arena_hard_creative_system.txt"),
+        "jurist-pairwise",
+        _prompt_text("jurist_pairwise_system.txt"),
         _prompt_text("pairwise_user.txt"),
+        hashed_name="arena-hard",
+    )
+
+
+def jurist_creative_protocol() -> JudgeProtocol:
+    return JudgeProtocol(
+        "jurist-creative",
+        _prompt_text("jurist_creative_system.txt"),
+        _prompt_text("pairwise_user.txt"),
+        hashed_name="arena-hard-creative",
     )
 
 
@@ -160,9 +194,14 @@ def logprob_protocol() -> JudgeProtocol:
     )
 
 
+UPSTREAM = ("arena-hard", "arena-hard-creative")
+"""Protocols whose texts are upstream's, loaded at run time."""
+
 PROTOCOLS = {
     "arena-hard": arena_hard_protocol,
     "arena-hard-creative": arena_hard_creative_protocol,
+    "jurist-pairwise": jurist_pairwise_protocol,
+    "jurist-creative": jurist_creative_protocol,
     "structured": structured_protocol,
     "simple": simple_protocol,
     "logprob": logprob_protocol,
@@ -259,18 +298,42 @@ def protocol_for(
         name = "structured" if judge.structured_output != "none" else default
     if name not in PROTOCOLS:
         raise KeyError(name)
-    protocol = PROTOCOLS[name]()
     if prompt_file is None:
-        return protocol
+        return PROTOCOLS[name]()
+    # Custom prompts keep only the protocol's reading, so upstream's texts need not be fetched for them.
+    protocol = JudgeProtocol(name, "", "", upstream_reader=True) if name in UPSTREAM else PROTOCOLS[name]()
     custom = load_judge_prompt(prompt_file)
     return replace(
         protocol,
         name=f"{protocol.name}+custom",
+        hashed_name=f"{protocol.hashed_name}+custom" if protocol.hashed_name else None,
         system_prompt=custom.system,
         user_template=custom.user,
         reask_text=custom.reask or protocol.reask_text,
         prompt_file=str(prompt_file),
     )
+
+
+def protocol_set(
+    name: str | None, judge: ModelSpec, prompt_file: str | Path | None = None, default: str = "arena-hard"
+) -> tuple[JudgeProtocol, dict[str, JudgeProtocol]]:
+    """The protocol of :func:`protocol_for`, plus the protocols some question categories use instead.
+
+    "arena-hard" (upstream's prompts, no prompt file) judges each category with upstream's system prompt
+    for it (``JUDGE_SETTINGS``: creative_writing has its own); every other choice is one protocol for all.
+    """
+    protocol = protocol_for(name, judge, prompt_file, default)
+    if protocol.name != "arena-hard":
+        return protocol, {}
+    settings = upstream.load_arena_hard_settings()
+    by_category = {
+        category: arena_hard_protocol(
+            category, "arena-hard-creative" if category == "creative_writing" else f"arena-hard:{category}"
+        )
+        for category, system in settings.system_prompts.items()
+        if system != protocol.system_prompt
+    }
+    return protocol, by_category
 
 
 def response_format(dialect: str) -> dict[str, Any] | None:
