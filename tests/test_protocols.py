@@ -362,7 +362,7 @@ def test_prompt_file_is_used_and_a_changed_template_rejudges(
     bodies = judge_bodies(server, "judge-good")
     assert len(bodies) == 4 and all(b["messages"][1]["content"].startswith("Question:\n") for b in bodies)
     records = read_jsonl(out / "judgments" / "judge-good" / "strong.jsonl")
-    assert {r["protocol"] for r in records} == {"jurist-pairwise+custom"}  # the starter's own prompt, replaced
+    assert {r["protocol"] for r in records} == {"jurist-pairwise+custom"}  # the starter's, replaced
     assert json.loads((out / "run.json").read_text())["judge_prompt"] == str(prompt)
     assert run_quiet(**kwargs).requests == 0  # unchanged template: nothing to judge
     prompt.write_text(prompt.read_text().replace("Question:", "User question:"))

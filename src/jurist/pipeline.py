@@ -8,7 +8,6 @@ for what is missing, so re-running a finished run sends nothing and a crashed on
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
 import uuid
 from collections.abc import Iterator
@@ -198,7 +197,8 @@ class Pipeline:
             pool=pool,
         )
         fields = self._run_fields()
-        self._keep_judge_prompt(fields)
+        if self.config.judge_prompt is not None:  # kept, so the run can be audited or re-judged
+            fields["judge_prompt_kept"] = self.run_dir.keep_file(self.config.judge_prompt, "prompts")
         self.run_dir.write_run_json(self.run_id, "running", fields)
         try:
             self._run_loop(engine, failures, cache)
@@ -243,18 +243,6 @@ class Pipeline:
                 highlight=False,
             )
         return RunResult(exit_code, outcome.rows, failures.count, engine.stats.requests, self.run_dir.root)
-
-    def _keep_judge_prompt(self, fields: dict[str, Any]) -> None:
-        """A custom judge prompt is kept in the run directory, so the run can be audited or re-judged."""
-        source = self.config.judge_prompt
-        if source is None:
-            return
-        text = source.read_bytes()
-        kept = self.run_dir.root / "prompts" / f"{hashlib.sha256(text).hexdigest()[:16]}{source.suffix}"
-        if not kept.exists():
-            kept.parent.mkdir(parents=True, exist_ok=True)
-            kept.write_bytes(text)
-        fields["judge_prompt_kept"] = str(kept.relative_to(self.run_dir.root))
 
     def _cache_path(self) -> Path | None:
         """--cache-dir names a folder (made if missing); a path with a suffix names the file itself."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import platform
 import re
 import sys
@@ -99,6 +100,15 @@ class RunDir:
             record.setdefault("sample", 0)
             judgments[record["key"]] = record
         return judgments
+
+    def keep_file(self, source: Path, folder: str) -> str:
+        """Copy ``source`` into ``folder/`` under its content hash (once); returns the path kept, relative."""
+        data = source.read_bytes()
+        kept = self.root / folder / f"{hashlib.sha256(data).hexdigest()[:16]}{source.suffix}"
+        if not kept.exists():
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            kept.write_bytes(data)
+        return str(kept.relative_to(self.root))
 
     def write_run_json(self, run_id: str, status: str, fields: dict[str, Any]) -> None:
         """run.json, always through here: schema version, who ran it, how far it got, then ``fields``."""
