@@ -183,4 +183,15 @@ def test_arena_hard_question_file_with_generated_baseline(tmp_path: Path, mock_s
         str(tmp_path / "x"),
         cwd=tmp_path,
     )
+    # No --baseline: a v0.1 file is judged against upstream's v0.1 baseline, gpt-4-0314, whose official
+    # answers sit in model_answer/ beside it (nothing is generated for it).
+    assert result.returncode == 0, result.stderr
+    board = {row["model"]: row for row in json.loads((tmp_path / "x" / "leaderboard.json").read_text())}
+    assert board["gpt-4-0314"]["baseline"] and board["strong"]["n"] == 5
+    assert "gpt-4-0314" not in server.stats.requests_by_model
+    other = tmp_path / "q.jsonl"
+    other.write_text(json.dumps({"uid": "1", "category": "mine", "prompt": "p"}) + "\n")
+    result = jurist(
+        "run", "--bench", str(other), "--models-file", "m.yaml", "--model", "strong", cwd=tmp_path
+    )
     assert result.returncode == 2 and "--baseline is required" in result.stderr

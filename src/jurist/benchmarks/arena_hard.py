@@ -33,10 +33,6 @@ ARENA_HARD_BASELINES: dict[str, str] = {
 loaded upstream settings in the tests)."""
 
 
-V2_CATEGORIES = ("hard_prompt", "coding", "math", "creative_writing")
-"""The categories of Arena-Hard v2.0 (its shipped questions use hard_prompt and creative_writing)."""
-
-
 def default_baseline(category: str, bench: str) -> str | None:
     """Arena-Hard's baseline for a category, else for the benchmark (v0.1 has a single one)."""
     return ARENA_HARD_BASELINES.get(category) or ARENA_HARD_BASELINES.get(bench)
@@ -87,8 +83,8 @@ def load_question_file(path: str | Path) -> Benchmark:
         raise InputError(path, "", "no questions in file")
     name = path.parent.name if path.name == "question.jsonl" else path.stem
     categories = list(dict.fromkeys(q.category for q in questions))
-    if not all(category in V2_CATEGORIES for category in categories):
-        return Benchmark(name, questions)  # not v2.0's categories (v0.1 too, for now): --baseline decides
+    if not all(category in ARENA_HARD_BASELINES for category in categories):
+        return Benchmark(name, questions)  # not Arena-Hard's categories: --baseline decides
     baselines = {category: ARENA_HARD_BASELINES[category] for category in categories}
     shipped, sources = official_answers(path.parent / "model_answer", baselines.values(), questions)
     return Benchmark(
