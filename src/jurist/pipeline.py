@@ -37,6 +37,7 @@ from jurist.stages import AnswerJob, FailureLog, JudgeJob, generate, judge, new_
 from jurist.store.jsonl import JsonlAppender
 from jurist.store.records import answer_record
 from jurist.store.run_dir import RunDir
+from jurist.style import answer_style_metadata
 
 __all__ = ["Mode", "Pipeline", "RunConfig", "RunResult", "run_pipeline"]
 
@@ -187,7 +188,7 @@ class Pipeline:
         failures = FailureLog(self.run_dir.failures, self.run_id)
         notify = lambda text: self.console.print(text, style="dim", markup=False, highlight=False)  # noqa: E731
         pool = ServerPool(notify=notify, log_dir=self.run_dir.root / "logs")
-        cache = open_cache(self._cache_path(), enabled=self.config.cache)
+        cache = open_cache(self.config.cache_path, enabled=self.config.cache)
         engine = Engine(
             self.specs,
             max_concurrency=self.config.max_concurrency,
@@ -243,13 +244,6 @@ class Pipeline:
                 highlight=False,
             )
         return RunResult(exit_code, outcome.rows, failures.count, engine.stats.requests, self.run_dir.root)
-
-    def _cache_path(self) -> Path | None:
-        """--cache-dir names a folder (made if missing); a path with a suffix names the file itself."""
-        path = self.config.cache_path
-        if path is not None and not path.suffix and self.config.cache:
-            path.mkdir(parents=True, exist_ok=True)
-        return path
 
     def _run_loop(self, engine: Engine, failures: FailureLog, cache: RequestCache | None) -> None:
         """The stages in one event loop; Ctrl-C / SIGTERM cancel them cleanly, or force an exit if stuck."""
@@ -314,6 +308,7 @@ class Pipeline:
                             answer=shipped[q.uid],
                             tstamp=time.time(),
                             source="benchmark",
+                            metadata=answer_style_metadata(shipped[q.uid]),  # as generated answers have
                         )
                         out.append(dict(record))
 

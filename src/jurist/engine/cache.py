@@ -206,7 +206,7 @@ def open_cache(path: Path | None = None, *, enabled: bool = True) -> RequestCach
         return None
     if path is None:
         path = default_cache_path()
-    elif path.is_dir():
+    elif path.is_dir() or not path.suffix:  # a folder (--cache-dir), made below if missing
         path = path / CACHE_FILE
     try:
         return RequestCache(path)
