@@ -20,7 +20,7 @@ from jurist.judging.pairwise import battles_from_judgment, text_hash
 from jurist.run_config import RunConfig
 from jurist.store.jsonl import JsonlAppender, iter_numbered_jsonl, write_json_atomic
 from jurist.store.records import judgment_kind, sample_of
-from jurist.store.run_dir import RunDir, file_stem
+from jurist.store.run_dir import RunDir
 
 Judged = tuple[JudgeItem, dict[str, Any]]
 
@@ -188,13 +188,13 @@ def earlier_judgments(run: RunView, judged: list[Judged]) -> tuple[list[dict[str
     match); the last such judgment per (uid, sample) wins. Returns the records and notes saying what was
     added.
     """
-    covered = {(file_stem(j), file_stem(m)) for j in run.judges for m in run.candidates}
+    covered = {run.run_dir.judgments(j, m) for j in run.judges for m in run.candidates}
     root = run.run_dir.root / "judgments"
     records: list[dict[str, Any]] = []
     notes: list[str] = []
     answers: dict[str, dict[tuple[str, int], Any]] = {}
     for path in sorted(root.glob("*/*.jsonl")) if root.is_dir() else []:
-        if (path.parent.name, path.stem) in covered:
+        if path in covered:
             continue
         latest: dict[tuple[str, int], dict[str, Any]] = {}
         for _, record in iter_numbered_jsonl(path, repair=False):

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
+import os
 import platform
 import re
 import sys
@@ -15,11 +18,98 @@ from jurist.errors import InputError
 from jurist.store.jsonl import iter_numbered_jsonl, write_json_atomic
 from jurist.store.records import SCHEMA_VERSION, AnswerRecord, judgment_kind, sample_of
 
+log = logging.getLogger(__name__)
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9._\-]+")
+_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+_HEX = "0123456789ABCDEF"
+
+MAX_STEM_BYTES = 200
+"""Longest stem written: under the 255-byte name limit with room for ``.jsonl`` and temp suffixes."""
+_HASHED = "%%"
+"""Marks a truncated stem (``<prefix>%%<16 hex of sha256(alias)>``); plain encoding never yields ``%%``."""
+_EMPTY = "%%"
+"""The stem of the empty alias: ``%%`` with nothing after it cannot be a plain or a truncated stem."""
+NAMES_FILE = "names.json"
 
 
 def file_stem(alias: str) -> str:
-    """A model alias as a file name (``org/model`` -> ``org__model``)."""
+    """A model or judge alias as a file name: injective, reversible, safe on every filesystem we write to.
+
+    Bytes in ``[A-Za-z0-9._-]`` stay as they are; every other UTF-8 byte, ``%`` included, becomes ``%XX``
+    (upper-case hex), and so does a leading ``.``, so no name is hidden, ``.`` or ``..`` and none holds a
+    separator: ``a/b`` -> ``a%2Fb``, ``my model`` -> ``my%20model``, ``a__b`` -> ``a__b``, ``..`` ->
+    ``%2E.``. :func:`alias_from_stem` inverts it.
+
+    An encoding longer than :data:`MAX_STEM_BYTES` is cut at a whole ``%XX`` and ends with ``%%`` plus the
+    first 16 hex digits of sha256 of the full alias. Two such names coincide only if the aliases share the
+    prefix *and* 64 bits of hash, so it is injective in practice, not in principle; those names are not
+    reversible by themselves, so :meth:`RunDir.answers`/:meth:`RunDir.judgments` record them in
+    ``RUN/names.json``. The result is ASCII, so characters are bytes.
+    """
+    if not alias:
+        return _EMPTY
+    parts: list[str] = []
+    for index, byte in enumerate(alias.encode("utf-8", "surrogatepass")):
+        if byte in _SAFE and not (index == 0 and byte == ord(".")):
+            parts.append(chr(byte))
+        else:
+            parts.append("%" + _HEX[byte >> 4] + _HEX[byte & 15])
+    stem = "".join(parts)
+    if len(stem) <= MAX_STEM_BYTES:
+        return stem
+    digest = hashlib.sha256(alias.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    budget, size, kept = MAX_STEM_BYTES - len(_HASHED) - len(digest), 0, []
+    for part in parts:
+        if size + len(part) > budget:
+            break
+        kept.append(part)
+        size += len(part)
+    return "".join(kept) + _HASHED + digest
+
+
+def is_hashed_stem(stem: str) -> bool:
+    """Whether ``stem`` is a truncated long name (``...%%<hash>``), readable only through ``names.json``."""
+    return stem != _EMPTY and _HASHED in stem
+
+
+def alias_from_stem(stem: str) -> str:
+    """The alias :func:`file_stem` turned into ``stem``; ``ValueError`` for a truncated or foreign name.
+
+    Strict, so that ``file_stem(alias_from_stem(s)) == s`` for every accepted ``s``: lower-case hex, an
+    encoded byte that needed no encoding, or a bare leading ``.`` are rejected. A legacy name (``org__model``)
+    decodes as itself; which alias wrote it is not recoverable from the name alone.
+    """
+    if stem == _EMPTY:
+        return ""
+    if _HASHED in stem:
+        raise ValueError(f"{stem!r} is a truncated long name; look it up in {NAMES_FILE}")
+    out = bytearray()
+    index = 0
+    while index < len(stem):
+        char = stem[index]
+        if char == "%":
+            pair = stem[index + 1 : index + 3]
+            if len(pair) != 2 or any(c not in _HEX for c in pair):
+                raise ValueError(f"{stem!r}: bad escape at {index}")
+            byte = int(pair, 16)
+            if byte in _SAFE and not (index == 0 and byte == ord(".")):
+                raise ValueError(f"{stem!r}: needless escape at {index}")
+            out.append(byte)
+            index += 3
+            continue
+        if ord(char) > 127 or ord(char) not in _SAFE or (index == 0 and char == "."):
+            raise ValueError(f"{stem!r}: character {char!r} at {index} is never written unescaped")
+        out.append(ord(char))
+        index += 1
+    try:
+        return out.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{stem!r}: not UTF-8 ({exc})") from None
+
+
+def legacy_stem(alias: str) -> str:
+    """The lossy name jurist used before :func:`file_stem` was injective; kept to find old runs' files."""
     return _UNSAFE.sub("_", alias.replace("/", "__")) or "_"
 
 
@@ -51,10 +141,71 @@ class RunDir:
         self.root = Path(root)
 
     def answers(self, model: str) -> Path:
-        return self.root / "answers" / f"{file_stem(model)}.jsonl"
+        """``answers/<model>.jsonl``; an older jurist's lossy name when only that file exists (resume)."""
+        self._remember(model)
+        return self._pick(
+            self.root / "answers" / f"{file_stem(model)}.jsonl",
+            self.root / "answers" / f"{legacy_stem(model)}.jsonl",
+        )
 
     def judgments(self, judge: str, model: str) -> Path:
-        return self.root / "judgments" / file_stem(judge) / f"{file_stem(model)}.jsonl"
+        """``judgments/<judge>/<model>.jsonl``; the legacy pair of names when only that file exists."""
+        self._remember(judge)
+        self._remember(model)
+        return self._pick(
+            self.root / "judgments" / file_stem(judge) / f"{file_stem(model)}.jsonl",
+            self.root / "judgments" / legacy_stem(judge) / f"{legacy_stem(model)}.jsonl",
+        )
+
+    def _pick(self, new: Path, legacy: Path) -> Path:
+        """``new`` unless it is absent and ``legacy`` (a run written before names were injective) exists."""
+        chosen = legacy if new != legacy and not new.exists() and legacy.exists() else new
+        inside = os.path.normpath(self.root.absolute())
+        if os.path.commonpath([inside, os.path.normpath(chosen.absolute())]) != inside:
+            raise ValueError(f"{chosen} is outside the run directory {self.root}")  # cannot happen
+        return chosen
+
+    def _remember(self, alias: str) -> None:
+        """Record a truncated long name in ``names.json`` so readers can map the file back to its alias.
+
+        Only when the run directory exists (a run creates it before writing): a reader looking at a
+        missing directory must not create one. Failing to write (read-only copy) is logged, not raised.
+        """
+        stem = file_stem(alias)
+        if not is_hashed_stem(stem) or not self.root.is_dir():
+            return
+        names = self.names()
+        if names.get(alias) == stem:
+            return
+        names[alias] = stem
+        path, tmp = self.root / NAMES_FILE, self.root / f"{NAMES_FILE}.{os.getpid()}.tmp"
+        try:  # ASCII escapes: an alias from argv may hold lone surrogates, which UTF-8 cannot write
+            tmp.write_text(json.dumps(dict(sorted(names.items())), indent=2) + "\n", encoding="ascii")
+            os.replace(tmp, path)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            log.warning("%s: could not record the file name of a long alias: %s", self.root, exc)
+
+    def names(self) -> dict[str, str]:
+        """alias -> file stem of every truncated long name in this run (``names.json``; empty if none)."""
+        path = self.root / NAMES_FILE
+        if not path.is_file():
+            return {}
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise InputError(path, "", f"not a JSON object of alias -> file name ({exc})") from None
+        if not isinstance(data, dict):
+            raise InputError(path, "", "not a JSON object of alias -> file name")
+        return {str(alias): str(stem) for alias, stem in data.items()}
+
+    def alias_of(self, stem: str) -> str:
+        """The alias whose files are named ``stem`` (the inverse of the naming, long names included)."""
+        if is_hashed_stem(stem):
+            for alias, known in self.names().items():
+                if known == stem:
+                    return alias
+        return alias_from_stem(stem)
 
     @property
     def battles(self) -> Path:
