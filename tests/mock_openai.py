@@ -11,7 +11,11 @@ Judge ``judge-quoter`` quotes both answers after its verdict. A judge request as
 a one-digit verdict (1 = A>>B ... 5 = B>>A) with ``digit_logprobs`` (none for ``judge-nologprobs``).
 
 Faults are scripted per prompt substring: each matching request consumes the next fault of its list
-(``429``, ``500``, ``503``, ``timeout``, ``drop``, ``garbage``, ``truncated``, ``400``, ``401``).
+(``429``, ``500``, ``503``, ``timeout``, ``drop``, ``garbage``, ``truncated``, ``400``, ``401``), or a 200
+that is no answer (``null_content``, ``empty_choices``, ``html``, ``truncated_json``: a complete body whose
+JSON is cut), or an odd answer (``empty``: content ""; ``think_truncated``: an unclosed ``<think>`` cut by
+the token limit; ``huge``: the normal reply inside ~200 KB of filler, the verdict in the middle;
+``labels_list``: the re-ask's list of the five labels and nothing else).
 Run as a script (``python tests/mock_openai.py --port N``) it serves until killed, for benchmarks.
 """
 
@@ -37,6 +41,18 @@ _ANSWER = re.compile(
 )
 _TAG = re.compile(r"^\[([^\]]+)\]")
 _CHANCE_JUDGE = re.compile(r"^judge-p(\d+)(?:-t(\d+))?$")
+_ODD_REPLIES = frozenset(
+    {
+        "null_content",
+        "empty_choices",
+        "html",
+        "truncated_json",
+        "empty",
+        "think_truncated",
+        "huge",
+        "labels_list",
+    }
+)
 
 
 def strength(model: str, prompt: str) -> int:
@@ -155,6 +171,11 @@ class MockOpenAI:
     async def chat(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         if body.get("max_tokens") == 1:
+            probe_text = next((m["content"] for m in body["messages"] if m["role"] == "user"), "")
+            probe_fault = self._next_fault(probe_text)  # faults keyed by the probe's text hit probes too
+            if probe_fault is not None:
+                self.stats.probes += 1
+                return await self._fault(request, probe_fault)
             return self._probe(request, body)
         model = body.get("model", "")
         stats = self.stats
@@ -180,6 +201,8 @@ class MockOpenAI:
             messages = body["messages"]
             user_text = next((m["content"] for m in messages if m["role"] == "user"), "")
             fault = self._next_fault(user_text)
+            if fault is not None and fault in _ODD_REPLIES:
+                return self._odd_reply(fault, model, messages, body)
             if fault is not None:
                 return await self._fault(request, fault)
             return self._reply(model, messages, body)
@@ -225,6 +248,36 @@ class MockOpenAI:
             request.transport.close()
             return response
         raise ValueError(fault)
+
+    def _odd_reply(
+        self, fault: str, model: str, messages: list[dict[str, Any]], body: dict[str, Any]
+    ) -> web.Response:
+        """A status-200 reply that is not a plain answer (see the module docstring for each kind)."""
+        reply = self._reply(model, messages, body).body
+        assert isinstance(reply, bytes)
+        normal = json.loads(reply)
+        choice = normal["choices"][0]
+        content = choice["message"]["content"]
+        if fault == "null_content":
+            choice["message"]["content"] = None
+        elif fault == "empty_choices":
+            normal["choices"] = []
+        elif fault == "html":
+            page = "<html><body><h1>502 Bad Gateway</h1></body></html>"
+            return web.Response(text=page, content_type="text/html")
+        elif fault == "truncated_json":
+            return web.Response(body=json.dumps(normal).encode()[:-40], content_type="application/json")
+        elif fault == "empty":
+            choice["message"]["content"] = ""
+        elif fault == "think_truncated":
+            choice["message"]["content"] = "<think>Let me weigh both answers. First, " + content[:40]
+            choice["finish_reason"] = "length"
+        elif fault == "huge":
+            filler = "I keep thinking about this. " * 3_600  # ~100 KB each side
+            choice["message"]["content"] = filler + content + " " + filler
+        elif fault == "labels_list":
+            choice["message"]["content"] = "exactly one of: [[A>>B]], [[A>B]], [[A=B]], [[B>A]], [[B>>A]]."
+        return web.Response(body=json.dumps(normal).encode(), content_type="application/json")
 
     def _reply(self, model: str, messages: list[dict[str, Any]], body: dict[str, Any]) -> web.Response:
         system = next((m["content"] for m in messages if m["role"] == "system"), "")

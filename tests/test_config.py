@@ -157,3 +157,87 @@ def test_swap_label_is_an_involution() -> None:
     for label in ("A>>B", "A>B", "A=B", "B>A", "B>>A"):
         assert swap_label(swap_label(label)) == label
     assert swap_label("A>>B") == "B>>A"
+
+
+def test_a_model_level_api_key_serves_every_endpoint_and_stays_out_of_run_json(tmp_path: Path) -> None:
+    from jurist.redact import mask
+
+    path = write(
+        tmp_path,
+        """
+two:
+  model: m
+  api_key: ${MODEL_KEY}
+  endpoints:
+    - api_base: http://127.0.0.1:1/v1
+    - api_base: http://127.0.0.1:2/v1
+      api_key: own-key-987654
+default:
+  model: d
+  api_key: literal-key-123456
+""",
+    )
+    specs = load_models_file(path, env={"MODEL_KEY": "model-key-555555"})
+    keys = [ep.api_key for ep in specs["two"].resolved_endpoints()]
+    assert keys == ["model-key-555555", "own-key-987654"]  # an endpoint's own key wins
+    assert specs["default"].resolved_endpoints()[0].api_key == "literal-key-123456"
+    for spec in specs.values():
+        public = str(spec.public_dict())
+        assert "model-key-555555" not in public and "literal-key-123456" not in public
+        assert "MODEL_KEY" not in public and "api_key" not in spec.public_dict()
+    assert mask("auth failed for model-key-555555") == "auth failed for ***"
+
+
+@pytest.mark.parametrize(
+    ("entry", "field", "hint"),
+    [
+        ("parralel: 4", "parralel", "parallel"),
+        ("max_token: 10", "max_token", "max_tokens"),
+        ("colour: blue", "colour", None),
+        ("endpoints:\n    - api_base: http://x/v1\n      api_keys: k", "api_keys", "api_key"),
+    ],
+)
+def test_an_unknown_field_is_an_error_with_a_suggestion(
+    tmp_path: Path, entry: str, field: str, hint: str | None
+) -> None:
+    path = write(tmp_path, f"good:\n  model: m\n  top_p: 0.5\n  seed: 3\nbad:\n  model: m\n  {entry}\n")
+    with pytest.raises(InputError) as info:
+        load_models_file(path, env={"OPENAI_API_KEY": "sk-x-123456"})
+    message = str(info.value)
+    assert str(path) in message and "'bad'" in message and f"unknown field {field!r}" in message
+    assert (f"did you mean {hint!r}" in message) if hint else ("did you mean" not in message)
+
+
+def test_a_duplicate_alias_is_an_error_naming_it_and_its_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "judge:\n  model: a\nother:\n  model: b\njudge:\n  model: c\n")
+    with pytest.raises(InputError) as info:
+        load_models_file(path, env={"OPENAI_API_KEY": "sk-x-123456"})
+    message = str(info.value)
+    assert "'judge'" in message and "line 5" in message and "line 1" in message
+
+
+def test_a_duplicate_field_is_an_error_too(tmp_path: Path) -> None:
+    path = write(tmp_path, "judge:\n  model: a\n  parallel: 2\n  parallel: 4\n")
+    with pytest.raises(InputError, match=r"line 4.*'parallel' is given twice"):
+        load_models_file(path, env={"OPENAI_API_KEY": "sk-x-123456"})
+
+
+def test_a_key_with_a_line_break_is_an_error_that_does_not_show_it(tmp_path: Path) -> None:
+    path = write(tmp_path, "m:\n  model: m\n  api_key: |\n    sk-secret-multiline-42\n")
+    with pytest.raises(InputError) as info:
+        load_models_file(path, env={})
+    message = str(info.value)
+    assert "line break" in message and "sk-secret" not in message and "\n" not in message
+
+
+def test_short_keys_are_masked_as_whole_tokens_only() -> None:
+    from jurist.redact import mask, register_secret
+
+    register_secret("k9")
+    register_secret("abc12")
+    assert mask("Authorization: Bearer k9") == "Authorization: Bearer ***"
+    assert mask("key=abc12, other='k9'") == "key=***, other='***'"
+    assert mask("rank9 task k99 abc123 xk9") == "rank9 task k99 abc123 xk9"  # not inside other words
+    with pytest.raises(ValueError, match="line break") as info:
+        register_secret("two\nlines")
+    assert "two" not in str(info.value)

@@ -140,10 +140,17 @@ def test_reasoning_is_kept_apart_from_the_answer() -> None:
         ],
         "usage": {"prompt_tokens": 3, "completion_tokens": 5},
     }
-    text, reasoning, p_tok, c_tok, finish, _ = _parse_completion(json.dumps(body).encode())
-    assert (text, reasoning, p_tok, c_tok, finish) == ("The answer.", "step 1", 3, 5, "stop")
+    parsed = _parse_completion(json.dumps(body).encode())
+    assert (parsed.text, parsed.reasoning, parsed.prompt_tokens, parsed.completion_tokens) == (
+        "The answer.",
+        "step 1",
+        3,
+        5,
+    )
+    assert parsed.finish_reason == "stop" and not parsed.truncated_thought
     body["choices"][0]["message"] = {"content": "Plain.", "reasoning_content": "hidden"}
-    assert _parse_completion(json.dumps(body).encode())[:2] == ("Plain.", "hidden")
+    parsed = _parse_completion(json.dumps(body).encode())
+    assert (parsed.text, parsed.reasoning) == ("Plain.", "hidden")
 
 
 SECRET = "sk-test-VERYSECRET-0123456789"

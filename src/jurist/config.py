@@ -9,6 +9,7 @@ the environment or a ``.env`` file is used). Keys never leave this module unmask
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from collections.abc import Collection, Mapping
@@ -45,7 +46,7 @@ ServeKind = Literal["llama.cpp"]
 class Endpoint(BaseModel):
     """One base URL of a model; several endpoints are load-balanced."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
 
     api_base: str | None = None
     api_key: str | None = Field(default=None, repr=False)
@@ -76,6 +77,8 @@ class ModelSpec(BaseModel):
     alias: str = ""
     model: str
     endpoints: list[Endpoint] | None = None
+    # The key of every endpoint that names none; excluded from dumps so it never reaches run.json.
+    api_key: str | None = Field(default=None, repr=False, exclude=True)
     api_type: Literal["openai", "litellm"] = "openai"
     parallel: int = Field(default=8, ge=1, le=4096)
     max_tokens: int | None = Field(default=None, ge=1)
@@ -101,7 +104,7 @@ class ModelSpec(BaseModel):
         """Where requests go; the provider default when none are given, none for a server not started yet."""
         if self.endpoints:
             return self.endpoints
-        return [] if self.serve is not None else [Endpoint()]
+        return [] if self.serve is not None else [Endpoint(api_key=self.api_key)]
 
     def passthrough_params(self) -> dict[str, Any]:
         extra = self.model_extra or {}
@@ -110,6 +113,7 @@ class ModelSpec(BaseModel):
     def public_dict(self) -> dict[str, Any]:
         """The spec as written to ``run.json``: keys replaced by where they came from, never their value."""
         data = self.model_dump(mode="json", by_alias=False)
+        data.pop("api_key", None)  # excluded already; never let a dump setting bring it back
         data["endpoints"] = [
             {"api_base": ep.base_url, "model_name": ep.model_name, "api_key": "***" if ep.api_key else None}
             for ep in self.resolved_endpoints()
@@ -149,8 +153,69 @@ def resolve_key(
                 )
         else:
             value = raw
+    if value is not None and ("\n" in value or "\r" in value):
+        # Never shown: a multi-line value is most often a pasted key with its line break (YAML "|").
+        raise InputError(path, where, "api_key contains a line break; a key is one line")
     register_secret(value)
     return value
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: object, line: int, first: int, top: bool) -> None:
+        self.key, self.line, self.first, self.top = key, line, first, top
+
+
+class _StrictLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no type stubs here
+    """SafeLoader that refuses a key given twice in one mapping (PyYAML silently keeps the last one, so
+    a second entry for an alias would replace the first without a word)."""
+
+    _root: yaml.Node | None = None
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        self._root = node
+        return super().construct_document(node)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            try:
+                if key in seen:
+                    raise _DuplicateKey(key, line, seen[key], node is self._root)
+            except TypeError:  # an unhashable key: the base class reports it
+                break
+            seen[key] = line
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
+
+
+# Fields a models-file entry may hold: ModelSpec's own, their aliases, and the pass-through sampling
+# parameters. Anything else is refused: a misspelt "parralel" would otherwise be sent to the server as a
+# request field or silently do nothing.
+_MODEL_FIELDS = frozenset(
+    {name for name in ModelSpec.model_fields if name != "alias"} | {"sys_prompt"} | set(PASSTHROUGH_PARAMS)
+)
+_ENDPOINT_FIELDS = frozenset(Endpoint.model_fields)
+
+
+def _unknown_field(path: Path, where: str, field: object, known: frozenset[str]) -> InputError:
+    close = difflib.get_close_matches(str(field), sorted(known), n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return InputError(path, where, f"unknown field {field!r}{hint}")
+
+
+def _check_fields(path: Path, where: str, body: Mapping[Any, Any]) -> None:
+    for name in body:
+        if name not in _MODEL_FIELDS:
+            raise _unknown_field(path, where, name, _MODEL_FIELDS)
+    endpoints = body.get("endpoints")
+    if isinstance(endpoints, list):
+        for i, entry in enumerate(endpoints):
+            if isinstance(entry, Mapping):
+                for name in entry:
+                    if name not in _ENDPOINT_FIELDS:
+                        raise _unknown_field(path, f"{where}: endpoints[{i}]", name, _ENDPOINT_FIELDS)
 
 
 def _format_validation_error(exc: ValidationError) -> str:
@@ -172,7 +237,12 @@ def load_models_file(
     if not path.is_file():
         raise InputError(path, "", "models file not found")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_StrictLoader)  # noqa: S506 (safe)
+    except _DuplicateKey as dup:
+        what = f"model {dup.key!r} is" if dup.top else f"key {dup.key!r} is"
+        raise InputError(
+            path, f"line {dup.line}", f"{what} given twice (first at line {dup.first})"
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else ""
@@ -189,11 +259,14 @@ def load_models_file(
         where = f"model {alias!r}"
         if not isinstance(body, dict):
             raise InputError(path, where, "expected a mapping of settings")
+        _check_fields(path, where, body)
         try:
             spec = ModelSpec.model_validate({**body, "alias": str(alias)})
         except ValidationError as exc:
             raise InputError(path, where, _format_validation_error(exc)) from None
         if spec.serve is not None:
+            if spec.api_key is not None:
+                raise InputError(path, where, "api_key has no use with serve: (jurist starts the server)")
             if spec.endpoints:
                 raise InputError(path, where, "serve: and endpoints: exclude each other (jurist starts it)")
             weights = Path(spec.serve.model).expanduser()
@@ -203,10 +276,13 @@ def load_models_file(
             continue
         spec.endpoints = spec.resolved_endpoints()
         used = aliases is None or str(alias) in aliases
+        model_key, spec.api_key = spec.api_key, None  # copied into the endpoints, kept nowhere else
         for i, endpoint in enumerate(spec.endpoints):
             if not used:
                 endpoint.api_key = None  # never a "${VAR}" text standing in for a key
                 continue
+            if endpoint.api_key is None:  # the model's key serves every endpoint that names none
+                endpoint.api_key = model_key
             # OPENAI_API_KEY is the default only for OpenAI-wire models; LiteLLM finds providers' own keys.
             default_env = DEFAULT_KEY_ENV if spec.api_type == "openai" else None
             try:

@@ -249,13 +249,28 @@ class ModelClient:
         self, status: int, payload: bytes, retry_after: str | None, latency: float, attempt: int
     ) -> Completion:
         if status == 200:
+            # A 200 that carries no answer (HTML, a cut body, no choices, null content) is a failed
+            # attempt, retried and in the end a RequestFailed of kind "unreadable": never a blank answer.
             try:
-                text, reasoning, p_tok, c_tok, finish, logprobs = _parse_completion(payload)
+                parsed = _parse_completion(payload)
             except (ValueError, KeyError, IndexError, TypeError) as exc:
+                start = payload[:80].decode("utf-8", errors="replace")
                 raise _Transient(
-                    f"unreadable response body ({type(exc).__name__}: {exc})", "unreadable"
+                    f"unreadable response body ({type(exc).__name__}: {exc}; body starts {start!r})",
+                    "unreadable",
                 ) from None
-            return Completion(text, reasoning, p_tok, c_tok, latency, attempt, finish, logprobs)
+            return Completion(
+                parsed.text,
+                parsed.reasoning,
+                parsed.prompt_tokens,
+                parsed.completion_tokens,
+                latency,
+                attempt,
+                parsed.finish_reason,
+                parsed.logprobs,
+                empty=not parsed.text.strip(),
+                truncated_thought=parsed.truncated_thought,
+            )
         message = f"HTTP {status}: {_server_message(payload)}"
         if is_retryable_status(status):
             kind = "rate_limited" if status == 429 else "server_error"

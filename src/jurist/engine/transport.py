@@ -19,12 +19,19 @@ import aiohttp
 from jurist.redact import mask
 
 _THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.DOTALL)
+_OPEN_THINK = re.compile(r"^\s*<think>")
 _MAX_ERROR_CHARS = 500
 
 
 @dataclass(slots=True)
 class Completion:
-    """One successful chat completion, with what it cost (nothing, when ``cached``)."""
+    """One successful chat completion, with what it cost (nothing, when ``cached``).
+
+    ``empty``: the server answered deliberately with no text (content ``""``); a result, recorded with the
+    flag so reports can count it instead of scoring blank text unawares. ``truncated_thought``: a
+    reasoning model ran out of tokens inside its thought; the answer is empty and the thought is kept in
+    ``reasoning`` only.
+    """
 
     text: str
     reasoning: str | None
@@ -35,6 +42,8 @@ class Completion:
     finish_reason: str | None = None
     logprobs: Any = None
     cached: bool = False
+    empty: bool = False
+    truncated_thought: bool = False
 
     def usage(self) -> dict[str, Any]:
         usage: dict[str, Any] = {
@@ -45,11 +54,15 @@ class Completion:
         }
         if self.cached:
             usage["cached"] = True
+        if self.empty:
+            usage["empty"] = True
+        if self.truncated_thought:
+            usage["truncated_thought"] = True
         return usage
 
     def cache_value(self) -> dict[str, Any]:
         """What the request cache stores: enough to rebuild the completion, nothing about the request."""
-        return {
+        value = {
             "text": self.text,
             "reasoning": self.reasoning,
             "prompt_tokens": self.prompt_tokens,
@@ -57,6 +70,9 @@ class Completion:
             "finish_reason": self.finish_reason,
             "logprobs": self.logprobs,
         }
+        if self.truncated_thought:
+            value["truncated_thought"] = True
+        return value
 
     @classmethod
     def from_cache(cls, value: dict[str, Any]) -> Completion:
@@ -71,6 +87,8 @@ class Completion:
             value.get("finish_reason"),
             value.get("logprobs"),
             True,
+            empty=not value["text"].strip(),
+            truncated_thought=bool(value.get("truncated_thought")),
         )
 
 
@@ -110,29 +128,70 @@ def _server_message(body: bytes) -> str:
     return text.strip()[:_MAX_ERROR_CHARS]
 
 
-def _parse_completion(body: bytes) -> tuple[str, str | None, int | None, int | None, str | None, Any]:
-    """Pull text, reasoning, token counts and logprobs out of a chat.completion body, or raise ValueError."""
+@dataclass(slots=True)
+class ParsedReply:
+    """The parts of a chat.completion body jurist keeps."""
+
+    text: str
+    reasoning: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    finish_reason: str | None
+    logprobs: Any
+    truncated_thought: bool = False
+
+
+def _parse_completion(body: bytes) -> ParsedReply:
+    """Pull text, reasoning, token counts and logprobs out of a chat.completion body, or raise ValueError.
+
+    Only a reply that says something counts: a body that is not a JSON object (an HTML error page served
+    with status 200, a body cut short), no choices, or ``content: null`` with neither a tool call nor a
+    thought is unreadable, so the client retries it like a transient error instead of recording "" as the
+    model's answer. ``content: ""`` is a deliberate empty answer and is returned (flagged by the caller).
+    A ``<think>`` that never closes is a thought cut off by the token limit: the answer is empty, flagged
+    ``truncated_thought``, and the thought text never becomes the answer.
+    """
     data = json.loads(body)
-    choice = data["choices"][0]
+    if not isinstance(data, dict):
+        raise ValueError(f"the body is a JSON {type(data).__name__}, not an object")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise ValueError("the reply has no choices")
+    choice = choices[0]
+    if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
+        raise ValueError("choices[0] has no message")
     message = choice["message"]
+    finish = choice.get("finish_reason")
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    if reasoning is not None and not isinstance(reasoning, str):
+        reasoning = None
     content = message.get("content")
+    truncated = False
     if content is None:
-        content = ""
+        if not message.get("tool_calls") and not reasoning:
+            raise ValueError(f"message.content is null (finish_reason {finish!r})")
+        content = ""  # a tool call, or a reasoning parser's thought with no answer after it
+        truncated = bool(reasoning) and finish == "length"
     if not isinstance(content, str):
         raise ValueError("message.content is not a string")
-    reasoning = message.get("reasoning_content") or message.get("reasoning")
     match = _THINK.match(content)
     if match:
         reasoning = (reasoning + "\n" if reasoning else "") + match.group(1).strip()
         content = content[match.end() :]
-    usage = data.get("usage") or {}
-    return (
+    elif _OPEN_THINK.match(content):
+        thought = _OPEN_THINK.sub("", content, count=1).strip()
+        reasoning = (reasoning + "\n" if reasoning else "") + thought
+        content, truncated = "", True
+    usage = data.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    return ParsedReply(
         content,
         reasoning,
         usage.get("prompt_tokens"),
         usage.get("completion_tokens"),
-        choice.get("finish_reason"),
+        finish,
         choice.get("logprobs"),
+        truncated,
     )
 
 

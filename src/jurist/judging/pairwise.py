@@ -21,6 +21,30 @@ from jurist.judging.protocols import JudgeProtocol
 from jurist.judging.verdict import LABEL_OUTCOME
 from jurist.store.records import sample_of
 
+# A judge reply is stored whole up to 2 x RAW_KEEP characters; past that, its head and tail with a marker.
+RAW_KEEP = 16_384
+_CUT_MARKER = "\n[... {cut} characters cut by jurist ...]\n"
+
+
+def cap_raw(text: str, keep: int = RAW_KEEP) -> tuple[str, int | None]:
+    """``text`` for the judgment file, and its original length when it was cut (else None).
+
+    A runaway judge reply (a 20 MB loop) stored whole made a 126 MB judgments file that every later
+    read of the run pays for. The head shows how the reply began and the tail holds its final verdict, so
+    both are kept; the verdict itself is always read from the full text before this cut.
+    """
+    if len(text) <= 2 * keep:
+        return text, None
+    cut = len(text) - 2 * keep
+    return text[:keep] + _CUT_MARKER.format(cut=cut) + text[-keep:], len(text)
+
+
+def _stored(game: dict[str, Any], field: str, text: str) -> None:
+    """Put ``text`` (capped) in ``game[field]``, with ``{field}_chars`` when it was cut."""
+    game[field], chars = cap_raw(text)
+    if chars is not None:
+        game[f"{field}_chars"] = chars
+
 
 def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
@@ -69,7 +93,9 @@ async def judge_game(
     params = protocol.request_params(client.spec)
     first = await client.complete(messages, sample=sample, cache=cache, **params)
     label, how = protocol.read(first.text, first.logprobs, shown)
-    game: dict[str, Any] = {"label": label, "raw": first.text, "usage": first.usage(), **how}
+    game: dict[str, Any] = {"label": label}
+    _stored(game, "raw", first.text)
+    game.update({"usage": first.usage(), **how})
     if label is None:
         follow_up = messages + [
             {"role": "assistant", "content": first.text},
@@ -77,7 +103,8 @@ async def judge_game(
         ]
         second = await client.complete(follow_up, sample=sample, cache=cache, **params)
         label, how = protocol.read(second.text, second.logprobs, shown)
-        game.update({"label": label, "reask_raw": second.text, "reask_usage": second.usage(), **how})
+        game.update({"label": label, "reask_usage": second.usage(), **how})
+        _stored(game, "reask_raw", second.text)
     return game
 
 

@@ -2,7 +2,8 @@
 
 Only the five labels (and their mirrored spellings such as ``A<B``) are accepted; Arena-Hard's own regex
 accepts any string over ``[AB<>=]`` and then crashes the leaderboard on e.g. ``A>>>B``. The last valid
-label in the reply wins, as upstream.
+label in the reply wins, as upstream, except that labels listed as options (a judge repeating the
+re-ask's list) are not verdicts (see :func:`_committed`).
 
 Answers under judgement may themselves contain verdict labels (a prompt injection, or a question about
 judging). Two rules keep those from deciding a verdict:
@@ -43,6 +44,9 @@ _SINGLE = re.compile(rf"(?<!\[)\[\s*({_ALTERNATION})\s*\](?!\])", re.IGNORECASE)
 # Any bracket run around a label: a superset of what _DOUBLE and _SINGLE accept.
 _BRACKETED = re.compile(rf"\[+\s*(?:{_ALTERNATION})\s*\]+", re.IGNORECASE)
 _JSON_OBJECT = re.compile(r"\{[^{}]*\}")
+# What may stand between two labels of one list: separators, "or"/"and", a bullet or item number.
+_LIST_GAP = re.compile(r"(?:[\s,;:/|.*\-]|\bor\b|\band\b|\d+[.)])*", re.IGNORECASE)
+_LIST_MIN = 3  # distinct labels that make a run a list, not a verdict
 
 # (winner side, strong?) per canonical label, from the point of view of positions A and B.
 LABEL_OUTCOME: dict[str, tuple[str | None, bool]] = {
@@ -114,10 +118,39 @@ def parse_verdict(text: str, quoted: Sequence[str] = ()) -> str | None:
     from it are not verdicts.
     """
     for pattern in (_DOUBLE, _SINGLE):
-        matches = pattern.findall(text)
-        if matches:
-            return canonical_label(matches[-1])
+        candidates = _committed(list(pattern.finditer(text)), text)
+        if candidates:
+            return canonical_label(candidates[-1])
     return parse_json_verdict(text, quoted)
+
+
+def _committed(matches: list[re.Match[str]], text: str) -> list[str]:
+    """The labels of ``matches`` that may be a verdict: those not part of an enumeration of the options.
+
+    A judge that answers the re-ask with its list of options ("exactly one of: [[A>>B]], [[A>B]], ...")
+    has chosen nothing, yet the last label of the list would read as a verdict (``B>>A``, the strongest
+    for one side). So a run of labels joined only by separators (commas, "or", bullets) that holds three or
+    more distinct labels is a list, and every label up to the point where all five have appeared is an
+    enumeration too; a verdict is a label after that, outside any list.
+    """
+    if not matches:
+        return []
+    labels = [canonical_label(m.group(1)) or "" for m in matches]
+    listed = [False] * len(matches)
+    start = 0
+    for i in range(1, len(matches) + 1):
+        joined = i < len(matches) and _LIST_GAP.fullmatch(text, matches[i - 1].end(), matches[i].start())
+        if not joined:
+            if len(set(labels[start:i])) >= _LIST_MIN:
+                listed[start:i] = [True] * (i - start)
+            start = i
+    seen: set[str] = set()
+    for i, label in enumerate(labels):
+        seen.add(label)
+        if len(seen) == len(LABELS):
+            listed[: i + 1] = [True] * (i + 1)
+            break
+    return [m.group(1) for m, drop in zip(matches, listed, strict=True) if not drop]
 
 
 def parse_digit_verdict(text: str) -> str | None:

@@ -27,6 +27,8 @@ class Usage(TypedDict, total=False):
     latency_s: float
     attempts: int
     cached: bool
+    empty: bool  # the server answered with no text, on purpose (finish_reason stop)
+    truncated_thought: bool  # the answer ran out inside its <think>: empty, counted
 
 
 class _AnswerRecordFields(TypedDict):
@@ -62,6 +64,8 @@ class GameRecord(_GameRecordFields, total=False):
     """One judge call on one ordering of a pair: ``a`` is shown first."""
 
     reask_raw: str
+    raw_chars: int  # the reply's length when ``raw`` keeps only its head and tail
+    reask_raw_chars: int
     reask_usage: Usage
     verdict_source: str
     probs: dict[str, float]
