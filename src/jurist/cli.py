@@ -14,7 +14,7 @@ import typer.core
 from rich.console import Console
 from rich.text import Text
 
-from jurist.errors import JuristError
+from jurist.errors import JuristError, StorageError
 from jurist.redact import mask
 
 app = typer.Typer(
@@ -231,6 +231,11 @@ def main() -> None:
             Text("error: ", style="red") + Text(mask(str(exc))), highlight=False, soft_wrap=True
         )  # the message may hold model names or install hints with [extras]: never markup
         sys.exit(2)
+    except StorageError as exc:
+        err_console.print(
+            Text("error: ", style="red") + Text(mask(str(exc))), highlight=False, soft_wrap=True
+        )
+        sys.exit(1)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except (KeyboardInterrupt, typer.Abort):  # the command line parser turns Ctrl-C into Abort

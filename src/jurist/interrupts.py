@@ -13,11 +13,15 @@ import asyncio
 import os
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from types import FrameType, TracebackType
 from typing import Any
 
 GRACE_S = 20.0
+FORCED_STOP = (
+    "interrupted: the run did not stop in time, so it was stopped at once; everything appended so far is "
+    "saved; run again to resume"
+)
 
 
 class GracefulInterrupt:
@@ -84,3 +88,18 @@ class GracefulInterrupt:
             self._timer.cancel()
         for signum, previous in self._previous.items():
             signal.signal(signum, previous)
+
+
+def run_interruptibly(
+    main: Callable[[GracefulInterrupt], Coroutine[Any, Any, None]], on_force: Callable[[], None]
+) -> None:
+    """``asyncio.run(main(interrupt))`` under :class:`GracefulInterrupt`; a signal ends it with
+    KeyboardInterrupt (exit 130 in the CLI) once everything has been saved."""
+    interrupt = GracefulInterrupt(on_force)
+    try:
+        with interrupt:
+            asyncio.run(main(interrupt))
+    except asyncio.CancelledError:
+        if interrupt.interrupted:
+            raise KeyboardInterrupt from None
+        raise

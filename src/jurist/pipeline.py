@@ -7,7 +7,6 @@ for what is missing, so re-running a finished run sends nothing and a crashed on
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
 from collections.abc import Iterator
@@ -26,7 +25,7 @@ from jurist.engine.embedded import EMBEDDED_ALIAS, embedded_model_spec
 from jurist.engine.pool import ServerPool
 from jurist.engine.throttle import make_throttle
 from jurist.errors import JuristError
-from jurist.interrupts import GracefulInterrupt
+from jurist.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
 from jurist.judging.base import JudgeItem, JudgeKind
 from jurist.judging.kinds import judge_kind_for
 from jurist.redact import mask
@@ -35,8 +34,10 @@ from jurist.results import Outcome, RunView, score_outcomes
 from jurist.run_config import Mode, RunConfig, RunResult
 from jurist.stages import AnswerJob, FailureLog, JudgeJob, generate, judge, new_progress
 from jurist.store.jsonl import JsonlAppender
+from jurist.store.lock import RunDirLock
 from jurist.store.records import answer_record
 from jurist.store.run_dir import RunDir
+from jurist.store.usage import add_usage, previous_usage
 from jurist.style import answer_style_metadata
 
 __all__ = ["Mode", "Pipeline", "RunConfig", "RunResult", "run_pipeline"]
@@ -56,6 +57,8 @@ class Pipeline:
             bench = baseline_from(bench, config.baseline)
         self.bench: Benchmark = bench
         self.run_dir = RunDir(config.out or Path("runs") / bench.name)
+        if self.run_dir.root.exists() and not self.run_dir.root.is_dir():
+            raise JuristError(f"--out: {self.run_dir.root} is a file, not a run directory")
         used = {*config.models, *config.judges, *bench.baselines(), *bench.candidates}
         self.specs: dict[str, ModelSpec] = (
             load_models_file(config.models_file, aliases=used) if config.models_file else {}
@@ -99,10 +102,9 @@ class Pipeline:
             raise JuristError(f"--baseline {sorted(clash)[0]!r} is also a candidate --model")
         if self.config.mode == "judge-only":
             for alias in self.candidates + self.baselines:
-                if not self._shipped(alias) and not self.run_dir.answers(alias).exists():
-                    raise JuristError(
-                        f"--judge-only: no answers for {alias!r} at {self.run_dir.answers(alias)}"
-                    )
+                path = self.run_dir.answers(alias)
+                if not self._shipped(alias) and (not path.exists() or not self.run_dir.load_answers(alias)):
+                    raise JuristError(f"--judge-only: no answers for {alias!r} at {path}")
         if self.judges:
             for alias in self.baselines:
                 if not (self._shipped(alias) or alias in self.specs or self.run_dir.answers(alias).exists()):
@@ -176,6 +178,16 @@ class Pipeline:
 
     # -- the run --------------------------------------------------------------------------------------------
     def run(self) -> RunResult:
+        """The run, holding the run directory's lock: one writer per directory, whatever else runs."""
+        lock = RunDirLock(self.run_dir.root)
+        if self.run_dir.root.is_dir():
+            lock.acquire()  # before anything is read for work or written
+        try:
+            return self._run(lock)
+        finally:
+            lock.release()
+
+    def _run(self, lock: RunDirLock) -> RunResult:
         if self.run_dir.root.is_dir():  # judgments an older jurist stored under other names and keys
             from jurist.interop.judgebench import adopt_schema1_judgments
 
@@ -184,7 +196,8 @@ class Pipeline:
                     note = f"adopted {judge_alias}'s judgments from an older run"
                     self.console.print(note, style="dim", markup=False, highlight=False)
         self._precheck()
-        self.run_dir.root.mkdir(parents=True, exist_ok=True)
+        if not lock.held:
+            lock.acquire()  # a new directory: made only now, so a refused check leaves nothing behind
         failures = FailureLog(self.run_dir.failures, self.run_id)
         notify = lambda text: self.console.print(text, style="dim", markup=False, highlight=False)  # noqa: E731
         pool = ServerPool(notify=notify, log_dir=self.run_dir.root / "logs")
@@ -197,6 +210,7 @@ class Pipeline:
             cache=cache,
             pool=pool,
         )
+        earlier_usage = previous_usage(self.run_dir.run_json)  # before run.json is rewritten below
         fields = self._run_fields()
         if self.config.judge_prompt is not None:  # kept, so the run can be audited or re-judged
             fields["judge_prompt_kept"] = self.run_dir.keep_file(self.config.judge_prompt, "prompts")
@@ -226,12 +240,14 @@ class Pipeline:
             judged = [(item, record) for item, record in self.judge_items() if record is not None]
             outcome = score_outcomes(view, judged, table_console())
         exit_code = 1 if failures.count or not outcome.scored else 0
+        usage = engine.stats.summary()
         summary = {
             "exit_code": exit_code,
             "failures": failures.count,
             "still_failing": failures.current,
             "scored": outcome.scored,
-            "usage": engine.stats.summary(),
+            "usage": usage,  # this run's requests
+            "usage_total": add_usage(earlier_usage, usage),  # every run in the directory
         }
         self.run_dir.write_run_json(self.run_id, "finished", {**fields, **summary})
         if failures.count:
@@ -252,22 +268,9 @@ class Pipeline:
             engine.close_servers()
             if cache is not None:
                 cache.close()
-            self.console.print(
-                "interrupted: the run did not stop in time, so it was stopped at once; everything appended "
-                "so far is saved; run again to resume",
-                style="yellow",
-                markup=False,
-                highlight=False,
-            )
+            self.console.print(FORCED_STOP, style="yellow", markup=False, highlight=False)
 
-        interrupt = GracefulInterrupt(force_stop)
-        try:
-            with interrupt:
-                asyncio.run(self._stages(engine, failures, interrupt))
-        except asyncio.CancelledError:
-            if interrupt.interrupted:
-                raise KeyboardInterrupt from None
-            raise
+        run_interruptibly(lambda interrupt: self._stages(engine, failures, interrupt), force_stop)
 
     async def _stages(self, engine: Engine, failures: FailureLog, interrupt: GracefulInterrupt) -> None:
         """All stages in one event loop (the engine's limits belong to one loop)."""

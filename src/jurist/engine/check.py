@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -21,10 +22,12 @@ from jurist.engine.retry import RetryPolicy
 from jurist.errors import JuristError
 from jurist.redact import mask
 
+log = logging.getLogger("jurist.check")
 PROBE_MESSAGES = [{"role": "user", "content": "Reply with one word: ok"}]
 MISSING_KEY = f"no API key (set api_key in the models file, or {DEFAULT_KEY_ENV})"
-# One retry absorbs a momentary 5xx without letting a probe hang on a long Retry-After.
-PROBE_POLICY = RetryPolicy(max_attempts=2, base_delay=0.3, max_delay=1.0, max_retry_after=2.0)
+# A probe retries transient faults as any request does, but briefly: it must not hang a run's start on a
+# long Retry-After, and a fault that outlives its retries is reported as flaky, not as bad input.
+PROBE_POLICY = RetryPolicy(max_attempts=4, base_delay=0.3, max_delay=1.5, max_retry_after=3.0)
 _LOCAL_SUFFIXES = (".local", ".localhost", ".internal", ".lan", ".home.arpa")
 
 
@@ -37,6 +40,7 @@ class EndpointCheck:
     problem: str | None = None
     latency_s: float | None = None
     note: str | None = None
+    flaky: bool = False  # transient faults outlived the probe's retries: a warning, not a refusal
 
     @property
     def ok(self) -> bool:
@@ -78,6 +82,16 @@ def endpoint_name(spec: ModelSpec, endpoint: Endpoint) -> str:
     return endpoint.base_url
 
 
+def is_transient(exc: RequestFailed) -> bool:
+    """A failure that retrying could fix later (5xx, 429, timeouts, dropped or garbled replies), as opposed
+    to what it cannot (a rejected key, an unknown model, a name that does not resolve, a refused port)."""
+    if exc.kind in ("server_error", "rate_limited", "timeout", "unreadable"):
+        return True
+    if exc.kind == "connection":
+        return "ClientConnector" not in str(exc)  # DNS failure or refused connection: not a hiccup
+    return False
+
+
 def _describe(exc: RequestFailed) -> str:
     if exc.kind == "connection":
         return f"unreachable: {exc}"
@@ -106,6 +120,9 @@ async def _probe(
     except RequestFailed as exc:
         if exc.status == 429:  # reachable and authenticated, only busy right now
             return EndpointCheck(spec.alias, name, note="rate limited (HTTP 429) right now")
+        if is_transient(exc):
+            note = f"flaky: {exc}; the run retries each of its own requests"
+            return EndpointCheck(spec.alias, name, note=note, flaky=True)
         return EndpointCheck(spec.alias, name, _describe(exc))
     finally:
         await client.aclose()
@@ -167,7 +184,11 @@ def require_ready(specs: Mapping[str, ModelSpec], aliases: Iterable[str], *, tim
     selected = [alias for alias in dict.fromkeys(aliases) if alias in specs]
     if not selected:
         return
-    problems = [result for result in run_checks(specs, selected, timeout=timeout) if not result.ok]
+    results = run_checks(specs, selected, timeout=timeout)
+    for result in results:
+        if result.flaky:
+            log.warning("pre-run check: %s", result.line())
+    problems = [result for result in results if not result.ok]
     if problems:
         lines = "\n".join(f"  {result.line()}" for result in problems)
         raise JuristError(

@@ -16,14 +16,32 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from jurist.errors import InputError
+from jurist.errors import InputError, StorageError
 
 log = logging.getLogger("jurist.store")
 
 
+def _is_whole_record(tail: bytes) -> bool:
+    """Whether a last line without its newline is nevertheless a whole record.
+
+    jurist writes each line, newline included, in one call, so an interrupted write leaves a prefix of a
+    line, and no proper prefix of a JSON object is itself a JSON object. A file written by hand or by
+    another tool, though, often just lacks the final newline: that last line is a record, not a tear.
+    """
+    try:
+        return isinstance(json.loads(tail), dict)
+    except ValueError:
+        return False
+
+
 def _repair_torn_tail(path: Path, data: bytes) -> bytes:
-    """Cut a partial last line off ``path`` and return the intact part of ``data``."""
+    """Cut a partial last line off ``path`` (or end a whole one with its missing newline); returns the
+    intact part of ``data``."""
     cut = data.rfind(b"\n") + 1
+    if _is_whole_record(data[cut:]):
+        with open(path, "ab") as fh:
+            fh.write(b"\n")
+        return data + b"\n"
     log.warning("%s: dropped a torn last line (%d bytes) left by an interrupted write", path, len(data) - cut)
     with open(path, "r+b") as fh:
         fh.truncate(cut)
@@ -45,6 +63,8 @@ def iter_numbered_jsonl(path: str | Path, *, repair: bool = True) -> Iterator[tu
     if data and not data.endswith(b"\n"):
         if repair:
             data = _repair_torn_tail(path, data)
+        elif _is_whole_record(data[data.rfind(b"\n") + 1 :]):
+            data += b"\n"  # a file that merely lacks its final newline: its last line counts
         else:
             data = data[: data.rfind(b"\n") + 1]
     yield from parse_jsonl_bytes(path, data)
@@ -90,16 +110,22 @@ class JsonlAppender:
 
     def append(self, record: dict[str, Any]) -> None:
         line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-        written = os.write(self._fd, line)
-        while written < len(line):  # only on exotic filesystems; still one record per call sequence
-            written += os.write(self._fd, line[written:])
+        try:
+            written = os.write(self._fd, line)
+            while written < len(line):  # only on exotic filesystems; still one record per call sequence
+                written += os.write(self._fd, line[written:])
+        except OSError as exc:  # disk full, quota, file size limit: a torn tail at worst, cut on resume
+            raise StorageError(self.path, "a record", exc) from None
         self._dirty = True
         if time.monotonic() - self._last_sync >= self._fsync_every_s:
             self.sync()
 
     def sync(self) -> None:
         if self._dirty:
-            os.fsync(self._fd)
+            try:
+                os.fsync(self._fd)
+            except OSError as exc:
+                raise StorageError(self.path, "buffered records", exc) from None
             self._dirty = False
         self._last_sync = time.monotonic()
 
@@ -121,9 +147,13 @@ def write_json_atomic(path: str | Path, data: Any) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, ensure_ascii=False)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2, ensure_ascii=False)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:  # the old file is untouched: only the temporary copy is lost
+        tmp.unlink(missing_ok=True)
+        raise StorageError(path, path.name, exc) from None
     os.replace(tmp, path)
