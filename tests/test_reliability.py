@@ -176,3 +176,29 @@ def test_a_second_process_on_the_same_run_directory_is_refused(tmp_path: Path, m
     board = json.loads((tmp_path / "run" / "leaderboard.json").read_text())
     assert next(r for r in board if r["model"] == "strong")["n"] == 24
     assert server.stats.requests == 24 + 48  # every request once: the refused process sent none
+
+
+@pytest.mark.parametrize(
+    "args", [["--limit", "0"], ["--limit", "-1"], ["--max-concurrency", "0"], ["--ci", "2"]]
+)
+def test_out_of_range_values_are_usage_errors(tmp_path: Path, args: list[str]) -> None:
+    """Item 8: one line and exit 2, before anything runs."""
+    result = subprocess.run(
+        [sys.executable, "-m", "jurist", "run", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2 and "Traceback" not in result.stderr and not (tmp_path / "runs").exists()
+
+
+def test_a_models_file_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    """Item 8."""
+    (tmp_path / "m.yaml").write_bytes(b"a:\n  model: x\nb:\n  model: \xff\xfe\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "jurist", "run", "--models-file", "m.yaml", "--model", "a"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 2 and "m.yaml: line 4: not UTF-8 text" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -236,8 +236,14 @@ def load_models_file(
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "", "models file not found")
+    raw = path.read_bytes()
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_StrictLoader)  # noqa: S506 (safe)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InputError(path, f"line {line}", "not UTF-8 text (save the file as UTF-8)") from None
+    try:
+        data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 (safe)
     except _DuplicateKey as dup:
         what = f"model {dup.key!r} is" if dup.top else f"key {dup.key!r} is"
         raise InputError(
