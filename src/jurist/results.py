@@ -157,12 +157,8 @@ def _win_rates(
 def _judge_accuracy(run: RunView, judged: list[Judged], console: Console) -> list[dict[str, Any]]:
     """Judge accuracy with JudgeBench's two-game rule; a pair with no stored judgment has no decisions."""
     from jurist.benchmarks.judgebench import pair_of
-    from jurist.benchmarks.judgebench_scoring import (
-        judgebench_table,
-        score_decisions,
-        score_row,
-        table_console,
-    )
+    from jurist.benchmarks.judgebench_scoring import score_decisions, score_row
+    from jurist.report.formats import judgebench_table
 
     pairs = [pair_of(q) for q in run.bench.questions]
     stored = {(item.judge, item.question.uid): record for item, record in judged if item.sample == 0}
@@ -176,7 +172,7 @@ def _judge_accuracy(run: RunView, judged: list[Judged], console: Console) -> lis
         rows.append(score_row(score_decisions(pairs, decisions, judge=judge)))
     write_json_atomic(run.run_dir.root / "judgebench.json", rows)
     title = f"JudgeBench ({run.bench.info.get('split', run.bench.name)}, {len(pairs)} pairs)"
-    table_console().print(judgebench_table(rows, title=title))
+    console.print(judgebench_table(rows, title=title))
     return rows
 
 

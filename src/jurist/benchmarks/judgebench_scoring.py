@@ -27,10 +27,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-
 Label = Literal["A>B", "B>A"]
 Decision = Literal["A>B", "B>A", "A=B"]
 Group = Literal["knowledge", "reasoning", "math", "coding"]
@@ -231,7 +227,7 @@ def score_decisions(
 
 
 # --------------------------------------------------------------------------------------------------
-# Result rows and the table
+# Result rows
 
 ROW_FIELDS = (
     "judge",
@@ -255,30 +251,3 @@ def score_row(score: JudgeScore) -> dict[str, Any]:
         value = row[name]
         out[name] = None if isinstance(value, float) and math.isnan(value) else value
     return out
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.2f}" if isinstance(value, float) else str(value)
-
-
-def table_console() -> Console:
-    """stdout for tables; when it is not a terminal (a file, a CI log) wide enough that no name is cut."""
-    console = Console()
-    return console if console.is_terminal else Console(width=160)
-
-
-def judgebench_table(rows: Sequence[dict[str, Any]], *, title: str) -> Table:
-    """Judge accuracy per judge; names and the title are plain text (``judge[x]`` keeps its brackets)."""
-    table = Table(title=Text(title))
-    several_sets = len({row["response_model"] for row in rows}) > 1
-    columns = [name for name in ROW_FIELDS if name != "response_model" or several_sets]
-    for name in columns:
-        if name in ("judge", "response_model"):
-            table.add_column(name, overflow="fold")  # names are the point of the table: never cut them
-        else:
-            table.add_column(name, justify="right", min_width=len(name), no_wrap=True)
-    for row in rows:
-        table.add_row(*(Text(_cell(row.get(name))) for name in columns))
-    return table

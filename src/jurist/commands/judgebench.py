@@ -29,9 +29,9 @@ def score(
     """Score stored JudgeBench outputs: accuracy overall and per category, consistency, failed games."""
     from rich.console import Console
 
-    from jurist.benchmarks.judgebench_scoring import judgebench_table, score_row, table_console
+    from jurist.benchmarks.judgebench_scoring import score_row
     from jurist.interop.judgebench import score_stored_outputs
-    from jurist.report.formats import print_notes
+    from jurist.report.formats import judgebench_table, print_notes, table_console
     from jurist.scoring.judgebench import score_judgebench_run
 
     rows: list[dict[str, Any]] = []

@@ -159,7 +159,7 @@ def _cell(value: Any, digits: int = 3) -> str:
 def print_comparison(result: dict[str, Any]) -> None:
     from rich.table import Table
 
-    from jurist.benchmarks.judgebench_scoring import table_console
+    from jurist.report.formats import table_console
 
     console = table_console()
     agreement = Table(title="judge agreement (per game, candidate's perspective)")

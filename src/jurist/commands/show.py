@@ -147,8 +147,14 @@ def _show_judgebench(run_dir: Path, opts: ScoreOptions, fmt: str, write: bool) -
     """Judge accuracy of a JudgeBench run (win-rate options do not apply and are said to be ignored)."""
     from rich.console import Console
 
-    from jurist.benchmarks.judgebench_scoring import ROW_FIELDS, judgebench_table
-    from jurist.report.formats import print_notes, render_csv, render_markdown, table_console
+    from jurist.benchmarks.judgebench_scoring import ROW_FIELDS
+    from jurist.report.formats import (
+        judgebench_table,
+        print_notes,
+        render_csv,
+        render_markdown,
+        table_console,
+    )
     from jurist.scoring.judgebench import JUDGEBENCH_FILE, score_judgebench_run
 
     rows, notes = score_judgebench_run(run_dir, opts.judges)

@@ -16,6 +16,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from jurist.benchmarks.judgebench_scoring import ROW_FIELDS
+
 if TYPE_CHECKING:
     from jurist.scoring import Scored
 
@@ -196,3 +198,24 @@ def print_notes(console: Console, notes: list[str]) -> None:
 def print_leaderboard(console: Console, rows: list[Row], *, title: str, ci_level: float) -> None:
     """Just the leaderboard table (no sanity or notes)."""
     console.print(render_table(rows, title=title, ci_level=ci_level))
+
+
+def _judgebench_cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.2f}" if isinstance(value, float) else str(value)
+
+
+def judgebench_table(rows: list[dict[str, Any]], *, title: str) -> Table:
+    """Judge accuracy per judge; names and the title are plain text (``judge[x]`` keeps its brackets)."""
+    table = Table(title=Text(title))
+    several_sets = len({row["response_model"] for row in rows}) > 1
+    columns = [name for name in ROW_FIELDS if name != "response_model" or several_sets]
+    for name in columns:
+        if name in ("judge", "response_model"):
+            table.add_column(name, overflow="fold")  # names are the point of the table: never cut them
+        else:
+            table.add_column(name, justify="right", min_width=len(name), no_wrap=True)
+    for row in rows:
+        table.add_row(*(Text(_judgebench_cell(row.get(name))) for name in columns))
+    return table
