@@ -149,22 +149,33 @@ def test_a_run_with_fewer_models_keeps_scoring_the_rest(
     assert mixed["n"] == 3
 
 
+@pytest.mark.parametrize("cache", [True, False])
 def test_a_successful_game_is_kept_when_its_partner_fails(
-    tmp_path: Path, mock_server: Any, run_quiet: Any
+    tmp_path: Path, mock_server: Any, run_quiet: Any, cache: bool
 ) -> None:
-    """Item 11: only the failed game is sent again (the other comes from the request cache)."""
+    """Item 11: only the failed game is sent again; the other is kept in the run directory
+    (partial_games.jsonl), so this holds with the request cache off too."""
     server = mock_server(faults={"[strong] prompt 2": ["400"]})  # one judge game of q2, not the answer
     models = write_models_file(
         tmp_path / "m.yaml", server.base_url, {"strong": {}, "judge-good": {}, "base": {}}
     )
     args = {"bench": str(question_file(tmp_path)), "models_file": models, "models": ["strong"]}
-    args |= {"judges": ["judge-good"], "baseline": "base", "out": tmp_path / "run"}
+    args |= {"judges": ["judge-good"], "baseline": "base", "out": tmp_path / "run", "cache": cache}
     run_quiet(**args, mode="inference-only")
     first = run_quiet(**args)
     assert first.exit_code == 1 and first.failures == 1
+    kept = read_jsonl(tmp_path / "run" / "partial_games.jsonl")
+    assert len(kept) == 1 and kept[0]["uid"] == "q2" and kept[0]["result"]["label"]  # one game of q2
     before = server.stats.requests
     second = run_quiet(**args)
     assert second.exit_code == 0 and server.stats.requests - before == 1
+    q2 = next(
+        j
+        for j in read_jsonl(tmp_path / "run" / "judgments" / "judge-good" / "strong.jsonl")
+        if j["uid"] == "q2"
+    )
+    assert q2["games"][kept[0]["game"] - 1]["raw"] == kept[0]["result"]["raw"]  # the kept game, reused
+    assert next(r for r in second.leaderboard if r["model"] == "strong")["n"] == 4
 
 
 def test_judge_only_needs_no_models_file_entry_for_answered_models_and_unused_keys_do_not_block(

@@ -32,7 +32,7 @@ from jurist.redact import mask
 from jurist.report.formats import table_console
 from jurist.results import Outcome, RunView, score_outcomes
 from jurist.run_config import Mode, RunConfig, RunResult
-from jurist.stages import AnswerJob, FailureLog, JudgeJob, generate, judge, new_progress
+from jurist.stages import AnswerJob, FailureLog, JudgeJob, PartialGames, generate, judge, new_progress
 from jurist.store.jsonl import JsonlAppender
 from jurist.store.lock import RunDirLock
 from jurist.store.records import answer_record
@@ -288,7 +288,7 @@ class Pipeline:
             if any(judging.values()):
                 paths = {key: self.run_dir.judgments(*key) for key in judging}
                 with new_progress(self.console, self.config.progress) as progress:
-                    await judge(engine, judging, paths, failures, progress)
+                    await judge(engine, judging, paths, failures, progress, self.run_dir.partial_games)
         finally:
             await engine.aclose()
 
@@ -383,9 +383,11 @@ class Pipeline:
         work: dict[tuple[str, str], list[JudgeJob]] = {
             (judge_alias, model): [] for judge_alias in self.judges for model in self.candidates
         }
+        paid = PartialGames.load(self.run_dir.partial_games)  # games kept when their partner failed
         for item, previous in self.judge_items():
             if previous is None:
-                work[(item.judge, item.model)].append(JudgeJob(item, self.kinds[item.judge], "use"))
+                earlier = paid.get(self.kinds[item.judge].key(item))
+                work[(item.judge, item.model)].append(JudgeJob(item, self.kinds[item.judge], "use", earlier))
             elif previous.get("invalid") and self.config.rejudge_invalid:
                 work[(item.judge, item.model)].append(JudgeJob(item, self.kinds[item.judge], "refresh"))
         return work

@@ -18,7 +18,7 @@ from rich.console import Console
 
 from jurist.benchmarks.base import Question
 from jurist.engine.client import Engine, ModelClient, RequestFailed
-from jurist.judging.base import CacheMode, JudgeItem, JudgeKind
+from jurist.judging.base import CacheMode, JudgeItem, JudgeKind, PartialJudgment
 from jurist.report.progress import StageProgress
 from jurist.store.jsonl import JsonlAppender
 from jurist.store.records import answer_record
@@ -60,6 +60,7 @@ class JudgeJob:
     item: JudgeItem
     kind: JudgeKind
     cache: CacheMode
+    earlier: dict[int, dict[str, Any]] | None = None  # games an earlier run paid for
 
 
 async def generate(
@@ -123,9 +124,13 @@ async def judge(
     files: dict[tuple[str, str], Path],
     failures: FailureLog,
     progress: StageProgress,
+    partial_games: Path,
 ) -> None:
-    """Judge every (judge, model) job list concurrently, all judges at once under the global limit."""
+    """Judge every (judge, model) job list concurrently, all judges at once under the global limit.
+
+    The games of a judgment whose other game failed go to ``partial_games``, to be reused next run."""
     with ExitStack() as stack:
+        kept = stack.enter_context(PartialGames(partial_games))
         jobs = []
         for (judge_alias, model), todo in work.items():
             if not todo:
@@ -133,7 +138,7 @@ async def judge(
             bar = progress.add_bar(f"judge   {judge_alias} -> {model}", len(todo))
             out = stack.enter_context(JsonlAppender(files[(judge_alias, model)]))
             client = engine.client(judge_alias)
-            jobs += [_judge_one(client, job, out, progress, bar, failures) for job in todo]
+            jobs += [_judge_one(client, job, out, kept, progress, bar, failures) for job in todo]
         await asyncio.gather(*jobs)
 
 
@@ -141,15 +146,21 @@ async def _judge_one(
     client: ModelClient,
     job: JudgeJob,
     out: JsonlAppender,
+    kept: PartialGames,
     progress: StageProgress,
     bar: Any,
     failures: FailureLog,
 ) -> None:
     item = job.item
+    where = {"judge": client.alias, "model": item.model, "uid": item.question.uid, "sample": item.sample}
     try:
-        record = await job.kind.judge(client, item, cache=job.cache)
+        record = await job.kind.judge(client, item, cache=job.cache, earlier=job.earlier)
+    except PartialJudgment as partial:
+        kept.keep(job.kind.key(item), partial.games, **where)
+        failures.record("judge", partial.failure, **where)
+        progress.advance(bar, failed=True)
+        return
     except RequestFailed as exc:
-        where = {"judge": client.alias, "model": item.model, "uid": item.question.uid, "sample": item.sample}
         failures.record("judge", exc, **where)
         progress.advance(bar, failed=True)
         return
@@ -157,6 +168,43 @@ async def _judge_one(
     games = record.get("games") or []
     tokens = sum((game["usage"].get("completion_tokens") or 0) for game in games)
     progress.advance(bar, invalid=bool(record.get("invalid")), tokens=tokens)
+
+
+class PartialGames:
+    """``partial_games.jsonl``: the games of judgments whose other game failed, by judgment key.
+
+    Kept apart from the judgments, so no reader of judgments ever meets half a judgment; the next run
+    hands them back to the judge kind (:meth:`load`), and a completed judgment makes them moot.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._out: JsonlAppender | None = None
+
+    def keep(self, key: str, games: dict[int, dict[str, Any]], **where: Any) -> None:
+        if not games:
+            return
+        if self._out is None:
+            self._out = JsonlAppender(self.path)
+        for number, game in games.items():
+            self._out.append({"kind": "partial-game", "key": key, "game": number, **where, "result": game})
+
+    @staticmethod
+    def load(path: Path) -> dict[str, dict[int, dict[str, Any]]]:
+        """key -> {game number: game}; the last line for a (key, game) wins."""
+        from jurist.store.jsonl import iter_jsonl
+
+        games: dict[str, dict[int, dict[str, Any]]] = {}
+        for record in iter_jsonl(path):
+            games.setdefault(str(record["key"]), {})[int(record["game"])] = record["result"]
+        return games
+
+    def __enter__(self) -> PartialGames:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._out is not None:
+            self._out.close()
 
 
 def new_progress(console: Console, enabled: bool) -> StageProgress:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from jurist.benchmarks.base import Question
-from jurist.engine.client import ModelClient
+from jurist.engine.client import ModelClient, RequestFailed
 
 CacheMode = Literal["use", "refresh", "off"]
 """How a judge request uses the request cache: ``refresh`` asks again (re-judging an invalid verdict)."""
@@ -32,6 +32,16 @@ class JudgeItem:
     answer: str
     baseline: str | None = None
     baseline_answer: str | None = None
+
+
+class PartialJudgment(Exception):
+    """Some parts of a judgment succeeded and one failed after retries: the failure is recorded and
+    retried next run, and the parts that succeeded (``games``, by part number) are kept, never paid twice."""
+
+    def __init__(self, failure: RequestFailed, games: dict[int, dict[str, Any]]) -> None:
+        super().__init__(str(failure))
+        self.failure = failure
+        self.games = games
 
 
 class JudgeKind(Protocol):
@@ -54,8 +64,16 @@ class JudgeKind(Protocol):
         """Identity of the stored judgment of ``item``: changes whenever a re-judge is due."""
         ...
 
-    async def judge(self, client: ModelClient, item: JudgeItem, *, cache: CacheMode) -> dict[str, Any]:
-        """Judge ``item`` and return the record to store (its ``key`` field set)."""
+    async def judge(
+        self,
+        client: ModelClient,
+        item: JudgeItem,
+        *,
+        cache: CacheMode,
+        earlier: dict[int, dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        """Judge ``item`` and return the record to store (its ``key`` field set). ``earlier``: parts an
+        earlier run already paid for (by part number), reused instead of asked again."""
         ...
 
     def outcomes(self, record: dict[str, Any]) -> list[dict[str, Any]]:

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from jurist.config import ModelSpec
-from jurist.engine.client import ModelClient
-from jurist.judging.base import CacheMode, JudgeItem, OutcomeKind
+from jurist.engine.client import ModelClient, RequestFailed
+from jurist.judging.base import CacheMode, JudgeItem, OutcomeKind, PartialJudgment
 from jurist.judging.protocols import JudgeProtocol
 from jurist.judging.verdict import LABEL_OUTCOME
 from jurist.store.records import sample_of
@@ -189,15 +189,40 @@ class PairwiseJudge:
             item.sample,
         )
 
-    async def judge(self, client: ModelClient, item: JudgeItem, *, cache: CacheMode) -> dict[str, Any]:
-        """Both games for one answer, run concurrently; returns the judgment record to store."""
+    async def judge(
+        self,
+        client: ModelClient,
+        item: JudgeItem,
+        *,
+        cache: CacheMode,
+        earlier: dict[int, dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        """Both games for one answer, run concurrently; returns the judgment record to store.
+
+        A game an earlier run already won from the judge (``earlier``) is reused; when one game fails
+        after retries, :class:`PartialJudgment` carries the other so that it is kept, not paid again.
+        """
         assert item.baseline is not None and item.baseline_answer is not None
         question, answer, base = item.question.prompt, item.answer, item.baseline_answer
         protocol = self.protocol_for(item.question.category)
-        game1, game2 = await asyncio.gather(
-            judge_game(client, protocol, question, base, answer, sample=item.sample, cache=cache),
-            judge_game(client, protocol, question, answer, base, sample=item.sample, cache=cache),
-        )
+        kept = earlier or {}
+
+        async def play(number: int, shown_a: str, shown_b: str) -> dict[str, Any]:
+            if number in kept:
+                return kept[number]
+            return await judge_game(
+                client, protocol, question, shown_a, shown_b, sample=item.sample, cache=cache
+            )
+
+        results = await asyncio.gather(play(1, base, answer), play(2, answer, base), return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException) and not isinstance(result, RequestFailed):
+                raise result
+        failed = [result for result in results if isinstance(result, RequestFailed)]
+        if failed:
+            won = {n: r for n, r in enumerate(results, start=1) if isinstance(r, dict)}
+            raise PartialJudgment(failed[0], won)
+        game1, game2 = (result for result in results if isinstance(result, dict))
         games = [
             {"game": 1, "a": item.baseline, "b": item.model, **game1},
             {"game": 2, "a": item.model, "b": item.baseline, **game2},

@@ -223,6 +223,11 @@ class RunDir:
     def failures(self) -> Path:
         return self.root / "failures.jsonl"
 
+    @property
+    def partial_games(self) -> Path:
+        """Games kept from judgments whose other game failed (see stages.PartialGames)."""
+        return self.root / "partial_games.jsonl"
+
     def load_answers(self, model: str) -> dict[tuple[str, int], AnswerRecord]:
         """(uid, sample) -> answer record; the last line for a key wins, so a regenerated answer replaces
         the old. Schema-1 lines (no kind, no sample) and Arena-Hard's answer shapes read as sample 0."""
