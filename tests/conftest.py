@@ -37,6 +37,14 @@ def _official_arena_hard_prompts() -> Iterator[None]:
         yield
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _offline_nltk_data() -> Iterator[None]:
+    """IFEval/IFBench checkers find NLTK's punkt_tab in the shared data, never the network."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("NLTK_DATA", str(SHARED_DATA / "nltk_data"))
+        yield
+
+
 @pytest.fixture
 def mock_server() -> Iterator[Callable[..., MockOpenAI]]:
     servers: list[MockOpenAI] = []

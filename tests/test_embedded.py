@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SHARED_DATA
 from jurist.config import ModelSpec, ServeSpec
 from jurist.engine.client import Engine
 from jurist.engine.embedded import EMBEDDED_ALIAS, embedded_gguf_path, embedded_model_spec
@@ -155,3 +156,27 @@ def test_ctrl_c_stops_the_embedded_server(tmp_path: Path) -> None:
     time.sleep(0.5)
     assert llama_servers() == before
     assert read_jsonl(answers)  # what finished before the interrupt is kept
+
+
+def test_ifeval_limit_20_on_the_embedded_model(tmp_path: Path) -> None:
+    """A rule-checked benchmark with a real model: answers generated, every instruction checked offline."""
+    env = {**os.environ, "JURIST_DATA_DIR": str(SHARED_DATA)}
+    result = subprocess.run(
+        [sys.executable, "-m", "jurist", "run", "--bench", "ifeval", "--limit", "20", "--no-progress"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=1500,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    run = tmp_path / "runs" / "ifeval"
+    answers = read_jsonl(run / "answers" / "smollm2-135m.jsonl")
+    assert len(answers) == 20 and sum(bool(a["answer"].strip()) for a in answers) >= 15
+    points = read_jsonl(run / "points" / "smollm2-135m.jsonl")
+    assert len(points) == 20
+    assert sum(len(p["detail"]["instructions"]) for p in points) >= 20
+    summary = json.loads((run / "summary.json").read_text())
+    row = summary["models"]["smollm2-135m"]
+    assert 0.0 <= row["prompt_strict"] <= row["prompt_loose"] <= 100.0
+    assert "prompt strict" in result.stdout

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
 from pathlib import Path
@@ -54,7 +55,10 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 @app.command()
 def run(
     bench: Annotated[
-        str, typer.Option(help="a benchmark name (starter, judgebench) or an Arena-Hard question.jsonl")
+        str,
+        typer.Option(
+            help="a benchmark name (starter, judgebench, ifeval, ifbench) or an Arena-Hard question.jsonl"
+        ),
     ] = "starter",
     bench_option: Annotated[
         list[str] | None,
@@ -138,14 +142,34 @@ def run(
     no_check: Annotated[
         bool, typer.Option("--no-check", help="skip probing the models-file endpoints before the run")
     ] = False,
+    answers: Annotated[
+        Path | None,
+        typer.Option(help="JSONL of {key|prompt, response}: score these answers for --model, generate none"),
+    ] = None,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(help="folder with local copies of benchmark data [$JURIST_DATA_DIR]; no download"),
+    ] = None,
+    fmt: Annotated[
+        str, typer.Option("--format", help="final scores as table | json | csv | markdown")
+    ] = "table",
 ) -> None:
-    """Answer a benchmark, judge each model against the baseline (two games, swapped), print scores."""
+    """Answer a benchmark, then judge each model against the baseline (two games, swapped) or check its
+    answers by rule (ifeval, ifbench), and print scores."""
     from jurist.engine.retry import RetryPolicy
     from jurist.pipeline import run_pipeline
     from jurist.run_config import RunConfig
 
     if inference_only and judge_only:
         raise JuristError("--inference-only and --judge-only exclude each other")
+    if fmt not in ("table", "json", "csv", "markdown"):
+        raise JuristError(f"--format: {fmt!r} is not table, json, csv or markdown")
+    if answers is not None and not answers.is_file():
+        raise JuristError(f"--answers: {answers} is not a file")
+    if data_dir is not None:
+        if not data_dir.is_dir():
+            raise JuristError(f"--data-dir: {data_dir} is not a folder")
+        os.environ["JURIST_DATA_DIR"] = str(data_dir.resolve())  # read by benchmarks and NLTK lookups
     if sample not in ("first", "stratified"):
         raise JuristError(f"--sample: {sample!r} is not first or stratified")
     if method not in ("winrate", "bt"):
@@ -186,6 +210,8 @@ def run(
         cache=not no_cache,
         cache_path=cache_dir,
         check=not no_check,
+        answers_file=answers,
+        output_format=fmt,
     )
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:

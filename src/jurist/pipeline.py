@@ -7,7 +7,6 @@ for what is missing, so re-running a finished run sends nothing and a crashed on
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 from rich.console import Console
 
+from jurist.benchmarks.answers_file import read_answers_file, with_answers_file
 from jurist.benchmarks.base import Benchmark, Question
 from jurist.benchmarks.baseline_file import baseline_from
 from jurist.benchmarks.registry import benchmark_names, load_benchmark
@@ -32,13 +32,11 @@ from jurist.redact import mask
 from jurist.report.formats import table_console
 from jurist.results import Outcome, RunView, score_outcomes
 from jurist.run_config import Mode, RunConfig, RunResult
+from jurist.shipped import answers_with_shipped, write_shipped_answers
 from jurist.stages import AnswerJob, FailureLog, JudgeJob, PartialGames, generate, judge, new_progress
-from jurist.store.jsonl import JsonlAppender
 from jurist.store.lock import RunDirLock
-from jurist.store.records import answer_record
 from jurist.store.run_dir import RunDir
 from jurist.store.usage import add_usage, previous_usage
-from jurist.style import answer_style_metadata
 
 __all__ = ["Mode", "Pipeline", "RunConfig", "RunResult", "run_pipeline"]
 
@@ -50,7 +48,12 @@ class Pipeline:
         self.config = config
         self.console = console or Console(stderr=True)
         bench = load_benchmark(config.bench, config.bench_options)
+        answers = read_answers_file(config.answers_file, bench) if config.answers_file else None
         bench = bench.limited(config.limit, config.limit_sample, config.limit_seed)
+        if config.answers_file is not None and answers is not None:
+            if (config.samples or 1) > 1:
+                raise JuristError("--answers gives one answer per prompt: --samples does not apply")
+            bench = with_answers_file(bench, config.answers_file, answers, config.models)
         if config.baseline is not None:
             if bench.candidates:
                 raise JuristError(f"--baseline does not apply to {bench.name}: it judges its own pairs")
@@ -63,7 +66,7 @@ class Pipeline:
         self.specs: dict[str, ModelSpec] = (
             load_models_file(config.models_file, aliases=used) if config.models_file else {}
         )
-        if bench.candidates and config.models:
+        if bench.candidates and config.models and config.answers_file is None:
             raise JuristError(
                 f"--model does not apply to {bench.name}: it judges fixed response pairs (use --judge)"
             )
@@ -152,6 +155,7 @@ class Pipeline:
             "baselines": self.baselines,
             "judges": self.judges,
             "judge_kind": self.bench.judge_kind,
+            "rule_suite": self.bench.rule_suite,
             "mode": config.mode,
             "judge_protocol": config.judge_protocol,
             "judge_prompt": str(config.judge_prompt) if config.judge_prompt else None,
@@ -227,7 +231,9 @@ class Pipeline:
             if cache is not None:
                 cache.close()
         outcome = Outcome([], scored=not self.judges)
-        if self.judges:
+        if self.bench.rule_suite is not None and self.config.mode != "inference-only":
+            outcome = self._check_rules()
+        elif self.judges:
             view = RunView(
                 self.bench,
                 self.config,
@@ -238,7 +244,12 @@ class Pipeline:
                 self.kinds,
             )
             judged = [(item, record) for item, record in self.judge_items() if record is not None]
-            outcome = score_outcomes(view, judged, table_console())
+            plain = self.config.output_format == "table"
+            outcome = score_outcomes(view, judged, table_console() if plain else self.console)
+            if not plain:
+                from jurist.report.formats import print_rows
+
+                print_rows(outcome.rows, self.config.output_format)
         exit_code = 1 if failures.count or not outcome.scored else 0
         usage = engine.stats.summary()
         summary = {
@@ -261,6 +272,27 @@ class Pipeline:
             )
         return RunResult(exit_code, outcome.rows, failures.count, engine.stats.requests, self.run_dir.root)
 
+    def _check_rules(self) -> Outcome:
+        """Check every answer on disk by rule (no requests), write points and the summary, print."""
+        from jurist.rule_points import check_points, score_rule_run
+
+        points = check_points(self.run_dir, self.bench, self.candidates, self.samples)
+        if not points:
+            return Outcome([], scored=False)
+        config = self.config
+        rows = score_rule_run(
+            self.run_dir,
+            [dict(p) for p in points],
+            dict(self.bench.info),
+            n_bootstrap=config.n_bootstrap,
+            seed=config.seed,
+            ci_level=config.ci_level,
+            console=table_console(),
+            title=f"jurist: {self.bench.name}",
+            fmt=config.output_format,
+        )
+        return Outcome(rows, scored=True)
+
     def _run_loop(self, engine: Engine, failures: FailureLog, cache: RequestCache | None) -> None:
         """The stages in one event loop; Ctrl-C / SIGTERM cancel them cleanly, or force an exit if stuck."""
 
@@ -276,7 +308,7 @@ class Pipeline:
         """All stages in one event loop (the engine's limits belong to one loop)."""
         interrupt.attach()
         try:
-            self._write_shipped_answers()
+            write_shipped_answers(self.run_dir, self.bench, self.candidates + self.baselines)
             work = self._generation_work()
             if any(work.values()):
                 files = {alias: self.run_dir.answers(alias) for alias in work}
@@ -291,36 +323,6 @@ class Pipeline:
                     await judge(engine, judging, paths, failures, progress, self.run_dir.partial_games)
         finally:
             await engine.aclose()
-
-    def _write_shipped_answers(self) -> None:
-        """Write the answers the benchmark ships, so judgments can hash and cite them like any other."""
-        for alias in self.candidates + self.baselines:
-            shipped = self.bench.shipped_answers.get(alias)
-            if not shipped:
-                continue
-            existing = self.run_dir.load_answers(alias)
-            missing = [q for q in self.bench.questions if (q.uid, 0) not in existing and q.uid in shipped]
-            if missing:
-                with JsonlAppender(self.run_dir.answers(alias)) as out:
-                    for q in missing:
-                        record = answer_record(
-                            uid=q.uid,
-                            sample=0,
-                            model=alias,
-                            category=q.category,
-                            answer=shipped[q.uid],
-                            tstamp=time.time(),
-                            source="benchmark",
-                            metadata=answer_style_metadata(shipped[q.uid]),  # as generated answers have
-                        )
-                        out.append(dict(record))
-
-    def _answers(self, alias: str) -> dict[tuple[str, int], Any]:
-        """(uid, sample) -> answer record on disk, with shipped answers not yet written filled in."""
-        answers: dict[tuple[str, int], Any] = dict(self.run_dir.load_answers(alias))
-        for uid, text in self.bench.shipped_answers.get(alias, {}).items():
-            answers.setdefault((uid, 0), {"uid": uid, "sample": 0, "answer": text})
-        return answers
 
     def _generation_work(self) -> dict[str, list[AnswerJob]]:
         """Per model alias, the (question, sample) answers still missing; baselines need sample 0 only."""
@@ -347,7 +349,8 @@ class Pipeline:
 
     def judge_items(self) -> Iterator[tuple[JudgeItem, dict[str, Any] | None]]:
         """Every answer to judge with its stored judgment for the *current* answers and prompt, if any."""
-        answers = {alias: self._answers(alias) for alias in self.candidates + self.baselines}
+        aliases = self.candidates + self.baselines
+        answers = {alias: answers_with_shipped(self.run_dir, self.bench, alias) for alias in aliases}
         for judge_alias in self.judges:
             kind = self.kinds[judge_alias]
             for model in self.candidates:

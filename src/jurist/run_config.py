@@ -46,6 +46,8 @@ class RunConfig:
     strong_weight: int = 3
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     progress: bool = True
+    answers_file: Path | None = None  # --answers: score these answers (one model's) instead of generating
+    output_format: str = "table"  # how the final scores are printed: table | json | csv | markdown
     check: bool = True  # probe the models-file endpoints a run will use before it starts
 
 

@@ -19,8 +19,9 @@ from jurist.errors import JuristError
 JudgeKindName = Literal["pairwise"]
 """The judge kinds the runner knows; rubric and rule kinds are added as modules beside pairwise."""
 
-Metric = Literal["winrate", "judge-accuracy"]
-"""What scoring reports: a win rate against the baseline (with every ``show`` method), or judge accuracy."""
+Metric = Literal["winrate", "judge-accuracy", "instruction-following"]
+"""What scoring reports: a win rate against the baseline (with every ``show`` method), judge accuracy, or
+rule-checked instruction following (prompt- and instruction-level, strict and loose)."""
 
 SampleMethod = Literal["first", "stratified"]
 """How ``--limit N`` picks its questions: the first N, or a seeded subset proportional per category."""
@@ -54,6 +55,8 @@ class Benchmark:
     """Models the benchmark fixes itself (JudgeBench judges its shipped pairs); empty: ``--model`` decides."""
     judge_kind: JudgeKindName | None = "pairwise"
     judge_protocol: str = "arena-hard"
+    rule_suite: str | None = None
+    """The checkers of a rule-checked benchmark (``ifeval``, ``ifbench``: :mod:`jurist.rules.registry`)."""
     metrics: tuple[Metric, ...] = ("winrate",)
     default_samples: int = 1
     info: Mapping[str, Any] = field(default_factory=dict)

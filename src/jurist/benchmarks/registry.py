@@ -19,6 +19,8 @@ BenchmarkFactory = Callable[[BenchmarkOptions], Benchmark]
 _BUILTIN: dict[str, str] = {
     "starter": "jurist.benchmarks.starter",
     "judgebench": "jurist.benchmarks.judgebench",
+    "ifeval": "jurist.benchmarks.ifeval",
+    "ifbench": "jurist.benchmarks.ifbench",
 }
 _registered: dict[str, BenchmarkFactory] = {}
 

@@ -85,6 +85,9 @@ def show(
     write: Annotated[
         bool, typer.Option("--write", help="also write ratings.json and leaderboard.json")
     ] = False,
+    by_instruction: Annotated[
+        bool, typer.Option("--by-instruction", help="rule-checked runs: also the per-instruction-id table")
+    ] = False,
 ) -> None:
     """Score a run again from its battles: win rate, Bradley-Terry, style control or LC win rate."""
     from jurist.scoring import score_run, write_outputs
@@ -110,6 +113,9 @@ def show(
 
     if run_dir.is_dir() and is_judgebench_run(run_dir):
         _show_judgebench(run_dir, opts, fmt, write)
+        return
+    if (run_dir / "points").is_dir():
+        _show_rules(run_dir, opts, fmt, write, by_instruction)
         return
     scored = score_run(run_dir, opts)
     _print(scored, fmt, run_dir)
@@ -173,6 +179,45 @@ def _show_judgebench(run_dir: Path, opts: ScoreOptions, fmt: str, write: bool) -
         from jurist.store.jsonl import write_json_atomic
 
         write_json_atomic(run_dir / JUDGEBENCH_FILE, rows)
+
+
+def _show_rules(run_dir: Path, opts: ScoreOptions, fmt: str, write: bool, by_instruction: bool) -> None:
+    """A rule-checked run (IFEval, IFBench) scored again from its point records."""
+    from rich.console import Console
+
+    from jurist.report.formats import table_console
+    from jurist.report.rules_table import print_rule_rows
+    from jurist.rule_points import load_points, summary_document
+    from jurist.scoring.battles import read_json
+    from jurist.scoring.rules import score_points
+    from jurist.store.run_dir import RunDir
+
+    run = RunDir(run_dir)
+    run_json = read_json(run.run_json) or {}
+    scoring = run_json.get("scoring") or {}
+    info = run_json.get("bench_info") or {}
+    if opts.judges or opts.baselines or opts.categories or opts.style_control or opts.length_controlled:
+        Console(stderr=True).print(
+            "note: a rule-checked run has no judge or baseline; those options do not apply"
+        )
+    n_bootstrap = opts.n_bootstrap if opts.n_bootstrap is not None else int(scoring.get("bootstrap", 100))
+    seed = opts.seed if opts.seed is not None else int(scoring.get("seed", 0))
+    ci_level = opts.ci_level if opts.ci_level is not None else float(scoring.get("ci_level", 0.90))
+    points = load_points(run)
+    if not points:
+        raise JuristError(f"{run_dir}: the run has no checked answers in points/")
+    suite = str(info.get("suite") or points[0].get("metric"))
+    rows = score_points(points, suite=suite, n_bootstrap=n_bootstrap, seed=seed, ci_level=ci_level)
+    title = f"jurist show: {run_dir.name} ({suite})"
+    print_rule_rows(table_console(), rows, title=title, ci_level=ci_level, fmt=fmt, detail=by_instruction)
+    if write:
+        from jurist.store.jsonl import write_json_atomic
+
+        settings = {"n_bootstrap": n_bootstrap, "seed": seed, "ci_level": ci_level, "resample": "questions"}
+        write_json_atomic(
+            run_dir / "summary.json", summary_document(rows, {"suite": suite, **info}, settings=settings)
+        )
+        write_json_atomic(run.leaderboard, rows)
 
 
 def register(app: typer.Typer) -> None:

@@ -157,6 +157,11 @@ class RunDir:
             self.root / "judgments" / legacy_stem(judge) / f"{legacy_stem(model)}.jsonl",
         )
 
+    def points(self, model: str) -> Path:
+        """``points/<model>.jsonl``: per-answer scores (rule checks), rewritten whole by each run."""
+        self._remember(model)
+        return self._pick(*[self.root / "points" / f"{file_stem(model)}.jsonl"] * 2)
+
     def _pick(self, new: Path, legacy: Path) -> Path:
         """``new`` unless it is absent and ``legacy`` (a run written before names were injective) exists."""
         chosen = legacy if new != legacy and not new.exists() and legacy.exists() else new

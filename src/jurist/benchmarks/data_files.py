@@ -1,0 +1,103 @@
+"""Benchmark data at a pinned version: a local copy, jurist's cache, or one download, always sha256-checked.
+
+Where a benchmark's data lives is the user's choice, what it contains is not: every pinned file has a
+sha256, and a copy with other bytes is refused with a message saying which file and how to fix it. Order:
+``$JURIST_DATA_DIR`` (or ``--data-dir``; ``JURIST_DATA_DIR=../shared/data`` works as it is), then the
+cache (``$JURIST_CACHE_DIR/data``, ``~/.cache/jurist/data``), then the pinned upstream URL, downloaded once
+into the cache. Nothing is downloaded at import time, and never when a local copy exists.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from jurist.errors import JuristError
+
+DATA_DIR_ENV = "JURIST_DATA_DIR"
+
+
+@dataclass(frozen=True)
+class PinnedFile:
+    """One data file of one benchmark version, where to find it and what its bytes must hash to."""
+
+    benchmark: str
+    version: str
+    local_paths: tuple[str, ...]
+    """Paths relative to a data directory, first match wins (the shared-data layout first)."""
+    url: str
+    sha256: str
+    origin: str
+    """Repository and commit, for run.json and messages."""
+
+    @property
+    def cache_name(self) -> str:
+        return f"{self.benchmark}/{self.version}-{self.sha256[:12]}-{self.url.rsplit('/', 1)[-1]}"
+
+
+def data_dirs() -> list[Path]:
+    value = os.environ.get(DATA_DIR_ENV, "")
+    return [Path(part).expanduser() for part in value.split(os.pathsep) if part]
+
+
+def cache_dir() -> Path:
+    directory = os.environ.get("JURIST_CACHE_DIR")
+    if not directory:
+        directory = str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "jurist")
+    return Path(directory).expanduser() / "data"
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def resolve(pinned: PinnedFile, *, download: bool = True) -> Path:
+    """The local path of ``pinned``'s bytes, downloading them once if no copy exists."""
+    for folder in data_dirs():
+        for relative in pinned.local_paths:
+            candidate = folder / relative
+            if candidate.is_file():
+                _require_hash(candidate, pinned, f"${DATA_DIR_ENV}")
+                return candidate
+    cached = cache_dir() / pinned.cache_name
+    if cached.is_file() and sha256_of(cached) == pinned.sha256:
+        return cached
+    if not download:
+        raise JuristError(f"{pinned.benchmark} data ({pinned.version}) is not in {DATA_DIR_ENV} or the cache")
+    return _download(pinned, cached)
+
+
+def _require_hash(path: Path, pinned: PinnedFile, where: str) -> None:
+    digest = sha256_of(path)
+    if digest != pinned.sha256:
+        raise JuristError(
+            f"{path}: sha256 {digest[:12]}… is not that of {pinned.benchmark} {pinned.version} "
+            f"({pinned.origin}, {pinned.sha256[:12]}…); restore the pinned file, point {where} elsewhere, "
+            "or pass your own file with -B file=PATH"
+        )
+
+
+def _download(pinned: PinnedFile, target: Path) -> Path:
+    """Fetch the pinned URL into the cache, keeping it only if its sha256 is the pinned one."""
+    try:
+        with urllib.request.urlopen(pinned.url, timeout=60) as response:  # noqa: S310 - a pinned https URL
+            data = response.read()
+    except OSError as exc:
+        raise JuristError(
+            f"{pinned.benchmark} data could not be downloaded from {pinned.url} ({exc}); with no network, "
+            f"set {DATA_DIR_ENV} (or --data-dir) to a folder holding {pinned.local_paths[0]}"
+        ) from None
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != pinned.sha256:
+        raise JuristError(
+            f"{pinned.url}: downloaded bytes have sha256 {digest[:12]}…, not the pinned "
+            f"{pinned.sha256[:12]}…; refusing them"
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(target.suffix + ".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(target)
+    return target

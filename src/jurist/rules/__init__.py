@@ -1,0 +1,1 @@
+"""Rule-checked instruction following (IFEval, IFBench): a checker per instruction id, no judge."""

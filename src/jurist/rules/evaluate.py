@@ -1,0 +1,107 @@
+"""Strict and loose instruction checking, as the IFEval reference evaluator defines them.
+
+*strict*: the response is not blank and the checker passes. *loose*: the checker passes on any of eight
+variants: the response, without its first line, without its last line, without both (each stripped), and
+each of those four with every ``*`` removed; a blank variant never passes. A checker that raises counts as
+not followed (eval_framework's rule; the reference evaluator would crash the whole run) and the error is
+kept with the result so reports can show it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from jurist.rules.base import Checker
+from jurist.rules.nltk_data import MissingNltkData
+
+
+@dataclass(frozen=True, slots=True)
+class InstructionResult:
+    """One instruction's outcome on one response."""
+
+    instruction_id: str
+    strict: bool
+    loose: bool
+    error: str | None = None
+
+
+def clean_kwargs(kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The arguments a checker sees: ``None`` padding dropped."""
+    return {key: value for key, value in (kwargs or {}).items() if value is not None}
+
+
+def loose_variants(response: str) -> list[str]:
+    """The eight responses the loose mode tries, in the reference's order."""
+    lines = response.split("\n")
+    remove_first = "\n".join(lines[1:]).strip()
+    remove_last = "\n".join(lines[:-1]).strip()
+    remove_both = "\n".join(lines[1:-1]).strip()
+    return [
+        response,
+        response.replace("*", ""),
+        remove_first,
+        remove_last,
+        remove_both,
+        remove_first.replace("*", ""),
+        remove_last.replace("*", ""),
+        remove_both.replace("*", ""),
+    ]
+
+
+def check_instruction(
+    checker: Checker, instruction_id: str, response: str, kwargs: Mapping[str, Any], prompt: str
+) -> InstructionResult:
+    """Strict and loose outcome of one instruction; a missing NLTK resource is raised, not scored."""
+    args = clean_kwargs(kwargs)
+    error: str | None = None
+
+    def passes(text: str) -> bool:
+        nonlocal error
+        if not text.strip():
+            return False
+        try:
+            return bool(checker(text, args, prompt))
+        except MissingNltkData:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a crashing checker is "not followed", recorded
+            error = error or f"{type(exc).__name__}: {exc}"[:300]
+            return False
+
+    strict = passes(response)
+    loose = strict or any(passes(variant) for variant in loose_variants(response)[1:])
+    return InstructionResult(instruction_id, strict, loose, error)
+
+
+def check_response(
+    checkers: Mapping[str, Checker],
+    response: str,
+    instruction_ids: Sequence[str],
+    kwargs_list: Sequence[Mapping[str, Any] | None],
+    prompt: str,
+) -> list[InstructionResult]:
+    """Every instruction of one prompt checked on one response, in the prompt's order."""
+    results = []
+    for instruction_id, kwargs in zip(instruction_ids, kwargs_list, strict=True):
+        checker = checkers.get(instruction_id)
+        if checker is None:
+            raise KeyError(f"no checker for instruction id {instruction_id!r}")
+        results.append(check_instruction(checker, instruction_id, response, kwargs or {}, prompt))
+    return results
+
+
+def require_resources(checkers: Mapping[str, Checker], uses: Iterable[tuple[str, Mapping[str, Any]]]) -> None:
+    """Run each instruction id's checker once on plain text, so a missing NLTK resource stops a run with
+    its one-line message before any request is sent, not after the answers were paid for."""
+    tried: set[str] = set()
+    for instruction_id, kwargs in uses:
+        if instruction_id in tried or instruction_id not in checkers:
+            continue
+        tried.add(instruction_id)
+        try:
+            checkers[instruction_id]("Hello world. This is a plain test answer.", clean_kwargs(kwargs), "")
+        except MissingNltkData:
+            raise
+        except Exception:  # noqa: BLE001, S110 - only missing data matters here; outcomes do not
+            pass

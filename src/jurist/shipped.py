@@ -1,0 +1,54 @@
+"""Answers a run did not generate: the benchmark's own (a reference baseline, JudgeBench's pairs) and a
+user's ``--answers FILE``; written to ``answers/`` like generated ones, so judgments and checks can hash
+and cite them, and replaced when the source's text changes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from jurist.benchmarks.base import Benchmark
+from jurist.store.jsonl import JsonlAppender
+from jurist.store.records import answer_record
+from jurist.store.run_dir import RunDir
+from jurist.style import answer_style_metadata
+
+
+def write_shipped_answers(run_dir: RunDir, bench: Benchmark, aliases: Iterable[str]) -> None:
+    """Append each shipped answer that is missing on disk or whose text differs (the last line wins)."""
+    for alias in aliases:
+        shipped = bench.shipped_answers.get(alias)
+        if not shipped:
+            continue
+        source = str(bench.info.get("answers_source", {}).get(alias, "benchmark"))
+        existing = run_dir.load_answers(alias)
+        missing = [
+            q
+            for q in bench.questions
+            if q.uid in shipped
+            and ((q.uid, 0) not in existing or existing[(q.uid, 0)]["answer"] != shipped[q.uid])
+        ]
+        if not missing:
+            continue
+        with JsonlAppender(run_dir.answers(alias)) as out:
+            for q in missing:
+                record = answer_record(
+                    uid=q.uid,
+                    sample=0,
+                    model=alias,
+                    category=q.category,
+                    answer=shipped[q.uid],
+                    tstamp=time.time(),
+                    source=source,
+                    metadata=answer_style_metadata(shipped[q.uid]),  # as generated answers have
+                )
+                out.append(dict(record))
+
+
+def answers_with_shipped(run_dir: RunDir, bench: Benchmark, alias: str) -> dict[tuple[str, int], Any]:
+    """(uid, sample) -> answer record on disk, with shipped answers not yet written filled in."""
+    answers: dict[tuple[str, int], Any] = dict(run_dir.load_answers(alias))
+    for uid, text in bench.shipped_answers.get(alias, {}).items():
+        answers.setdefault((uid, 0), {"uid": uid, "sample": 0, "answer": text})
+    return answers
