@@ -15,22 +15,38 @@ Faults are scripted per prompt substring: each matching request consumes the nex
 that is no answer (``null_content``, ``empty_choices``, ``html``, ``truncated_json``: a complete body whose
 JSON is cut), or an odd answer (``empty``: content ""; ``think_truncated``: an unclosed ``<think>`` cut by
 the token limit; ``huge``: the normal reply inside ~200 KB of filler, the verdict in the middle;
-``labels_list``: the re-ask's list of the five labels and nothing else).
-Run as a script (``python tests/mock_openai.py --port N``) it serves until killed, for benchmarks.
+``labels_list``: the re-ask's list of the five labels and nothing else; ``runaway``: ``runaway_chars``
+characters of a looping thought with no verdict at all).
+Random faults: with ``fault_rate`` > 0, a request that no scripted fault matches draws one of
+``fault_kinds`` (default :data:`RANDOM_FAULTS`; ``slow``: the normal reply after ``slow_s`` seconds) with
+that probability, from an RNG seeded by ``seed``; ``stats.injected`` counts them by kind. With
+``count_keys`` the server counts requests per distinct (model, messages), so a benchmark can tell how many
+attempts each request took (``GET /v1/_stats``).
+Run as a script (``python tests/mock_openai.py --port N``) it serves until killed, for benchmarks
+(``--extra-port`` serves more ports, ``--fault-rate`` injects random faults; see ``--help``).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import math
+import os
 import random
 import re
+import resource
+import socket
+import subprocess
+import sys
 import threading
 import time
-from collections import defaultdict
+import urllib.request
+from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -51,8 +67,11 @@ _ODD_REPLIES = frozenset(
         "think_truncated",
         "huge",
         "labels_list",
+        "runaway",
     }
 )
+# What a random fault may be: transient server trouble that retrying fixes.
+RANDOM_FAULTS = ("429", "500", "503", "drop", "garbage", "slow")
 
 
 def strength(model: str, prompt: str) -> int:
@@ -123,6 +142,20 @@ class MockStats:
     arrivals: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     auth_headers: set[str] = field(default_factory=set)
     bodies: list[dict[str, Any]] = field(default_factory=list)
+    injected: Counter[str] = field(default_factory=Counter)
+    requests_by_key: Counter[str] = field(default_factory=Counter)
+
+    def summary(self) -> dict[str, Any]:
+        """Counters as JSON (``GET /v1/_stats``); ``attempts``: how many distinct requests came n times."""
+        attempts = Counter(self.requests_by_key.values())
+        return {
+            "requests": self.requests,
+            "probes": self.probes,
+            "peak_in_flight": self.peak_in_flight,
+            "injected": dict(self.injected),
+            "distinct_requests": len(self.requests_by_key),
+            "attempts": {str(n): count for n, count in sorted(attempts.items())},
+        }
 
 
 class MockOpenAI:
@@ -136,8 +169,20 @@ class MockOpenAI:
         faults: dict[str, list[str]] | None = None,
         keep_bodies: bool = True,
         retry_after: str = "0",
+        fault_rate: float = 0.0,
+        fault_kinds: tuple[str, ...] = RANDOM_FAULTS,
+        seed: int = 0,
+        slow_s: float = 0.3,
+        count_keys: bool = False,
+        runaway_chars: int = 2_000_000,
     ) -> None:
+        self.runaway_chars = runaway_chars
         self.delay = delay
+        self.fault_rate = fault_rate
+        self.fault_kinds = fault_kinds
+        self.slow_s = slow_s
+        self.count_keys = count_keys
+        self._fault_rng = random.Random(seed)
         self.require_key = require_key
         self.faults = {k: list(v) for k, v in (faults or {}).items()}
         self.keep_bodies = keep_bodies
@@ -157,7 +202,11 @@ class MockOpenAI:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self.chat)
         app.router.add_get("/v1/models", self.models)
+        app.router.add_get("/v1/_stats", self.stats_json)
         return app
+
+    async def stats_json(self, request: web.Request) -> web.Response:
+        return web.json_response(self.stats.summary())
 
     async def models(self, request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": "mock"}]})
@@ -166,6 +215,10 @@ class MockOpenAI:
         for trigger, queue in self.faults.items():
             if trigger in text and queue:
                 return queue.pop(0)
+        if self.fault_rate and self._fault_rng.random() < self.fault_rate:
+            fault = self._fault_rng.choice(self.fault_kinds)
+            self.stats.injected[fault] += 1
+            return fault
         return None
 
     async def chat(self, request: web.Request) -> web.StreamResponse:
@@ -173,6 +226,9 @@ class MockOpenAI:
         if body.get("max_tokens") == 1:
             probe_text = next((m["content"] for m in body["messages"] if m["role"] == "user"), "")
             probe_fault = self._next_fault(probe_text)  # faults keyed by the probe's text hit probes too
+            if probe_fault == "slow":
+                await asyncio.sleep(self.slow_s)
+                probe_fault = None
             if probe_fault is not None:
                 self.stats.probes += 1
                 return await self._fault(request, probe_fault)
@@ -184,6 +240,9 @@ class MockOpenAI:
         stats.arrivals[model].append(time.monotonic())
         if self.keep_bodies:
             stats.bodies.append(body)
+        if self.count_keys:
+            digest = hashlib.sha1(json.dumps([model, body.get("messages")]).encode()).hexdigest()
+            stats.requests_by_key[digest] += 1
         auth = request.headers.get("Authorization")
         if auth:
             stats.auth_headers.add(auth)
@@ -201,6 +260,9 @@ class MockOpenAI:
             messages = body["messages"]
             user_text = next((m["content"] for m in messages if m["role"] == "user"), "")
             fault = self._next_fault(user_text)
+            if fault == "slow":  # late, but a normal reply
+                await asyncio.sleep(self.slow_s)
+                fault = None
             if fault is not None and fault in _ODD_REPLIES:
                 return self._odd_reply(fault, model, messages, body)
             if fault is not None:
@@ -275,6 +337,11 @@ class MockOpenAI:
         elif fault == "huge":
             filler = "I keep thinking about this. " * 3_600  # ~100 KB each side
             choice["message"]["content"] = filler + content + " " + filler
+        elif fault == "runaway":
+            loop = "I keep weighing both answers and cannot stop. "
+            text = loop * (self.runaway_chars // len(loop) + 1)
+            choice["message"]["content"] = text[: self.runaway_chars]
+            choice["finish_reason"] = "length"
         elif fault == "labels_list":
             choice["message"]["content"] = "exactly one of: [[A>>B]], [[A>B]], [[A=B]], [[B>A]], [[B>>A]]."
         return web.Response(body=json.dumps(normal).encode(), content_type="application/json")
@@ -356,12 +423,141 @@ class MockOpenAI:
             self._thread.join(10)
 
 
+# -- driving jurist against the mock from other processes (descriptor, memory and fault benchmarks) ---------
+def free_port() -> int:
+    """A port nobody listens on right now on 127.0.0.1."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def spawn_mock(ports: int = 1, options: Sequence[str] = ()) -> tuple[subprocess.Popen[bytes], list[str]]:
+    """This mock in a process of its own (own descriptor limit, own CPU) on ``ports`` ports; returns the
+    process, once it answers, and one base URL per port. Stop it with :func:`stop_process`."""
+    numbers = [free_port() for _ in range(ports)]
+    command = [sys.executable, str(Path(__file__).resolve()), "--port", str(numbers[0])]
+    command += [arg for port in numbers[1:] for arg in ("--extra-port", str(port))] + list(options)
+    process = subprocess.Popen(command, stdin=subprocess.DEVNULL)
+    urls = [f"http://127.0.0.1:{port}/v1" for port in numbers]
+    for _ in range(400):
+        try:
+            for url in urls:
+                urllib.request.urlopen(f"{url}/models", timeout=1).read()  # noqa: S310 (loopback)
+            return process, urls
+        except OSError:
+            if process.poll() is not None:
+                break
+            time.sleep(0.05)
+    stop_process(process)
+    raise RuntimeError("the mock server did not start")
+
+
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to this one process (by its pid), SIGKILL if it lingers."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+
+
+def mock_stats(base_url: str) -> dict[str, Any]:
+    """The counters of a mock in another process (``GET /v1/_stats``)."""
+    with urllib.request.urlopen(f"{base_url}/_stats", timeout=10) as resp:  # noqa: S310 (loopback)
+        data: dict[str, Any] = json.loads(resp.read())
+    return data
+
+
+@dataclass
+class Watched:
+    """How a watched process ended and what it held at most."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+    peak_fds: int  # open descriptors, polled from /proc every few milliseconds
+    peak_rss_mb: float  # the kernel's ru_maxrss of the process itself (wait4), exact
+
+
+def run_watched(
+    args: Sequence[str],
+    *,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    nofile: int | None = None,
+    timeout: float = 600.0,
+    poll_s: float = 0.005,
+) -> Watched:
+    """Run ``args`` (under ``RLIMIT_NOFILE`` = ``nofile`` when given) and watch its descriptors and RSS."""
+
+    def limit() -> None:
+        if nofile is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
+    out, err = cwd / ".watched.out", cwd / ".watched.err"
+    started = time.monotonic()
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        process = subprocess.Popen(
+            list(args), cwd=cwd, env=env, stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL,
+            preexec_fn=limit,  # only setrlimit, before exec
+        )  # fmt: skip
+    fd_dir = f"/proc/{process.pid}/fd"
+    peak = 0
+    while True:
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+        if pid:
+            break
+        try:
+            peak = max(peak, len(os.listdir(fd_dir)))
+        except OSError:
+            pass  # exiting
+        if time.monotonic() - started > timeout:
+            process.kill()
+        time.sleep(poll_s)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    text = out.read_text(errors="replace"), err.read_text(errors="replace")
+    out.unlink()
+    err.unlink()
+    return Watched(
+        process.returncode, text[0], text[1], time.monotonic() - started, peak, usage.ru_maxrss / 1024
+    )
+
+
+async def _serve_ports(server: MockOpenAI, ports: list[int]) -> None:
+    """Serve one app on several ports of 127.0.0.1 until the process is killed."""
+    runner = web.AppRunner(server.app(), access_log=None)
+    await runner.setup()
+    for port in ports:
+        await web.TCPSite(runner, "127.0.0.1", port).start()
+    await asyncio.Event().wait()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--extra-port", type=int, action="append", default=[], help="serve this port too")
+    parser.add_argument("--fault-rate", type=float, default=0.0, help="share of requests given a fault")
+    parser.add_argument("--fault-kinds", default=",".join(RANDOM_FAULTS), help="comma-separated kinds")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random faults")
+    parser.add_argument("--slow", type=float, default=0.3, help="seconds a 'slow' fault waits")
+    parser.add_argument("--count-keys", action="store_true", help="count requests per distinct request")
     args = parser.parse_args()
-    server = MockOpenAI(delay=args.delay, keep_bodies=False)
+    server = MockOpenAI(
+        delay=args.delay,
+        keep_bodies=False,
+        fault_rate=args.fault_rate,
+        fault_kinds=tuple(kind for kind in args.fault_kinds.split(",") if kind),
+        seed=args.seed,
+        slow_s=args.slow,
+        count_keys=args.count_keys,
+    )
+    if args.extra_port:
+        asyncio.run(_serve_ports(server, [args.port, *args.extra_port]))
+        return
     web.run_app(server.app(), host="127.0.0.1", port=args.port, access_log=None, print=None)
 
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -63,24 +65,59 @@ class JudgeJob:
     earlier: dict[int, dict[str, Any]] | None = None  # games an earlier run paid for
 
 
+def workers_for(engine: Engine, client: ModelClient, jobs: int) -> int:
+    """How many jobs of one client run at once: its slots twice over, plus some.
+
+    One task per job (the old way) cost ~0.1 MB of memory per question at 8 models, all of it waiting on
+    a semaphore. A fixed pool of workers per client keeps memory flat in the number of questions; twice
+    the client's slots keep them busy while some jobs sleep in a retry backoff (which holds no slot).
+    """
+    slots = min(client.spec.parallel, engine.limits.max_concurrency)
+    return max(1, min(jobs, 2 * slots + 64))
+
+
+def _lazy(
+    one: Callable[..., Awaitable[None]], todo: Iterable[Any], client: ModelClient, *args: Any
+) -> Iterator[Awaitable[None]]:
+    """``one(client, job, *args)`` for each job, made only when a worker takes it (the arguments are
+    bound now: a generator expression in a loop would see the loop's last client and file)."""
+    for job in todo:
+        yield one(client, job, *args)
+
+
+async def run_jobs(jobs: Iterable[Awaitable[None]], workers: int) -> None:
+    """Await ``jobs`` (lazy coroutines, made one at a time) with at most ``workers`` of them at once."""
+    todo = iter(jobs)
+
+    async def worker() -> None:
+        for job in todo:  # one event loop: workers never take the same job
+            await job
+
+    await asyncio.gather(*(worker() for _ in range(workers)))
+
+
 async def generate(
     engine: Engine,
-    work: dict[str, list[AnswerJob]],
+    work: Mapping[str, Collection[AnswerJob]],
     files: dict[str, Path],
     failures: FailureLog,
     progress: StageProgress,
 ) -> None:
-    """Answer every job of every model concurrently; ``files`` maps each model to its answers file."""
+    """Answer every job of every model concurrently; ``files`` maps each model to its answers file.
+
+    Each model's jobs are taken one at a time by its pool of workers (:func:`workers_for`), so a caller
+    may pass lazy collections (a length and an iterator) and nothing per job is held before its turn."""
     with ExitStack() as stack:
-        jobs = []
+        pools = []
         for alias, todo in work.items():
             if not todo:
                 continue
             bar = progress.add_bar(f"answer  {alias}", len(todo))
             out = stack.enter_context(JsonlAppender(files[alias]))
             client = engine.client(alias)
-            jobs += [_answer_one(client, job, out, progress, bar, failures) for job in todo]
-        await asyncio.gather(*jobs)
+            jobs = _lazy(_answer_one, todo, client, out, progress, bar, failures)
+            pools.append(run_jobs(jobs, workers_for(engine, client, len(todo))))
+        await asyncio.gather(*pools)
 
 
 async def _answer_one(
@@ -120,7 +157,7 @@ async def _answer_one(
 
 async def judge(
     engine: Engine,
-    work: dict[tuple[str, str], list[JudgeJob]],
+    work: Mapping[tuple[str, str], Collection[JudgeJob]],
     files: dict[tuple[str, str], Path],
     failures: FailureLog,
     progress: StageProgress,
@@ -128,18 +165,28 @@ async def judge(
 ) -> None:
     """Judge every (judge, model) job list concurrently, all judges at once under the global limit.
 
-    The games of a judgment whose other game failed go to ``partial_games``, to be reused next run."""
+    The games of a judgment whose other game failed go to ``partial_games``, to be reused next run. As
+    in :func:`generate`, jobs are taken lazily, one pool of workers per judge."""
     with ExitStack() as stack:
         kept = stack.enter_context(PartialGames(partial_games))
-        jobs = []
+        by_judge: dict[str, list[Iterable[Awaitable[None]]]] = {}
+        sizes: dict[str, int] = {}
         for (judge_alias, model), todo in work.items():
             if not todo:
                 continue
             bar = progress.add_bar(f"judge   {judge_alias} -> {model}", len(todo))
             out = stack.enter_context(JsonlAppender(files[(judge_alias, model)]))
             client = engine.client(judge_alias)
-            jobs += [_judge_one(client, job, out, kept, progress, bar, failures) for job in todo]
-        await asyncio.gather(*jobs)
+            jobs = _lazy(_judge_one, todo, client, out, kept, progress, bar, failures)
+            by_judge.setdefault(judge_alias, []).append(jobs)
+            sizes[judge_alias] = sizes.get(judge_alias, 0) + len(todo)
+        # One pool per judge, over all its models: the judge's slots are what the jobs share.
+        await asyncio.gather(
+            *(
+                run_jobs(chain.from_iterable(lists), workers_for(engine, engine.client(alias), sizes[alias]))
+                for alias, lists in by_judge.items()
+            )
+        )
 
 
 async def _judge_one(

@@ -19,6 +19,7 @@ import aiohttp
 
 from jurist.config import ModelSpec
 from jurist.engine.cache import RequestCache, request_key
+from jurist.engine.connections import ConnectionBudget
 from jurist.engine.limits import ConcurrencyLimits
 from jurist.engine.retry import RetryPolicy, is_retryable_status, parse_retry_after
 from jurist.engine.throttle import Throttle
@@ -102,6 +103,7 @@ class ModelClient:
         *,
         cache: RequestCache | None = None,
         pool: ServerPool | None = None,
+        budget: ConnectionBudget | None = None,
     ) -> None:
         self.spec = spec
         self.alias = spec.alias
@@ -111,10 +113,11 @@ class ModelClient:
         self._throttle = throttle
         self._cache = cache
         self._pool = pool
+        self._budget = budget  # the engine's one connection pool; None: each endpoint has its own
         self._timeout = aiohttp.ClientTimeout(total=spec.timeout)
         self._rng = random.Random()
         # A managed server has no endpoints until it is started, by the first request that needs it.
-        self.endpoints: list[EndpointClient] = [] if spec.serve is not None else self._endpoints(spec)
+        self.endpoints: list[EndpointClient] = [] if spec.serve is not None else self._endpoints(spec, budget)
         self._served_name = self.endpoints[0].model_name if self.endpoints else spec.model
         # The served name keys the cache; a managed server's weights are part of which model it is.
         self._cache_name = self._served_name
@@ -122,13 +125,13 @@ class ModelClient:
             self._cache_name += f"@{spec.serve.kind}:{spec.serve.model}"
 
     @staticmethod
-    def _endpoints(spec: ModelSpec) -> list[EndpointClient]:
+    def _endpoints(spec: ModelSpec, budget: ConnectionBudget | None) -> list[EndpointClient]:
         if spec.api_type == "litellm":
             from jurist.engine.providers import litellm_endpoints  # optional and heavy: only when used
 
             return litellm_endpoints(spec)
         return [
-            EndpointClient(ep.base_url, ep.api_key, ep.model_name or spec.model, spec.parallel)
+            EndpointClient(ep.base_url, ep.api_key, ep.model_name or spec.model, spec.parallel, budget)
             for ep in spec.resolved_endpoints()
         ]
 
@@ -137,7 +140,7 @@ class ModelClient:
             raise JuristError(f"model {self.alias!r} has a serve block but the engine has no server pool")
         started = await self._pool.ensure(self.spec)
         if not self.endpoints:  # the first of many concurrent first requests builds them
-            self.endpoints = self._endpoints(started)
+            self.endpoints = self._endpoints(started, self._budget)
 
     def _pick_endpoint(self) -> EndpointClient:
         """The least busy endpoint, then the fastest lately; ties at random so load spreads at once.
@@ -303,6 +306,9 @@ class Engine:
         self.cache = cache
         self.pool = pool  # made on demand when a spec has a serve block and none was given
         self.stats = EngineStats()
+        # One connection pool for every endpoint: open sockets stay within max_concurrency, whatever the
+        # number of models and endpoints (each model's own ``parallel`` is a semaphore in ``limits``).
+        self.connections = ConnectionBudget(max_concurrency)
         self._clients: dict[str, ModelClient] = {}
 
     def client(self, alias: str) -> ModelClient:
@@ -317,6 +323,7 @@ class Engine:
                 throttle=self.throttle,
                 cache=self.cache,
                 pool=self._server_pool() if spec.serve is not None else None,
+                budget=self.connections,
             )
         return client
 
@@ -332,6 +339,7 @@ class Engine:
         try:
             for client in self._clients.values():
                 await client.aclose()
+            await self.connections.aclose()  # after the sessions that borrow it
             if self.cache is not None:
                 self.cache.flush()
         finally:

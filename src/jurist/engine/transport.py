@@ -1,4 +1,4 @@
-"""The wire layer: OpenAI chat-completions over aiohttp, one pooled session per endpoint.
+"""The wire layer: OpenAI chat-completions over aiohttp, one session per endpoint over a shared pool.
 
 The official SDK costs 2-2.7 ms of client CPU per request at high concurrency against ~0.15 ms for a bare
 aiohttp session (shared/reference/peers-and-ratings.md §4), so this layer stays thin: bytes out,
@@ -12,11 +12,14 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
 from jurist.redact import mask
+
+if TYPE_CHECKING:
+    from jurist.engine.connections import ConnectionBudget
 
 _THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.DOTALL)
 _OPEN_THINK = re.compile(r"^\s*<think>")
@@ -196,9 +199,20 @@ def _parse_completion(body: bytes) -> ParsedReply:
 
 
 class EndpointClient:
-    """One base URL with its own pooled session; the key travels in a header, never in the body."""
+    """One base URL with its own session; the key travels in a header, never in the body.
 
-    def __init__(self, base_url: str, api_key: str | None, model_name: str, connections: int) -> None:
+    The session borrows the engine's one connection pool (``budget``), so open sockets are bounded by the
+    global concurrency, not by endpoints x ``parallel``; without a budget (a lone probe) it has its own.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None,
+        model_name: str,
+        connections: int,
+        budget: ConnectionBudget | None = None,
+    ) -> None:
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.base_url = base_url.rstrip("/")
         self.model_name = model_name
@@ -206,6 +220,7 @@ class EndpointClient:
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
         self._connections = connections
+        self._budget = budget
         self._session: aiohttp.ClientSession | None = None
         self.in_flight = 0
         self.recent_latency = 0.0  # seconds, an exponential moving average; 0 until the first reply
@@ -219,8 +234,13 @@ class EndpointClient:
     @property
     def session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(limit=self._connections, ttl_dns_cache=300)
-            self._session = aiohttp.ClientSession(connector=connector, headers=self._headers)
+            if self._budget is not None:
+                self._session = aiohttp.ClientSession(
+                    connector=self._budget.connector(), connector_owner=False, headers=self._headers
+                )
+            else:
+                connector = aiohttp.TCPConnector(limit=self._connections, ttl_dns_cache=300)
+                self._session = aiohttp.ClientSession(connector=connector, headers=self._headers)
         return self._session
 
     async def post(self, body: bytes, timeout: aiohttp.ClientTimeout) -> tuple[int, bytes, str | None]:

@@ -39,6 +39,16 @@ def cap_raw(text: str, keep: int = RAW_KEEP) -> tuple[str, int | None]:
     return text[:keep] + _CUT_MARKER.format(cut=cut) + text[-keep:], len(text)
 
 
+def reask_context(text: str) -> str:
+    """The first reply as a re-ask sends it back: cut like the stored ``raw`` (head and tail).
+
+    Sent whole, a 20 MB runaway reply went back to the judge in full (and again on every retry of the
+    re-ask), past any context window. The tail holds the end the judge is asked to conclude; a reply
+    short enough to be stored whole is sent whole, so ordinary re-asks (and their cache keys) are as before.
+    """
+    return cap_raw(text)[0]
+
+
 def _stored(game: dict[str, Any], field: str, text: str) -> None:
     """Put ``text`` (capped) in ``game[field]``, with ``{field}_chars`` when it was cut."""
     game[field], chars = cap_raw(text)
@@ -98,7 +108,7 @@ async def judge_game(
     game.update({"usage": first.usage(), **how})
     if label is None:
         follow_up = messages + [
-            {"role": "assistant", "content": first.text},
+            {"role": "assistant", "content": reask_context(first.text)},
             {"role": "user", "content": protocol.reask_text},
         ]
         second = await client.complete(follow_up, sample=sample, cache=cache, **params)

@@ -89,14 +89,20 @@ class ManagedServer:
             self._open_log()
             assert self._log is not None
             log.info("starting %s on %s: %s", self.name, self.base_url, " ".join(self.command()))
-            self.process = subprocess.Popen(
-                self.command(),
-                stdout=self._log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                env=self.environment(),
-                start_new_session=True,  # its own process group: stop() signals the group, nothing else
-            )
+            try:
+                self.process = subprocess.Popen(
+                    self.command(),
+                    stdout=self._log,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    env=self.environment(),
+                    start_new_session=True,  # its own process group: stop() signals the group, nothing else
+                )
+            finally:
+                # The server writes through its own copy of the descriptor; ours would only stay open
+                # for the server's whole life (log_tail reads the file by its path).
+                self._log.close()
+                self._log = None
         try:
             self._wait_until_ready()
         except BaseException:
@@ -167,12 +173,13 @@ class ManagedServer:
         with self._lock:
             process, self.process = self.process, None
             log_handle, self._log = self._log, None
+            temp_log, self._temp_log = self._temp_log, False
         if process is not None:
             _stop_group(process)
         if log_handle is not None:
             log_handle.close()
-            if self._temp_log and self.log_path is not None:
-                self.log_path.unlink(missing_ok=True)
+        if temp_log and self.log_path is not None:
+            self.log_path.unlink(missing_ok=True)
 
     def __enter__(self) -> ManagedServer:
         self.start()
