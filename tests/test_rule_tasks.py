@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import signal
+import subprocess
+import sys
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -26,6 +31,7 @@ from test_cli import jurist
 IFEVAL = SHARED_DATA / "ifeval"
 GPT4_INPUT = IFEVAL / "input_data_gpt4_20231107_145030.jsonl"
 GPT4_RESPONSES = IFEVAL / "input_response_data_gpt4_20231107_145030.jsonl"
+RANDOM_LETTER_KEYS = {"1122", "1129"}  # keywords:letter_frequency with a letter outside a-z (SOURCE.md)
 
 
 @pytest.fixture
@@ -117,7 +123,7 @@ KNOWN = {"punctuation:no_comma": None, "change_case:english_lowercase": None}
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ("not json", "line 1: not JSON"),
+        ("not json", "line 1: not valid JSON"),
         ('{"key": 1, "prompt": "p", "kwargs": [{}]}', "line 1: field 'instruction_id_list' is missing"),
         (
             '{"key": 1, "prompt": "p", "instruction_id_list": ["x:y"], "kwargs": [{}]}',
@@ -231,33 +237,30 @@ def test_reference_gpt4_answers_score_as_the_reference(tmp_path: Path, shared_da
     """``--answers`` with upstream's GPT-4 responses: the printed figures are the reference evaluator's
     (expected_gpt4/expected_summary.json), and ``show`` gives them again from the run directory alone."""
     out = tmp_path / "run"
-    result = jurist(
-        "run",
-        "--bench",
-        "ifeval",
-        "-B",
-        "version=gpt4-2023",
-        "--answers",
-        str(GPT4_RESPONSES),
-        "--model",
-        "gpt-4",
-        "--out",
-        str(out),
-        "--format",
-        "json",
-        "--no-progress",
-        cwd=tmp_path,
-    )
+    argv = ["run", "--bench", "ifeval", "-B", "version=gpt4-2023", "--answers", str(GPT4_RESPONSES)]
+    argv += ["--model", "gpt-4", "--out", str(out), "--format", "json", "--no-progress"]
+    result = jurist(*argv, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     (row,) = json.loads(result.stdout)
-    expected = json.loads((IFEVAL / "expected_gpt4" / "expected_summary.json").read_text())
+    inputs = {json.loads(line)["prompt"]: str(json.loads(line)["key"]) for line in GPT4_INPUT.open()}
+    expected = {}
+    for mode in ("strict", "loose"):
+        for ref in _read_jsonl(IFEVAL / "expected_gpt4" / f"eval_results_{mode}.jsonl"):
+            expected[(inputs[ref["prompt"]], mode)] = ref["follow_instruction_list"]
     points = _read_jsonl(out / "points" / "gpt-4.jsonl")
     assert len(points) == 541
+    for point in points:
+        checks = point["detail"]["instructions"]
+        for mode in ("strict", "loose"):
+            got, want = [c[mode] for c in checks], expected[(point["uid"], mode)]
+            if (
+                point["uid"] in RANDOM_LETTER_KEYS
+            ):  # upstream draws the letter at random: see test_ifeval_checks
+                keep = [k for k, c in enumerate(checks) if c["id"] != "keywords:letter_frequency"]
+                assert len(keep) == len(checks) - 1
+                got, want = [got[k] for k in keep], [want[k] for k in keep]
+            assert got == want, (point["uid"], mode)
     strict_prompts = sum(all(c["strict"] for c in p["detail"]["instructions"]) for p in points)
-    loose_instructions = sum(c["loose"] for p in points for c in p["detail"]["instructions"])
-    # Rows 19 and 22 (random letter upstream) may differ by one each: see test_ifeval_checks.
-    assert abs(strict_prompts - expected["strict"]["prompt_level_correct"]) <= 2
-    assert abs(loose_instructions - expected["loose"]["instruction_level_correct"]) <= 2
     assert row["prompt_strict"] == pytest.approx(100 * strict_prompts / 541)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["schema"] == "jurist.rules.summary/1"
@@ -265,23 +268,7 @@ def test_reference_gpt4_answers_score_as_the_reference(tmp_path: Path, shared_da
     shown = jurist("show", str(out), "--format", "json", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout) == [row]
-    again = jurist(
-        "run",
-        "--bench",
-        "ifeval",
-        "-B",
-        "version=gpt4-2023",
-        "--answers",
-        str(GPT4_RESPONSES),
-        "--model",
-        "gpt-4",
-        "--out",
-        str(out),
-        "--format",
-        "json",
-        "--no-progress",
-        cwd=tmp_path,
-    )
+    again = jurist(*argv, cwd=tmp_path)
     assert again.returncode == 0 and json.loads(again.stdout) == [row]
     assert len(_read_jsonl(out / "answers" / "gpt-4.jsonl")) == 541  # nothing appended the second time
 
@@ -331,7 +318,7 @@ def test_samples_grow_from_4_to_8_sending_only_the_new_ones(
         return response
 
     monkeypatch.setattr(server, "_reply", reply)
-    write_models_file(tmp_path / "m.yaml", server.base_url, {"sampler": {"temperature": 1.0}})
+    write_models_file(tmp_path / "m.yaml", server.base_url, {"sampler": {"temperature": 1.0, "seed": 7}})
     questions = _comma_question_file(tmp_path / "q.jsonl", 40)
     common = [
         "run",
@@ -363,6 +350,8 @@ def test_samples_grow_from_4_to_8_sending_only_the_new_ones(
     keys = [(r["uid"], r["sample"]) for r in _read_jsonl(tmp_path / "run" / "answers" / "sampler.jsonl")]
     assert len(keys) == len(set(keys)) == 320
     assert eight["across_runs"]["prompt_strict"]["n_runs"] == 8
+    seeds = Counter(body["seed"] for body in server.stats.bodies)
+    assert seeds == {7 + k: 40 for k in range(8)}  # sample k sends seed + k; sample 0 the seed as configured
 
 
 IFBENCH_REF = SHARED_DATA / "ifbench" / "reference"
@@ -414,3 +403,30 @@ def test_ifbench_shipped_sample_output_scores_as_the_reference(tmp_path: Path, s
     (row,) = json.loads(result.stdout)
     expected_loose = sum(all(loose[by_uid[p["uid"]]]) for p in points)
     assert row["prompt_loose"] == pytest.approx(100 * expected_loose / len(points))
+
+
+def test_kill_9_in_a_multi_sample_run_resumes_without_loss_or_duplicates(
+    tmp_path: Path, mock_server: Any
+) -> None:
+    server = mock_server(delay=0.05)
+    write_models_file(tmp_path / "m.yaml", server.base_url, {"sampler": {"parallel": 2}})
+    questions = _comma_question_file(tmp_path / "q.jsonl", 10)
+    args = [sys.executable, "-m", "jurist", "run", "--bench", "ifeval", "-B", f"file={questions}"]
+    args += ["--models-file", "m.yaml", "--model", "sampler", "--samples", "4", "--no-progress", "--no-check"]
+    answers = tmp_path / "runs" / "ifeval" / "answers" / "sampler.jsonl"
+    process = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (answers.exists() and answers.read_bytes().count(b"\n") >= 8):
+        time.sleep(0.01)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(10)
+    kept = len(_read_jsonl(answers))
+    assert 8 <= kept < 40
+    sent = server.stats.requests
+    result = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert server.stats.requests - sent == 40 - kept  # only the missing (question, sample) answers
+    keys = [(r["uid"], r["sample"]) for r in _read_jsonl(answers)]
+    assert len(keys) == len(set(keys)) == 40
+    points = _read_jsonl(tmp_path / "runs" / "ifeval" / "points" / "sampler.jsonl")
+    assert sorted((p["uid"], p["sample"]) for p in points) == sorted(keys)

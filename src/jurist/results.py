@@ -18,7 +18,7 @@ from jurist.benchmarks.base import Benchmark
 from jurist.judging.base import JudgeItem, JudgeKind
 from jurist.judging.pairwise import battles_from_judgment, text_hash
 from jurist.run_config import RunConfig
-from jurist.store.jsonl import JsonlAppender, iter_numbered_jsonl, write_json_atomic
+from jurist.store.jsonl import iter_numbered_jsonl, rewrite_jsonl_atomic, write_json_atomic
 from jurist.store.records import judgment_kind, sample_of
 from jurist.store.run_dir import RunDir
 
@@ -53,12 +53,7 @@ def write_outcomes(
         if record.get("invalid"):
             invalid[(record["judge"], record["model"])] += 1
         battles.extend(battles_from_judgment(record, strong_weight=run.config.strong_weight))
-    tmp = run.run_dir.battles.with_suffix(".jsonl.tmp")
-    tmp.unlink(missing_ok=True)
-    with JsonlAppender(tmp) as out:
-        for battle in battles:
-            out.append(battle)
-    tmp.replace(run.run_dir.battles)
+    rewrite_jsonl_atomic(run.run_dir.battles, battles)
     return battles, invalid
 
 

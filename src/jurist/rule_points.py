@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
 
 from jurist.benchmarks.base import Benchmark
 from jurist.rules.answers import visible_answer
-from jurist.store.jsonl import JsonlAppender, iter_jsonl, write_json_atomic
+from jurist.store.jsonl import iter_jsonl, rewrite_jsonl_atomic, write_json_atomic
 from jurist.store.records import PointRecord
 from jurist.store.run_dir import RunDir
 
@@ -75,18 +75,9 @@ def check_points(run_dir: RunDir, bench: Benchmark, models: Sequence[str], sampl
                     "detail": {"instructions": checks, "truncated": truncated, "empty": not text.strip()},
                 }
                 fresh.append(record)  # type: ignore[arg-type]
-        _rewrite(path, fresh)
+        rewrite_jsonl_atomic(path, fresh)
         points.extend(fresh)
     return points
-
-
-def _rewrite(path: Any, records: Iterable[PointRecord]) -> None:
-    tmp = path.with_suffix(".jsonl.tmp")
-    tmp.unlink(missing_ok=True)
-    with JsonlAppender(tmp) as out:
-        for record in records:
-            out.append(dict(record))
-    tmp.replace(path)
 
 
 def load_points(run_dir: RunDir) -> list[dict[str, Any]]:

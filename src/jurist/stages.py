@@ -120,6 +120,16 @@ async def generate(
         await asyncio.gather(*pools)
 
 
+def sample_params(client: ModelClient, sample: int) -> dict[str, Any]:
+    """A distinct seed per sample when the models file sets ``seed``: sample k sends ``seed + k``, so
+    repeated samples differ on servers that honour seeds, and sample 0's request (and cache key) is
+    unchanged."""
+    seed = client.spec.passthrough_params().get("seed")
+    if sample and isinstance(seed, int) and not isinstance(seed, bool):
+        return {"seed": seed + sample}
+    return {}
+
+
 async def _answer_one(
     client: ModelClient,
     job: AnswerJob,
@@ -134,7 +144,7 @@ async def _answer_one(
         messages.append({"role": "system", "content": client.spec.system_prompt})
     messages.append({"role": "user", "content": question.prompt})
     try:
-        completion = await client.complete(messages, sample=job.sample)
+        completion = await client.complete(messages, sample=job.sample, **sample_params(client, job.sample))
     except RequestFailed as exc:
         failures.record("generate", exc, model=client.alias, uid=question.uid, sample=job.sample)
         progress.advance(bar, failed=True)

@@ -8,11 +8,11 @@ the file does not answer is simply not scored (and reported as missing).
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
 from jurist.benchmarks.base import Benchmark
 from jurist.errors import InputError, JuristError
+from jurist.store.jsonl import read_input_jsonl
 
 
 def read_answers_file(path: Path, bench: Benchmark) -> dict[str, str]:
@@ -21,22 +21,10 @@ def read_answers_file(path: Path, bench: Benchmark) -> dict[str, str]:
     by_prompt: dict[str, str] = {}
     for q in bench.questions:
         by_prompt.setdefault(q.prompt, q.uid)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(path, "", f"cannot read: {exc}") from None
     answers: dict[str, str] = {}
     lines: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
+    for number, row in read_input_jsonl(path):
         where = f"line {number}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(path, where, f"not JSON ({exc.msg})") from None
-        if not isinstance(row, dict):
-            raise InputError(path, where, "not a JSON object")
         response = row.get("response")
         if not isinstance(response, str):
             problem = "is missing" if "response" not in row else "is not a string"

@@ -7,7 +7,6 @@ and field, before any request is sent.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from jurist.benchmarks.data_files import PinnedFile, resolve, sha256_of
 from jurist.errors import InputError, JuristError
 from jurist.rules.base import Checker
 from jurist.rules.evaluate import require_resources
+from jurist.store.jsonl import read_input_jsonl
 
 OPTIONS = {
     "version": "which pinned data version",
@@ -28,20 +28,8 @@ def read_rule_questions(path: Path, known_ids: Mapping[str, object]) -> list[Que
     """The questions of a rule-task file; ``known_ids``: the suite's checkers (ids not there are errors)."""
     questions: list[Question] = []
     seen: set[str] = set()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(path, "", f"cannot read: {exc}") from None
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
+    for number, row in read_input_jsonl(path):
         where = f"line {number}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(path, where, f"not JSON ({exc.msg})") from None
-        if not isinstance(row, dict):
-            raise InputError(path, where, "not a JSON object")
         for name in ("key", "prompt", "instruction_id_list", "kwargs"):
             if name not in row:
                 raise InputError(path, where, f"field {name!r} is missing")

@@ -12,7 +12,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +83,26 @@ def parse_jsonl_bytes(path: Path, data: bytes) -> Iterator[tuple[int, dict[str, 
         if not isinstance(record, dict):
             raise InputError(path, f"line {number}", "expected a JSON object")
         yield number, record
+
+
+def read_input_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, object) pairs of a file the user gave (never modified; a last line without newline
+    counts); an unreadable file or a bad line is an :class:`InputError` naming file and line."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(path, "", f"cannot read: {exc.strerror or exc}") from None
+    return list(parse_jsonl_bytes(path, data))
+
+
+def rewrite_jsonl_atomic(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
+    """Replace a derived JSONL file (battles, points) whole: written beside it, then renamed over it."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.unlink(missing_ok=True)
+    with JsonlAppender(tmp) as out:
+        for record in records:
+            out.append(dict(record))
+    tmp.replace(path)
 
 
 def read_jsonl(path: str | Path, *, repair: bool = True) -> list[dict[str, Any]]:

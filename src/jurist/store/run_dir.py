@@ -160,7 +160,8 @@ class RunDir:
     def points(self, model: str) -> Path:
         """``points/<model>.jsonl``: per-answer scores (rule checks), rewritten whole by each run."""
         self._remember(model)
-        return self._pick(*[self.root / "points" / f"{file_stem(model)}.jsonl"] * 2)
+        path = self.root / "points" / f"{file_stem(model)}.jsonl"
+        return self._pick(path, path)  # no legacy name: points are new in schema 2
 
     def _pick(self, new: Path, legacy: Path) -> Path:
         """``new`` unless it is absent and ``legacy`` (a run written before names were injective) exists."""
