@@ -369,23 +369,23 @@ class MockOpenAI:
                 content = f"My own answer first. Comparing both answers... My final verdict is [[{label}]]"
         else:
             content = f"[{model}] {user}"
+        # ``n``: every choice the same text (a temperature-0 server); "-ignores-n" models answer one
+        # choice, "-refuses-n" ones a 400, as llama.cpp and some hosted APIs do.
+        n = int(body.get("n") or 1)
+        if n > 1 and model.endswith("-refuses-n"):
+            return web.json_response({"error": {"message": "n must be 1"}}, status=400)
+        n = 1 if model.endswith("-ignores-n") else n
+        choice = {"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
         payload = {
             "id": "chatcmpl-mock",
             "object": "chat.completion",
             "created": 0,
             "model": model,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": content},
-                    "finish_reason": "stop",
-                    "logprobs": logprobs,
-                }
-            ],
+            "choices": [{"index": i, **choice, "logprobs": logprobs} for i in range(n)],
             "usage": {
                 "prompt_tokens": len(user) // 4,
-                "completion_tokens": len(content) // 4,
-                "total_tokens": (len(user) + len(content)) // 4,
+                "completion_tokens": n * (len(content) // 4),
+                "total_tokens": (len(user) + n * len(content)) // 4,
             },
         }
         return web.Response(body=json.dumps(payload).encode(), content_type="application/json")

@@ -83,7 +83,7 @@ def test_records_carry_kind_and_sample_and_samples_are_judged_apiece(
         bench="toy", models_file=models_file, out=out, models=["mixed"], judges=["judge-good"], samples=3
     )
     assert result.exit_code == 0
-    assert server.stats.requests == 3 * 3 + 3 * 3 * 2  # 3 questions x 3 samples, 2 games each
+    assert server.stats.requests == 3 + 3 * 3 * 2  # one request with n=3 per question, 2 games a sample
     answers = read_jsonl(out / "answers" / "mixed.jsonl")
     assert sorted((a["uid"], a["sample"]) for a in answers) == [
         (f"toy-{i}", s) for i in range(3) for s in range(3)

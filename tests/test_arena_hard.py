@@ -25,7 +25,7 @@ from jurist.judging import upstream
 from jurist.judging.kinds import judge_kind_for
 from jurist.judging.protocols import protocol_for
 from jurist.store.jsonl import read_jsonl
-from jurist.store.run_dir import answer_text
+from jurist.store.line_index import answer_text
 
 OFFICIAL = SHARED_DATA / "arena-hard" / "official-prompts"
 V2 = SHARED_DATA / "arena-hard" / "data" / "arena-hard-v2.0"

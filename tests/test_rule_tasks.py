@@ -318,7 +318,8 @@ def test_samples_grow_from_4_to_8_sending_only_the_new_ones(
         return response
 
     monkeypatch.setattr(server, "_reply", reply)
-    write_models_file(tmp_path / "m.yaml", server.base_url, {"sampler": {"temperature": 1.0, "seed": 7}})
+    sampler = {"temperature": 1.0, "seed": 7, "sample_batching": False}  # one request per sample
+    write_models_file(tmp_path / "m.yaml", server.base_url, {"sampler": sampler})
     questions = _comma_question_file(tmp_path / "q.jsonl", 40)
     common = [
         "run",
@@ -409,7 +410,8 @@ def test_kill_9_in_a_multi_sample_run_resumes_without_loss_or_duplicates(
     tmp_path: Path, mock_server: Any
 ) -> None:
     server = mock_server(delay=0.05)
-    write_models_file(tmp_path / "m.yaml", server.base_url, {"sampler": {"parallel": 2}})
+    sampler = {"parallel": 2, "sample_batching": False}  # one request per (question, sample)
+    write_models_file(tmp_path / "m.yaml", server.base_url, {"sampler": sampler})
     questions = _comma_question_file(tmp_path / "q.jsonl", 10)
     args = [sys.executable, "-m", "jurist", "run", "--bench", "ifeval", "-B", f"file={questions}"]
     args += ["--models-file", "m.yaml", "--model", "sampler", "--samples", "4", "--no-progress", "--no-check"]

@@ -87,6 +87,9 @@ class ModelSpec(BaseModel):
     system_prompt: str | None = Field(default=None, alias="sys_prompt")
     structured_output: StructuredDialect = "none"
     logprobs: bool = False
+    sample_batching: bool | None = None
+    """Ask for a question's missing samples in one request with ``n`` (vLLM, SGLang, OpenAI share the
+    prompt's prefill): None tries it once and keeps it only if the server returns every choice."""
     serve: ServeSpec | None = None  # a managed server: no endpoints until the engine has started it
 
     @field_validator("endpoints", mode="before")

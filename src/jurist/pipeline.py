@@ -8,14 +8,13 @@ for what is missing, so re-running a finished run sends nothing and a crashed on
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
 from jurist.benchmarks.answers_file import read_answers_file, with_answers_file
-from jurist.benchmarks.base import Benchmark, Question
+from jurist.benchmarks.base import Benchmark
 from jurist.benchmarks.baseline_file import baseline_from
 from jurist.benchmarks.registry import benchmark_names, load_benchmark
 from jurist.config import ModelSpec, load_models_file
@@ -26,14 +25,15 @@ from jurist.engine.pool import ServerPool
 from jurist.engine.throttle import make_throttle
 from jurist.errors import JuristError
 from jurist.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
-from jurist.judging.base import JudgeItem, JudgeKind
+from jurist.judge_work import JudgeJobs, JudgeWork
+from jurist.judging.base import JudgeKind
 from jurist.judging.kinds import judge_kind_for
 from jurist.redact import mask
 from jurist.report.formats import table_console
 from jurist.results import Outcome, RunView, score_outcomes
 from jurist.run_config import Mode, RunConfig, RunResult
-from jurist.shipped import answers_with_shipped, write_shipped_answers
-from jurist.stages import AnswerJob, FailureLog, JudgeJob, PartialGames, generate, judge, new_progress
+from jurist.shipped import write_shipped_answers
+from jurist.stages import AnswerJob, FailureLog, generate, judge, new_progress
 from jurist.store.lock import RunDirLock
 from jurist.store.run_dir import RunDir
 from jurist.store.usage import add_usage, previous_usage
@@ -243,7 +243,7 @@ class Pipeline:
                 self.baselines,
                 self.kinds,
             )
-            judged = [(item, record) for item, record in self.judge_items() if record is not None]
+            judged = self.judge_work().judged()
             plain = self.config.output_format == "table"
             outcome = score_outcomes(view, judged, table_console() if plain else self.console)
             if not plain:
@@ -338,62 +338,23 @@ class Pipeline:
                     wanted.setdefault(alias, 1)
         work: dict[str, list[AnswerJob]] = {}
         for alias, samples in wanted.items():
-            existing = self.run_dir.load_answers(alias)
-            work[alias] = [
-                AnswerJob(q, s)
+            existing = self.run_dir.answer_index(alias)
+            jobs = (
+                AnswerJob(q, tuple(s for s in range(samples) if (q.uid, s) not in existing))
                 for q in self.bench.questions
-                for s in range(samples)
-                if (q.uid, s) not in existing
-            ]
+            )
+            work[alias] = [job for job in jobs if job.samples]
         return work
 
-    def judge_items(self) -> Iterator[tuple[JudgeItem, dict[str, Any] | None]]:
-        """Every answer to judge with its stored judgment for the *current* answers and prompt, if any."""
-        aliases = self.candidates + self.baselines
-        answers = {alias: answers_with_shipped(self.run_dir, self.bench, alias) for alias in aliases}
-        for judge_alias in self.judges:
-            kind = self.kinds[judge_alias]
-            for model in self.candidates:
-                done = self.run_dir.load_judgments(judge_alias, model)
-                for q in self.bench.questions:
-                    for sample in range(self.samples):
-                        item = self._item(judge_alias, model, q, sample, answers)
-                        if item is not None:
-                            yield item, done.get(kind.key(item))
-
-    def _item(
-        self, judge_alias: str, model: str, q: Question, sample: int, answers: dict[str, Any]
-    ) -> JudgeItem | None:
-        answer = answers[model].get((q.uid, sample))
-        if answer is None:
-            return None
-        baseline = self.bench.baseline_for(q)
-        base = answers[baseline].get((q.uid, 0)) if baseline is not None else None
-        if baseline is not None and base is None:
-            return None
-        return JudgeItem(
-            judge=judge_alias,
-            model=model,
-            question=q,
-            sample=sample,
-            answer=answer["answer"],
-            baseline=baseline,
-            baseline_answer=base["answer"] if base is not None else None,
+    def judge_work(self) -> JudgeWork:
+        """Which answers each judge judges, and the stored judgments of the current ones."""
+        return JudgeWork(
+            self.bench, self.run_dir, self.judges, self.candidates, self.baselines, self.samples, self.kinds
         )
 
-    def _judging_work(self) -> dict[tuple[str, str], list[JudgeJob]]:
+    def _judging_work(self) -> dict[tuple[str, str], JudgeJobs]:
         """Per (judge, model): answers with no judgment yet (or an invalid one, with --rejudge-invalid)."""
-        work: dict[tuple[str, str], list[JudgeJob]] = {
-            (judge_alias, model): [] for judge_alias in self.judges for model in self.candidates
-        }
-        paid = PartialGames.load(self.run_dir.partial_games)  # games kept when their partner failed
-        for item, previous in self.judge_items():
-            if previous is None:
-                earlier = paid.get(self.kinds[item.judge].key(item))
-                work[(item.judge, item.model)].append(JudgeJob(item, self.kinds[item.judge], "use", earlier))
-            elif previous.get("invalid") and self.config.rejudge_invalid:
-                work[(item.judge, item.model)].append(JudgeJob(item, self.kinds[item.judge], "refresh"))
-        return work
+        return self.judge_work().todo(self.config.rejudge_invalid)
 
 
 def run_pipeline(config: RunConfig, console: Console | None = None) -> RunResult:

@@ -8,8 +8,8 @@ and prompts, so stale judgments never count. Scoring then goes through the same 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
@@ -38,23 +38,42 @@ class RunView:
     kinds: dict[str, JudgeKind]
 
 
+@dataclass
+class OutcomeCounts:
+    """What writing the outcomes saw: how many battles, invalid verdicts per (judge, model), and which
+    (judge, model) pairs have any battle at all (the battles themselves went to disk, not to memory)."""
+
+    battles: int = 0
+    invalid: Counter[tuple[str, str]] = field(default_factory=Counter)
+    sides: set[tuple[str, str]] = field(default_factory=set)
+
+    def add(self, battle: Mapping[str, Any]) -> Mapping[str, Any]:
+        self.battles += 1
+        judge = str(battle.get("judge", ""))
+        self.sides.add((judge, str(battle["model_a"])))
+        self.sides.add((judge, str(battle["model_b"])))
+        return battle
+
+
 def write_outcomes(
     run: RunView, judged: Iterable[Judged], earlier: Iterable[dict[str, Any]]
-) -> tuple[list[dict[str, Any]], Counter[tuple[str, str]]]:
-    """battles.jsonl from the current judgments and valid earlier ones (replaced atomically); invalid
-    counts per (judge, model)."""
-    battles: list[dict[str, Any]] = []
-    invalid: Counter[tuple[str, str]] = Counter()
-    for item, record in judged:
-        if record.get("invalid"):
-            invalid[(item.judge, item.model)] += 1
-        battles.extend(run.kinds[item.judge].outcomes(record))
-    for record in earlier:
-        if record.get("invalid"):
-            invalid[(record["judge"], record["model"])] += 1
-        battles.extend(battles_from_judgment(record, strong_weight=run.config.strong_weight))
-    rewrite_jsonl_atomic(run.run_dir.battles, battles)
-    return battles, invalid
+) -> OutcomeCounts:
+    """battles.jsonl from the current judgments and valid earlier ones (replaced atomically), streamed:
+    each judgment's battles are written as it is read."""
+    counts = OutcomeCounts()
+
+    def battles() -> Iterator[Mapping[str, Any]]:
+        for item, record in judged:
+            if record.get("invalid"):
+                counts.invalid[(item.judge, item.model)] += 1
+            yield from map(counts.add, run.kinds[item.judge].outcomes(record))
+        for record in earlier:
+            if record.get("invalid"):
+                counts.invalid[(record["judge"], record["model"])] += 1
+            yield from map(counts.add, battles_from_judgment(record, strong_weight=run.config.strong_weight))
+
+    rewrite_jsonl_atomic(run.run_dir.battles, battles())
+    return counts
 
 
 @dataclass(frozen=True)
@@ -65,29 +84,28 @@ class Outcome:
     scored: bool
 
 
-def score_outcomes(run: RunView, judged: list[Judged], console: Console) -> Outcome:
-    """Write outcomes, score every metric of the benchmark, print the tables."""
+def score_outcomes(run: RunView, judged: Iterable[Judged], console: Console) -> Outcome:
+    """Write outcomes, score every metric of the benchmark, print the tables. ``judged`` is streamed
+    once (JudgeBench's few hundred pairs are the exception: its accuracy reads them again)."""
     if "judge-accuracy" in run.bench.metrics:
-        write_outcomes(run, judged, [])
-        rows = _judge_accuracy(run, judged, console)
-        return Outcome(rows, scored=bool(judged))
-    earlier, notes = earlier_judgments(run, judged)
-    battles, invalid = write_outcomes(run, judged, earlier)
+        pairs = list(judged)
+        write_outcomes(run, pairs, [])
+        rows = _judge_accuracy(run, pairs, console)
+        return Outcome(rows, scored=bool(pairs))
+    earlier, notes = earlier_judgments(run)
+    counts = write_outcomes(run, judged, earlier)
     baselines = list(dict.fromkeys([*run.baselines, *(str(r["baseline"]) for r in earlier)]))
-    rows = _win_rates(run, battles, invalid, baselines, console)
+    rows = _win_rates(run, counts, baselines, console)
     for note in notes:
         console.print(f"note: {note}", style="dim", markup=False, highlight=False)
-    _warn_unscored(battles, invalid, console)
-    return Outcome(rows, scored=bool(battles))
+    _warn_unscored(counts, console)
+    return Outcome(rows, scored=bool(counts.battles))
 
 
-def _warn_unscored(
-    battles: list[dict[str, Any]], invalid: Counter[tuple[str, str]], console: Console
-) -> None:
+def _warn_unscored(counts: OutcomeCounts, console: Console) -> None:
     """Say loudly when a judge's every verdict on a model was unreadable: its row has no score at all."""
-    scored = {(b.get("judge", ""), side) for b in battles for side in (b["model_a"], b["model_b"])}
-    for (judge, model), n in sorted(invalid.items()):
-        if (judge, model) not in scored:
+    for (judge, model), n in sorted(counts.invalid.items()):
+        if (judge, model) not in counts.sides:
             console.print(
                 f"warning: none of the {n} verdict(s) of judge {judge} on {model} could be read, so {model} "
                 "has no score from it; see its judgments' raw text, then try --judge-protocol structured "
@@ -99,17 +117,14 @@ def _warn_unscored(
 
 
 def _win_rates(
-    run: RunView,
-    battles: list[dict[str, Any]],
-    invalid: Counter[tuple[str, str]],
-    baselines: list[str],
-    console: Console,
+    run: RunView, counts: OutcomeCounts, baselines: list[str], console: Console
 ) -> list[dict[str, Any]]:
     from jurist.report.formats import print_scored, render_table
     from jurist.scoring import ScoreOptions, ratings_document, score_run, win_rate_leaderboard, write_outputs
 
     config = run.config
-    if not battles:  # every verdict invalid (or nothing judged): rows that say so, not an error
+    invalid = counts.invalid
+    if not counts.battles:  # every verdict invalid (or nothing judged): rows that say so, not an error
         rows = win_rate_leaderboard(
             [], set(baselines), invalid=dict(invalid), n_bootstrap=config.n_bootstrap, seed=config.seed
         )
@@ -142,8 +157,8 @@ def _win_rates(
         seed=config.seed,
         ci_level=config.ci_level,
     )
-    counts = {(judge, model, "*"): n for (judge, model), n in invalid.items()}
-    scored = score_run(run.run_dir.root, options, invalid=counts)
+    by_row = {(judge, model, "*"): n for (judge, model), n in invalid.items()}
+    scored = score_run(run.run_dir.root, options, invalid=by_row)
     write_outputs(run.run_dir.root, scored)
     print_scored(console, scored, title=f"jurist: {run.bench.name}")
     return scored.rows
@@ -171,7 +186,7 @@ def _judge_accuracy(run: RunView, judged: list[Judged], console: Console) -> lis
     return rows
 
 
-def earlier_judgments(run: RunView, judged: list[Judged]) -> tuple[list[dict[str, Any]], list[str]]:
+def earlier_judgments(run: RunView) -> tuple[list[dict[str, Any]], list[str]]:
     """Valid pairwise judgments in the run directory for (judge, model) pairs this run did not cover.
 
     A run with fewer --model/--judge than an earlier one in the same directory still scores everything
@@ -209,12 +224,12 @@ def _still_current(
         model, baseline, uid = str(record["model"]), str(record["baseline"]), str(record["uid"])
     except KeyError:
         return False
-    for alias, field, sample in ((model, "answer_hash", sample_of(record)), (baseline, "baseline_hash", 0)):
+    for alias, hashed, sample in ((model, "answer_hash", sample_of(record)), (baseline, "baseline_hash", 0)):
         if alias not in answers:
             answers[alias] = (
                 dict(run.run_dir.load_answers(alias)) if run.run_dir.answers(alias).exists() else {}
             )
         answer = answers[alias].get((uid, sample))
-        if answer is None or text_hash(answer["answer"]) != record.get(field):
+        if answer is None or text_hash(answer["answer"]) != record.get(hashed):
             return False
     return True

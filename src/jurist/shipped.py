@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from typing import Any
 
 from jurist.benchmarks.base import Benchmark
 from jurist.store.jsonl import JsonlAppender
@@ -44,11 +43,3 @@ def write_shipped_answers(run_dir: RunDir, bench: Benchmark, aliases: Iterable[s
                     metadata=answer_style_metadata(shipped[q.uid]),  # as generated answers have
                 )
                 out.append(dict(record))
-
-
-def answers_with_shipped(run_dir: RunDir, bench: Benchmark, alias: str) -> dict[tuple[str, int], Any]:
-    """(uid, sample) -> answer record on disk, with shipped answers not yet written filled in."""
-    answers: dict[tuple[str, int], Any] = dict(run_dir.load_answers(alias))
-    for uid, text in bench.shipped_answers.get(alias, {}).items():
-        answers.setdefault((uid, 0), {"uid": uid, "sample": 0, "answer": text})
-    return answers

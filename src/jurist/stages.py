@@ -19,7 +19,7 @@ from typing import Any
 from rich.console import Console
 
 from jurist.benchmarks.base import Question
-from jurist.engine.client import Engine, ModelClient, RequestFailed
+from jurist.engine.client import Completion, Engine, ModelClient, RequestFailed
 from jurist.judging.base import CacheMode, JudgeItem, JudgeKind, PartialJudgment
 from jurist.report.progress import StageProgress
 from jurist.store.jsonl import JsonlAppender
@@ -51,13 +51,16 @@ class FailureLog:
             self._appender.close()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AnswerJob:
+    """The missing samples of one question: one request each, or one request with ``n`` for them all
+    where the server honours it (:func:`_answer_one`)."""
+
     question: Question
-    sample: int
+    samples: tuple[int, ...] = (0,)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class JudgeJob:
     item: JudgeItem
     kind: JudgeKind
@@ -112,7 +115,7 @@ async def generate(
         for alias, todo in work.items():
             if not todo:
                 continue
-            bar = progress.add_bar(f"answer  {alias}", len(todo))
+            bar = progress.add_bar(f"answer  {alias}", sum(len(job.samples) for job in todo))
             out = stack.enter_context(JsonlAppender(files[alias]))
             client = engine.client(alias)
             jobs = _lazy(_answer_one, todo, client, out, progress, bar, failures)
@@ -138,31 +141,92 @@ async def _answer_one(
     bar: Any,
     failures: FailureLog,
 ) -> None:
+    """Answer ``job``'s samples: first, where the server may honour ``n``, one request for all of them
+    (its choices answer the first samples), then one request per sample still missing."""
     question = job.question
     messages = []
     if client.spec.system_prompt:
         messages.append({"role": "system", "content": client.spec.system_prompt})
     messages.append({"role": "user", "content": question.prompt})
+    todo = list(job.samples)
+    where = {"model": client.alias, "uid": question.uid}
+    if len(todo) > 1 and client.sample_batching is None:
+        async with client.batch_probe:  # the first batch finds out; the others wait for its answer
+            if client.sample_batching is None:
+                todo = await _answer_batch(client, question, messages, todo, out, progress, bar, failures)
+    if len(todo) > 1 and client.sample_batching:
+        todo = await _answer_batch(client, question, messages, todo, out, progress, bar, failures)
+    for sample in todo:
+        try:
+            completion = await client.complete(messages, sample=sample, **sample_params(client, sample))
+        except RequestFailed as exc:
+            failures.record("generate", exc, **where, sample=sample)
+            progress.advance(bar, failed=True)
+            continue
+        _write_answer(out, client, question, sample, completion, batched=False)
+        progress.advance(bar, tokens=completion.completion_tokens or 0)
+
+
+async def _answer_batch(
+    client: ModelClient,
+    question: Question,
+    messages: list[dict[str, Any]],
+    todo: list[int],
+    out: JsonlAppender,
+    progress: StageProgress,
+    bar: Any,
+    failures: FailureLog,
+) -> list[int]:
+    """One request with ``n`` = the missing samples; returns the samples it did not answer. A server
+    that answers fewer choices, or refuses ``n`` (HTTP 400), is asked one sample at a time from then on;
+    the choices it did return are kept."""
+    first = todo[0]
     try:
-        completion = await client.complete(messages, sample=job.sample, **sample_params(client, job.sample))
+        completion = await client.complete(
+            messages, sample=first, n=len(todo), **sample_params(client, first)
+        )
     except RequestFailed as exc:
-        failures.record("generate", exc, model=client.alias, uid=question.uid, sample=job.sample)
-        progress.advance(bar, failed=True)
-        return
+        if client.sample_batching is None and exc.status == 400:
+            client.sample_batching = False
+            return todo
+        for sample in todo:
+            failures.record("generate", exc, model=client.alias, uid=question.uid, sample=sample)
+            progress.advance(bar, failed=True)
+        return []
+    choices = [completion, *completion.more][: len(todo)]
+    if client.sample_batching is None:
+        client.sample_batching = len(choices) == len(todo)
+    for sample, choice in zip(todo, choices, strict=False):
+        _write_answer(out, client, question, sample, choice, batched=len(choices) > 1)
+        progress.advance(bar, tokens=choice.completion_tokens or 0)
+    return todo[len(choices) :]
+
+
+def _write_answer(
+    out: JsonlAppender,
+    client: ModelClient,
+    question: Question,
+    sample: int,
+    completion: Completion,
+    *,
+    batched: bool,
+) -> None:
+    usage = completion.usage()
+    if batched:  # token counts are the request's, on its first answer only (sums stay what was billed)
+        usage["batched"] = True
     record = answer_record(
         uid=question.uid,
-        sample=job.sample,
+        sample=sample,
         model=client.alias,
         category=question.category,
         answer=completion.text,
         tstamp=time.time(),
-        usage=completion.usage(),
+        usage=usage,
         finish_reason=completion.finish_reason,
         metadata=answer_style_metadata(completion.text),  # style-control features, Arena-Hard's shape
         reasoning=completion.reasoning or None,
     )
     out.append(dict(record))
-    progress.advance(bar, tokens=completion.completion_tokens or 0)
 
 
 async def judge(

@@ -20,7 +20,7 @@ from typing import Any
 from jurist.benchmarks.base import Benchmark, Question
 from jurist.errors import InputError
 from jurist.store.jsonl import iter_numbered_jsonl
-from jurist.store.run_dir import answer_text
+from jurist.store.line_index import answer_text
 
 ARENA_HARD_BASELINES: dict[str, str] = {
     "hard_prompt": "o3-mini-2025-01-31",

@@ -12,7 +12,7 @@ from pathlib import Path
 from jurist.benchmarks.base import Benchmark
 from jurist.errors import InputError
 from jurist.store.jsonl import iter_numbered_jsonl
-from jurist.store.run_dir import answer_text
+from jurist.store.line_index import answer_text
 
 
 def read_answer_file(path: Path) -> tuple[str, dict[str, str]]:

@@ -26,6 +26,7 @@ from jurist.engine.throttle import Throttle
 from jurist.engine.transport import (
     Completion,
     EndpointClient,
+    ParsedReply,
     RequestFailed,
     _parse_completion,
     _server_message,
@@ -107,6 +108,8 @@ class ModelClient:
     ) -> None:
         self.spec = spec
         self.alias = spec.alias
+        self.sample_batching = spec.sample_batching  # None: not known until a batched request is answered
+        self.batch_probe = asyncio.Lock()  # held by the one batched request that finds out
         self._limits = limits
         self._policy = policy
         self._stats = stats
@@ -262,18 +265,7 @@ class ModelClient:
                     f"unreadable response body ({type(exc).__name__}: {exc}; body starts {start!r})",
                     "unreadable",
                 ) from None
-            return Completion(
-                parsed.text,
-                parsed.reasoning,
-                parsed.prompt_tokens,
-                parsed.completion_tokens,
-                latency,
-                attempt,
-                parsed.finish_reason,
-                parsed.logprobs,
-                empty=not parsed.text.strip(),
-                truncated_thought=parsed.truncated_thought,
-            )
+            return _completion(parsed, latency, attempt)
         message = f"HTTP {status}: {_server_message(payload)}"
         if is_retryable_status(status):
             kind = "rate_limited" if status == 429 else "server_error"
@@ -350,3 +342,19 @@ class Engine:
         """Stop the managed servers, synchronously: for a runner's ``finally`` outside the event loop."""
         if self.pool is not None:
             self.pool.stop_all()
+
+
+def _completion(parsed: ParsedReply, latency: float, attempt: int) -> Completion:
+    return Completion(
+        parsed.text,
+        parsed.reasoning,
+        parsed.prompt_tokens,
+        parsed.completion_tokens,
+        latency,
+        attempt,
+        parsed.finish_reason,
+        parsed.logprobs,
+        empty=not parsed.text.strip(),
+        truncated_thought=parsed.truncated_thought,
+        more=[_completion(choice, latency, attempt) for choice in parsed.more],
+    )

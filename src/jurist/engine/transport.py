@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
@@ -47,6 +47,9 @@ class Completion:
     cached: bool = False
     empty: bool = False
     truncated_thought: bool = False
+    more: list[Completion] = field(default_factory=list)
+    """Further choices of one request with ``n`` > 1; their token counts are None (the request's totals
+    are on this one, so summing answers' usage gives what was billed)."""
 
     def usage(self) -> dict[str, Any]:
         usage: dict[str, Any] = {
@@ -75,6 +78,8 @@ class Completion:
         }
         if self.truncated_thought:
             value["truncated_thought"] = True
+        if self.more:
+            value["more"] = [choice.cache_value() for choice in self.more]
         return value
 
     @classmethod
@@ -92,6 +97,7 @@ class Completion:
             True,
             empty=not value["text"].strip(),
             truncated_thought=bool(value.get("truncated_thought")),
+            more=[cls.from_cache(choice) for choice in value.get("more") or []],
         )
 
 
@@ -142,6 +148,8 @@ class ParsedReply:
     finish_reason: str | None
     logprobs: Any
     truncated_thought: bool = False
+    more: list[ParsedReply] = field(default_factory=list)
+    """Further choices of a request with ``n`` > 1, in order (the usage counts are the request's)."""
 
 
 def _parse_completion(body: bytes) -> ParsedReply:
@@ -160,9 +168,22 @@ def _parse_completion(body: bytes) -> ParsedReply:
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices:
         raise ValueError("the reply has no choices")
-    choice = choices[0]
+    usage = data.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    first = _parse_choice(choices[0], 0)
+    first.prompt_tokens, first.completion_tokens = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    for index, choice in enumerate(choices[1:], start=1):
+        try:
+            first.more.append(_parse_choice(choice, index))
+        except ValueError:
+            break  # the choices after an unreadable one are asked again one by one
+    return first
+
+
+def _parse_choice(choice: Any, index: int) -> ParsedReply:
+    """One choice of a chat.completion, without token counts (the body has them per request only)."""
     if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
-        raise ValueError("choices[0] has no message")
+        raise ValueError(f"choices[{index}] has no message")
     message = choice["message"]
     finish = choice.get("finish_reason")
     reasoning = message.get("reasoning_content") or message.get("reasoning")
@@ -185,17 +206,7 @@ def _parse_completion(body: bytes) -> ParsedReply:
         thought = _OPEN_THINK.sub("", content, count=1).strip()
         reasoning = (reasoning + "\n" if reasoning else "") + thought
         content, truncated = "", True
-    usage = data.get("usage")
-    usage = usage if isinstance(usage, dict) else {}
-    return ParsedReply(
-        content,
-        reasoning,
-        usage.get("prompt_tokens"),
-        usage.get("completion_tokens"),
-        finish,
-        choice.get("logprobs"),
-        truncated,
-    )
+    return ParsedReply(content, reasoning, None, None, finish, choice.get("logprobs"), truncated)
 
 
 class EndpointClient:

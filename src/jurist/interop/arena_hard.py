@@ -35,7 +35,8 @@ from jurist.interop.common import (
 )
 from jurist.judging.pairwise import battles_from_judgment, judgment_key
 from jurist.judging.verdict import canonical_label, swap_label
-from jurist.store.run_dir import RunDir, answer_text
+from jurist.store.line_index import answer_text
+from jurist.store.run_dir import RunDir
 from jurist.store.run_dir import legacy_stem as file_stem  # Arena-Hard's own folders keep its plain names
 
 STYLE_GROUPS = ("header_count", "list_count", "bold_count")

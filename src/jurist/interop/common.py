@@ -19,7 +19,8 @@ from typing import Any
 
 from jurist.errors import InputError, JuristError
 from jurist.store.jsonl import iter_numbered_jsonl, parse_jsonl_bytes
-from jurist.store.run_dir import RunDir, answer_text
+from jurist.store.line_index import answer_text
+from jurist.store.run_dir import RunDir
 
 StyleFn = Callable[[str], dict[str, Any]]
 

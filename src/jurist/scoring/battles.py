@@ -8,6 +8,7 @@ their judgments.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,24 +56,55 @@ def _is_battle(record: Any) -> bool:
     )
 
 
-def read_battles_file(path: Path) -> list[Battle]:
-    """All records of battles.jsonl, parsed as one JSON array (2x faster than line by line).
+_CHUNK_BYTES = 1 << 20
 
-    A torn last line (an interrupted write) is left out, as the JSONL reader does; any problem is reported
-    with its line number by a second, line-by-line pass.
+
+def read_battles_file(path: Path) -> list[Battle]:
+    """All records of battles.jsonl, read 1 MiB at a time, each chunk parsed as one JSON array.
+
+    An array parse is 2x faster than line by line, and chunks with their repeated strings (model, judge,
+    winner, category...) interned hold 93 MB at 320k battles where one whole-file parse peaked at 366 MB
+    (measured with tracemalloc, same speed). A torn last line (an interrupted write) is left out, as the
+    JSONL reader does; any problem is reported with its line number by a second, line-by-line pass.
     """
+    records: list[Battle] = []
+    with open(path, "rb") as fh:
+        rest = b""
+        while block := fh.read(_CHUNK_BYTES):
+            data = rest + block
+            cut = data.rfind(b"\n") + 1
+            rest = data[cut:]
+            if cut and not _parse_chunk(data[:cut], records):
+                return _report_bad_line(path)
+    return records
+
+
+def _parse_chunk(data: bytes, into: list[Battle]) -> bool:
+    """Append the battles of whole lines ``data`` to ``into``; False when some line is not a battle."""
+    try:
+        chunk = json.loads(b"[" + data[:-1].replace(b"\n", b",") + b"]")
+    except ValueError:  # blank lines, or a bad one: the slow way tells which
+        lines = [line for line in data.split(b"\n") if line.strip()]
+        try:
+            chunk = json.loads(b"[" + b",".join(lines) + b"]")
+        except ValueError:
+            return False
+    intern = sys.intern
+    for record in chunk:
+        if not _is_battle(record):
+            return False
+        for name, value in record.items():
+            if type(value) is str:
+                record[name] = intern(value)
+    into.extend(chunk)
+    return True
+
+
+def _report_bad_line(path: Path) -> list[Battle]:
     from jurist.store.jsonl import parse_jsonl_bytes
 
     data = path.read_bytes()
-    data = data[: data.rfind(b"\n") + 1]
-    lines = [line for line in data.split(b"\n") if line.strip()]
-    try:
-        records = json.loads(b"[" + b",".join(lines) + b"]")
-    except ValueError:
-        records = None
-    if records is not None and all(_is_battle(r) for r in records):
-        return records  # type: ignore[no-any-return]
-    for number, record in parse_jsonl_bytes(path, data):
+    for number, record in parse_jsonl_bytes(path, data[: data.rfind(b"\n") + 1]):
         problem = _battle_problem(record)
         if problem:
             raise InputError(path, f"line {number}", problem)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 def _answer_lengths(run: RunDir, model: str) -> dict[str, int]:
     """uid -> answer length in characters, in file order (the order AlpacaEval's GLM folds depend on)."""
     from jurist.store.jsonl import iter_numbered_jsonl
-    from jurist.store.run_dir import answer_text
+    from jurist.store.line_index import answer_text
 
     lengths: dict[str, int] = {}
     for _, record in iter_numbered_jsonl(run.answers(model), repair=False):

@@ -34,8 +34,8 @@ class TokenLengths:
 
     def _load(self, name: str) -> dict[str, list[int]]:
         from jurist.store.jsonl import iter_numbered_jsonl
+        from jurist.store.line_index import answer_text
         from jurist.store.records import sample_of
-        from jurist.store.run_dir import answer_text
 
         path = self.run.answers(name)
         if not path.is_file():

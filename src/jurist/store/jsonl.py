@@ -57,32 +57,65 @@ def iter_jsonl(path: str | Path, *, repair: bool = True) -> Iterator[dict[str, A
 def iter_numbered_jsonl(path: str | Path, *, repair: bool = True) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, record) pairs, so errors about a record can name its line."""
     path = Path(path)
+    for number, _, line in iter_jsonl_lines(path, repair=repair):
+        yield number, parse_jsonl_line(path, number, line)
+
+
+def iter_jsonl_lines(path: Path, *, repair: bool = True) -> Iterator[tuple[int, int, bytes]]:
+    """(line number, byte offset, raw line) of each non-blank whole line, read one line at a time.
+
+    Streaming keeps a reader's memory at one line however large the file (reading it whole cost two
+    copies of it: the bytes and their split). A last line without its newline is a record when it parses
+    as one (a hand-written file), else a torn write: dropped, and cut off the file when ``repair``.
+    """
     if not path.exists():
         return
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        if repair:
-            data = _repair_torn_tail(path, data)
-        elif _is_whole_record(data[data.rfind(b"\n") + 1 :]):
-            data += b"\n"  # a file that merely lacks its final newline: its last line counts
-        else:
-            data = data[: data.rfind(b"\n") + 1]
-    yield from parse_jsonl_bytes(path, data)
+    with open(path, "rb") as fh:
+        offset = 0
+        for number, line in enumerate(fh, start=1):
+            if not line.endswith(b"\n"):  # the last line, without its newline
+                if _is_whole_record(line):
+                    if repair:
+                        with open(path, "ab") as out:
+                            out.write(b"\n")
+                    yield number, offset, line
+                elif repair:
+                    log.warning(
+                        "%s: dropped a torn last line (%d bytes) left by an interrupted write",
+                        path,
+                        len(line),
+                    )
+                    with open(path, "r+b") as out:
+                        out.truncate(offset)
+                return
+            if line.strip():
+                yield number, offset, line
+            offset += len(line)
+
+
+def read_jsonl_line(path: Path, offset: int, number: int = 0) -> dict[str, Any]:
+    """The record on the line starting at byte ``offset`` (found earlier by :func:`iter_jsonl_lines`)."""
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        return parse_jsonl_line(path, number, fh.readline())
+
+
+def parse_jsonl_line(path: Path, number: int, line: bytes) -> dict[str, Any]:
+    try:
+        record = json.loads(line)
+    except ValueError as exc:
+        raise InputError(path, f"line {number}", f"not valid JSON ({exc})") from None
+    if not isinstance(record, dict):
+        raise InputError(path, f"line {number}", "expected a JSON object")
+    return record
 
 
 def parse_jsonl_bytes(path: Path, data: bytes) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) pairs of JSONL ``data`` read from ``path``; blank lines are skipped and a bad
     line is an :class:`InputError` naming the file and line."""
     for number, line in enumerate(data.split(b"\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError as exc:
-            raise InputError(path, f"line {number}", f"not valid JSON ({exc})") from None
-        if not isinstance(record, dict):
-            raise InputError(path, f"line {number}", "expected a JSON object")
-        yield number, record
+        if line.strip():
+            yield number, parse_jsonl_line(path, number, line)
 
 
 def read_input_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:

@@ -10,13 +10,15 @@ import platform
 import re
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from jurist import __version__
 from jurist.errors import InputError
 from jurist.store.jsonl import iter_numbered_jsonl, write_json_atomic
-from jurist.store.records import SCHEMA_VERSION, AnswerRecord, judgment_kind, sample_of
+from jurist.store.line_index import AnswerIndex, JudgmentIndex, normalized_answer
+from jurist.store.records import SCHEMA_VERSION, AnswerRecord, judgment_kind
 
 log = logging.getLogger(__name__)
 
@@ -111,27 +113,6 @@ def alias_from_stem(stem: str) -> str:
 def legacy_stem(alias: str) -> str:
     """The lossy name jurist used before :func:`file_stem` was injective; kept to find old runs' files."""
     return _UNSAFE.sub("_", alias.replace("/", "__")) or "_"
-
-
-def answer_text(record: dict[str, Any]) -> str | None:
-    """The answer text of a record in jurist's shape or Arena-Hard's (v2.0 ``messages``, 2024 ``choices``)."""
-    if isinstance(record.get("answer"), str):
-        return str(record["answer"])
-    messages = record.get("messages")
-    if isinstance(messages, list) and messages:
-        content = messages[-1].get("content") if isinstance(messages[-1], dict) else None
-        if isinstance(content, dict):
-            content = content.get("answer")
-        if isinstance(content, str):
-            return content
-    choices = record.get("choices")
-    if isinstance(choices, list) and choices:
-        turns = choices[0].get("turns") if isinstance(choices[0], dict) else None
-        if isinstance(turns, list) and turns and isinstance(turns[0], dict):
-            content = turns[0].get("content")
-            if isinstance(content, str):
-                return content
-    return None
 
 
 class RunDir:
@@ -240,16 +221,17 @@ class RunDir:
         path = self.answers(model)
         answers: dict[tuple[str, int], AnswerRecord] = {}
         for line, record in iter_numbered_jsonl(path):
-            uid = record.get("uid", record.get("question_id"))
-            text = answer_text(record)
-            if uid is None:
-                raise InputError(path, f"line {line}", "field 'uid' is missing")
-            if text is None:
-                raise InputError(path, f"line {line}", "no answer text (field 'answer')")
-            sample = sample_of(record)
-            record.update(kind="answer", uid=str(uid), sample=sample, answer=text)
-            answers[(str(uid), sample)] = record  # type: ignore[assignment]
+            answer = normalized_answer(path, line, record)
+            answers[(answer["uid"], answer["sample"])] = answer
         return answers
+
+    def answer_index(self, model: str, shipped: Mapping[str, str] | None = None) -> AnswerIndex:
+        """Where each answer of ``model`` lies (read back one at a time), ``shipped`` texts filling gaps."""
+        return AnswerIndex(self.answers(model), shipped)
+
+    def judgment_index(self, judge: str, model: str) -> JudgmentIndex:
+        """Where each judgment of ``judge`` on ``model`` lies, by key (the last line for a key wins)."""
+        return JudgmentIndex(self.judgments(judge, model))
 
     def load_judgments(self, judge: str, model: str) -> dict[str, dict[str, Any]]:
         """key -> judgment record (the last line for a key wins, e.g. after ``--rejudge-invalid``)."""

@@ -1,0 +1,129 @@
+"""Where each answer or judgment of a run lies on disk, not the records themselves.
+
+The judge stage and scoring visit every answer of every model; holding them (texts, raw judge replies)
+made a run's memory grow with questions × models (1.7 GB at 20k questions and 8 models). An index keeps
+a line's byte offset and number per key, and a record is read back, one line, only when it is needed.
+Files are append-only while indexed, so an offset stays valid; the last line for a key wins, as in
+:meth:`RunDir.load_answers`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from jurist.errors import InputError
+from jurist.store.jsonl import iter_jsonl_lines, parse_jsonl_line, read_jsonl_line
+from jurist.store.records import AnswerRecord, judgment_kind, sample_of
+
+AnswerKey = tuple[str, int]
+"""(uid, sample)."""
+
+
+def answer_text(record: dict[str, Any]) -> str | None:
+    """The answer text of a record in jurist's shape or Arena-Hard's (v2.0 ``messages``, 2024 ``choices``)."""
+    if isinstance(record.get("answer"), str):
+        return str(record["answer"])
+    messages = record.get("messages")
+    if isinstance(messages, list) and messages:
+        content = messages[-1].get("content") if isinstance(messages[-1], dict) else None
+        if isinstance(content, dict):
+            content = content.get("answer")
+        if isinstance(content, str):
+            return content
+    choices = record.get("choices")
+    if isinstance(choices, list) and choices:
+        turns = choices[0].get("turns") if isinstance(choices[0], dict) else None
+        if isinstance(turns, list) and turns and isinstance(turns[0], dict):
+            content = turns[0].get("content")
+            if isinstance(content, str):
+                return content
+    return None
+
+
+def normalized_answer(path: Path, line: int, record: dict[str, Any]) -> AnswerRecord:
+    """``record`` as jurist's answer shape (kind, str uid, sample, answer), or an :class:`InputError`
+    naming the line. Schema-1 lines (no kind, no sample) and Arena-Hard's shapes read as sample 0."""
+    uid = record.get("uid", record.get("question_id"))
+    text = answer_text(record)
+    if uid is None:
+        raise InputError(path, f"line {line}", "field 'uid' is missing")
+    if text is None:
+        raise InputError(path, f"line {line}", "no answer text (field 'answer')")
+    record.update(kind="answer", uid=str(uid), sample=sample_of(record), answer=text)
+    return record  # type: ignore[return-value]
+
+
+class AnswerIndex:
+    """(uid, sample) -> the line of a model's answers file; shipped answers not yet written count too."""
+
+    def __init__(self, path: Path, shipped: Mapping[str, str] | None = None) -> None:
+        self.path = path
+        self._shipped = shipped or {}
+        self._lines: dict[AnswerKey, tuple[int, int]] = {}
+        for number, offset, raw in iter_jsonl_lines(path):
+            record = normalized_answer(path, number, parse_jsonl_line(path, number, raw))
+            self._lines[(record["uid"], record["sample"])] = (offset, number)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._lines or (
+            isinstance(key, tuple) and len(key) == 2 and key[1] == 0 and key[0] in self._shipped
+        )
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def keys(self) -> Iterator[AnswerKey]:
+        return iter(self._lines)
+
+    def record(self, uid: str, sample: int) -> AnswerRecord | None:
+        """The answer record for (uid, sample), read from disk now (or the shipped text, sample 0)."""
+        where = self._lines.get((uid, sample))
+        if where is not None:
+            offset, number = where
+            return normalized_answer(self.path, number, read_jsonl_line(self.path, offset, number))
+        if sample == 0 and uid in self._shipped:
+            shipped = {"kind": "answer", "uid": uid, "sample": 0, "answer": self._shipped[uid]}
+            return shipped  # type: ignore[return-value]
+        return None
+
+    def text(self, uid: str, sample: int) -> str | None:
+        record = self.record(uid, sample)
+        return record["answer"] if record is not None else None
+
+
+class JudgmentIndex:
+    """Judgment key -> the line of a (judge, model) judgments file, and whether that judgment is invalid
+    (what the judge stage asks before it reads anything)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lines: dict[str, tuple[int, int, bool]] = {}
+        for number, offset, raw in iter_jsonl_lines(path):
+            record = parse_jsonl_line(path, number, raw)
+            key = record.get("key")
+            if key is None:
+                raise InputError(path, f"line {number}", "field 'key' is missing")
+            self._lines[str(key)] = (offset, number, bool(record.get("invalid")))
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._lines
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def invalid(self, key: str) -> bool:
+        where = self._lines.get(key)
+        return where is not None and where[2]
+
+    def record(self, key: str) -> dict[str, Any] | None:
+        """The stored judgment for ``key``, read from disk now, with ``kind`` and ``sample`` filled in."""
+        where = self._lines.get(key)
+        if where is None:
+            return None
+        offset, number, _ = where
+        record = read_jsonl_line(self.path, offset, number)
+        record["kind"] = judgment_kind(record)
+        record.setdefault("sample", 0)
+        return record

@@ -1,0 +1,131 @@
+"""Indexes of a run's answers and judgments: offsets, not records, and the same answers as a full read."""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from jurist.benchmarks.base import Benchmark, Question
+from jurist.config import ModelSpec
+from jurist.errors import InputError
+from jurist.judge_work import JudgeWork
+from jurist.judging.pairwise import PairwiseJudge
+from jurist.judging.protocols import protocol_set
+from jurist.store.jsonl import JsonlAppender, iter_jsonl_lines, read_jsonl_line
+from jurist.store.line_index import AnswerIndex, JudgmentIndex
+from jurist.store.run_dir import RunDir
+
+
+def _write(path: Path, records: list[dict[str, object]], tail: bytes = b"") -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in records) + tail)
+
+
+def test_lines_carry_offsets_that_read_back_the_same_record(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    records = [{"uid": str(i), "answer": "ünï\ncode " * i} for i in range(50)]
+    _write(path, records[:25], b"\n\n")  # blank lines are skipped, numbers still count them
+    with JsonlAppender(path) as out:
+        for record in records[25:]:
+            out.append(record)
+    lines = list(iter_jsonl_lines(path))
+    assert [number for number, _, _ in lines][:26] == [*range(1, 26), 28]
+    assert [read_jsonl_line(path, offset, number) for number, offset, _ in lines] == records
+
+
+def test_a_last_line_without_newline_counts_when_whole_and_is_cut_when_torn(tmp_path: Path) -> None:
+    whole = tmp_path / "whole.jsonl"
+    _write(whole, [{"uid": "1"}], b'{"uid": "2"}')
+    assert [json.loads(raw)["uid"] for _, _, raw in iter_jsonl_lines(whole)] == ["1", "2"]
+    assert whole.read_bytes().endswith(b'{"uid": "2"}\n')  # repaired: the next append starts a line
+    torn = tmp_path / "torn.jsonl"
+    _write(torn, [{"uid": "1"}], b'{"uid": "2", "ans')
+    assert [json.loads(raw)["uid"] for _, _, raw in iter_jsonl_lines(torn, repair=False)] == ["1"]
+    assert torn.read_bytes().endswith(b'"ans')  # not repaired when asked not to
+    assert len(list(iter_jsonl_lines(torn))) == 1
+    assert torn.read_bytes() == b'{"uid": "1"}\n'
+
+
+def test_answer_index_equals_a_full_read_last_line_winning(tmp_path: Path) -> None:
+    run = RunDir(tmp_path / "run")
+    path = run.answers("m")
+    rows: list[dict[str, object]] = [
+        {"uid": "q1", "sample": 0, "answer": "old"},
+        {"uid": "q2", "sample": 1, "answer": "two"},
+        {"question_id": "q3", "messages": [{"role": "assistant", "content": {"answer": "arena"}}]},
+        {"uid": "q1", "sample": 0, "answer": "new"},
+    ]
+    _write(path, rows)
+    index = run.answer_index("m", shipped={"q1": "shipped", "q4": "shipped four"})
+    full = run.load_answers("m")
+    assert sorted(index.keys()) == sorted(full)
+    for uid, sample in full:
+        assert index.record(uid, sample) == full[(uid, sample)]
+    assert index.text("q1", 0) == "new"  # what is on disk wins over the shipped text
+    assert ("q4", 0) in index and index.text("q4", 0) == "shipped four"  # not yet written
+    assert ("q4", 1) not in index and index.text("q4", 1) is None
+    assert index.text("nope", 0) is None
+
+
+def test_a_bad_answer_line_names_file_line_and_field(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    _write(path, [{"uid": "q1", "answer": "a"}, {"answer": "no uid"}])
+    with pytest.raises(InputError) as error:
+        AnswerIndex(path)
+    assert "line 2" in str(error.value) and "uid" in str(error.value)
+
+
+def test_judgment_index_knows_invalid_ones_without_reading_them_again(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    _write(path, [{"key": "k1", "invalid": True}, {"key": "k2", "games": []}, {"key": "k1", "games": []}])
+    index = JudgmentIndex(path)
+    assert len(index) == 2 and "k1" in index and not index.invalid("k1")  # the re-judge replaced it
+    record = index.record("k2")
+    assert record is not None and record["kind"] == "pairwise" and record["sample"] == 0
+    assert index.record("k3") is None and not index.invalid("k3")
+    _write(path, [{"games": []}])
+    with pytest.raises(InputError, match="line 1.*key"):
+        JudgmentIndex(path)
+
+
+def _work(tmp_path: Path, n: int, answer_size: int) -> JudgeWork:
+    run = RunDir(tmp_path / f"run{n}")
+    questions = [Question(f"q{i}", f"prompt {i}") for i in range(n)]
+    bench = Benchmark("t", questions, baseline="base")
+    for alias in ("m", "base"):
+        _write(
+            run.answers(alias),
+            [{"uid": q.uid, "answer": f"{alias} {q.uid} " * answer_size} for q in questions],
+        )
+    spec = ModelSpec(alias="j", model="j")
+    protocol, by_category = protocol_set("structured", spec, None, "structured")
+    kind = PairwiseJudge(protocol, spec, by_category=by_category)
+    return JudgeWork(bench, run, ["j"], ["m"], ["base"], 1, {"j": kind})
+
+
+def test_judge_jobs_read_each_answer_when_taken(tmp_path: Path) -> None:
+    work = _work(tmp_path, 30, 3)
+    jobs = work.todo(rejudge_invalid=False)[("j", "m")]
+    assert len(jobs) == 30
+    taken = list(jobs)
+    assert [job.item.answer for job in taken] == [f"m q{i} " * 3 for i in range(30)]
+    assert [job.item.baseline_answer for job in taken] == [f"base q{i} " * 3 for i in range(30)]
+    assert list(work.judged()) == []  # nothing judged yet
+
+
+def test_judge_work_holds_offsets_not_answer_texts(tmp_path: Path) -> None:
+    """Listing the work for 400 answers of 20 kB each must not hold their 16 MB of text."""
+    work = _work(tmp_path, 400, 2_000)
+    tracemalloc.start()
+    try:
+        jobs = work.todo(rejudge_invalid=False)
+        _, peak = tracemalloc.get_traced_memory()
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(jobs[("j", "m")]) == 400
+    assert held < 2_000_000, f"{held} bytes held for 400 answers"
+    assert peak < 4_000_000, f"{peak} bytes at peak"
