@@ -19,9 +19,10 @@ from jurist.errors import JuristError
 JudgeKindName = Literal["pairwise"]
 """The judge kinds the runner knows; rubric and rule kinds are added as modules beside pairwise."""
 
-Metric = Literal["winrate", "judge-accuracy", "instruction-following"]
-"""What scoring reports: a win rate against the baseline (with every ``show`` method), judge accuracy, or
-rule-checked instruction following (prompt- and instruction-level, strict and loose)."""
+Metric = Literal["winrate", "judge-accuracy", "instruction-following", "arena-elo", "arena-calibration"]
+"""What scoring reports: a win rate against the baseline (with every ``show`` method), judge accuracy,
+rule-checked instruction following (prompt- and instruction-level, strict and loose), a placement among an
+arena's human-voted ratings, or a judge's temperature fitted to those votes."""
 
 SampleMethod = Literal["first", "stratified"]
 """How ``--limit N`` picks its questions: the first N, or a seeded subset proportional per category."""

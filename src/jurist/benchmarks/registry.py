@@ -21,6 +21,8 @@ _BUILTIN: dict[str, str] = {
     "judgebench": "jurist.benchmarks.judgebench",
     "ifeval": "jurist.benchmarks.ifeval",
     "ifbench": "jurist.benchmarks.ifbench",
+    "lmarena-100k": "jurist.benchmarks.lmarena:benchmark_100k",
+    "lmarena-140k": "jurist.benchmarks.lmarena:benchmark_140k",
 }
 _registered: dict[str, BenchmarkFactory] = {}
 
@@ -44,7 +46,8 @@ def _factory(name: str) -> BenchmarkFactory | None:
     module = _BUILTIN.get(name)
     if module is None:
         return None
-    factory: BenchmarkFactory = importlib.import_module(module).benchmark
+    module, _, attribute = module.partition(":")  # one module may serve several names
+    factory: BenchmarkFactory = getattr(importlib.import_module(module), attribute or "benchmark")
     return factory
 
 
@@ -55,6 +58,12 @@ def load_benchmark(name_or_path: str, options: BenchmarkOptions | None = None) -
     if factory is not None:
         return factory(options)
     path = Path(name_or_path)
+    from jurist.benchmarks.lmarena_data import looks_like_arena_file
+
+    if looks_like_arena_file(path):  # human-voted arena battles: place a model among them
+        from jurist.benchmarks.lmarena import benchmark_file
+
+        return benchmark_file(path, options)
     if path.exists():
         from jurist.benchmarks.arena_hard import load_question_file
 

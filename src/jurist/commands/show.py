@@ -50,7 +50,9 @@ class _ShowCommand(typer.core.TyperCommand):
 
 
 def show(
-    run_dir: Annotated[Path, typer.Argument(help="run directory (jurist run or jurist import)")],
+    run_dir: Annotated[
+        Path, typer.Argument(help="run directory (jurist run or jurist import), or an arena battles file")
+    ],
     method: Annotated[str, typer.Option(help="winrate | bt (Bradley-Terry, Elo scale)")] = "winrate",
     style_control: Annotated[
         str | None,
@@ -110,7 +112,13 @@ def show(
     if fmt not in FORMATS:
         raise JuristError(f"--format: {fmt!r} is not table, json, csv or markdown")
     from jurist.scoring.judgebench import is_judgebench_run
+    from jurist.scoring.placement import is_arena_run
 
+    if is_arena_run(run_dir):  # an arena placement (jurist's or JudgeArena's battles): fit it again
+        from jurist.report.placement_table import show_arena
+
+        show_arena(run_dir, n_bootstrap=bootstrap, seed=seed, ci_level=ci, fmt=fmt, write=write)
+        return
     if run_dir.is_dir() and is_judgebench_run(run_dir):
         _show_judgebench(run_dir, opts, fmt, write)
         return

@@ -101,6 +101,24 @@ def import_alpaca_eval(
         _say(f"{summary.dropped_questions()} annotation(s) without a preference were left out")
 
 
+@import_app.command("judgearena")
+def import_judgearena(
+    results: Annotated[
+        Path, typer.Argument(help="JudgeArena results folder (battles, elo_ratings.json) or a battles file")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="new run directory to write")],
+) -> None:
+    """Read JudgeArena's battles (parquet or JSONL) and elo_ratings.json into a run ``jurist show`` reads."""
+    from jurist.interop.judgearena import import_judgearena as run_import
+
+    summary = run_import(results, out)
+    report = " and elo_ratings.json" if summary["elo_report"] else ""
+    _say(
+        f"imported {summary['battles']} battles ({summary['llm_judge_battles']} judged, "
+        f"{summary['human_battles']} human){report} -> {out}"
+    )
+
+
 @export_app.command("arena-hard")
 def export_arena_hard(
     run_dir: Annotated[Path, typer.Argument(help="jurist run directory")],

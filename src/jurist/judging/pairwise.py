@@ -1,5 +1,8 @@
 """Pairwise judging with position swap: game 1 puts the baseline in position A, game 2 swaps them.
 
+A question whose metadata names a ``model_position`` ("A": the model shown first, "B": second) is judged
+in that one game only, as JudgeArena's arena pipeline judges each battle once at a drawn position.
+
 A reply without a valid label is re-asked once; if the second reply has none either, the game is recorded
 as invalid (a result, counted and reported). A transport failure is not a result: it propagates as
 :class:`~jurist.engine.client.RequestFailed` and the question is judged again on the next run.
@@ -14,6 +17,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from jurist.benchmarks.base import Question
 from jurist.config import ModelSpec
 from jurist.engine.client import ModelClient, RequestFailed
 from jurist.judging.base import CacheMode, JudgeItem, OutcomeKind, PartialJudgment
@@ -69,15 +73,30 @@ def judgment_key(
     baseline_hash: str,
     prompt_hash: str,
     sample: int = 0,
+    games: tuple[int, ...] = (1, 2),
 ) -> str:
-    """Identity of a judgment: a changed answer, baseline answer or judge prompt makes a new key.
+    """Identity of a judgment: a changed answer, baseline answer, judge prompt or set of games makes a
+    new key.
 
-    Sample 0 hashes exactly as schema-1 runs did, so their judgments are found again on resume.
+    Sample 0 of both games hashes exactly as schema-1 runs did, so their judgments are found again on resume.
     """
     parts: list[Any] = [judge, model, baseline, uid, answer_hash, baseline_hash, prompt_hash]
     if sample:
         parts.append(sample)
+    if games != (1, 2):
+        parts.append({"games": list(games)})
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
+
+
+def games_of(question: Question) -> tuple[int, ...]:
+    """The games ``question`` is judged in: both, or the one its ``model_position`` names (game 2 shows
+    the model first, game 1 second)."""
+    position = question.metadata.get("model_position")
+    if position is None:
+        return (1, 2)
+    if position not in ("A", "B"):
+        raise ValueError(f"question {question.uid}: model_position {position!r} is not A or B")
+    return (2,) if position == "A" else (1,)
 
 
 async def judge_game(
@@ -197,6 +216,7 @@ class PairwiseJudge:
             text_hash(item.baseline_answer),
             self.prompt_hash(item.question.category),
             item.sample,
+            games_of(item.question),
         )
 
     async def judge(
@@ -224,18 +244,22 @@ class PairwiseJudge:
                 client, protocol, question, shown_a, shown_b, sample=item.sample, cache=cache
             )
 
-        results = await asyncio.gather(play(1, base, answer), play(2, answer, base), return_exceptions=True)
+        shown = {1: (item.baseline, base, item.model, answer), 2: (item.model, answer, item.baseline, base)}
+        numbers = games_of(item.question)
+        results = await asyncio.gather(
+            *(play(n, shown[n][1], shown[n][3]) for n in numbers), return_exceptions=True
+        )
         for result in results:
             if isinstance(result, BaseException) and not isinstance(result, RequestFailed):
                 raise result
         failed = [result for result in results if isinstance(result, RequestFailed)]
         if failed:
-            won = {n: r for n, r in enumerate(results, start=1) if isinstance(r, dict)}
+            won = {n: r for n, r in zip(numbers, results, strict=True) if isinstance(r, dict)}
             raise PartialJudgment(failed[0], won)
-        game1, game2 = (result for result in results if isinstance(result, dict))
         games = [
-            {"game": 1, "a": item.baseline, "b": item.model, **game1},
-            {"game": 2, "a": item.model, "b": item.baseline, **game2},
+            {"game": n, "a": shown[n][0], "b": shown[n][2], **result}
+            for n, result in zip(numbers, results, strict=True)
+            if isinstance(result, dict)
         ]
         return {
             "kind": "pairwise",
@@ -251,7 +275,7 @@ class PairwiseJudge:
             "answer_hash": text_hash(answer),
             "baseline_hash": text_hash(base),
             "games": games,
-            "invalid": game1["label"] is None or game2["label"] is None,
+            "invalid": any(game["label"] is None for game in games),
             "tstamp": time.time(),
         }
 

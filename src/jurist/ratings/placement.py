@@ -46,9 +46,26 @@ class Placement(NamedTuple):
 def anchor_models(
     human_a: npt.ArrayLike, human_b: npt.ArrayLike, n_models: int, min_human_battles: int
 ) -> BoolArray:
-    """Models with at least ``min_human_battles`` human battles."""
+    """Models with at least ``min_human_battles`` human battles (and at least one: a model the humans
+    never saw, such as the evaluated one, is never an anchor, whatever the threshold)."""
     counts = _battle_counts(human_a, human_b, n_models)
-    return counts >= min_human_battles
+    return counts >= max(min_human_battles, 1)
+
+
+def anchor_battles(
+    human_a: npt.ArrayLike, human_b: npt.ArrayLike, n_models: int, min_human_battles: int
+) -> BoolArray:
+    """Which human battles anchor the scale: both sides have ``min_human_battles`` battles in all.
+
+    Applied once, to the whole arena (JudgeArena's rule). The battles kept are then the anchors for good:
+    a model that loses battles to the filter may fall below the threshold within them, but filtering again
+    would change the set, so a re-fit from a saved battles file keeps every human battle it holds.
+    """
+    ia = np.asarray(human_a, dtype=np.int64).ravel()
+    ib = np.asarray(human_b, dtype=np.int64).ravel()
+    well_voted = anchor_models(ia, ib, n_models, min_human_battles)
+    keep: BoolArray = well_voted[ia] & well_voted[ib]
+    return keep
 
 
 def _battle_counts(a: npt.ArrayLike, b: npt.ArrayLike, n_models: int) -> IntArray:
@@ -168,3 +185,71 @@ def _align(ratings: FloatArray, is_anchor: BoolArray, anchor: int | None, anchor
         return pinned
     centred: FloatArray = ratings - ratings[:, is_anchor].mean(axis=1, keepdims=True) + anchor_rating
     return centred
+
+
+class TemperatureFit(NamedTuple):
+    """The judge temperature T of ``P(a beats b) = sigmoid(T * score_diff)`` fitted to human votes."""
+
+    temperature: float
+    n_pairs: int
+    neg_log_likelihood: float
+
+
+MIN_CALIBRATION_PAIRS = 10
+"""Decisive human battles a temperature fit needs (JudgeArena's floor)."""
+
+
+def soft_preference(score_diff: npt.ArrayLike, temperature: float) -> FloatArray:
+    """P(side a wins) = sigmoid(T * (score_a - score_b)): a judge's graded verdict as a soft outcome."""
+    from scipy.special import expit
+
+    out: FloatArray = expit(temperature * np.asarray(score_diff, dtype=np.float64))
+    return out
+
+
+def calibrate_temperature(
+    score_diff: npt.ArrayLike, human_outcome: npt.ArrayLike, *, bound: float = 10.0
+) -> TemperatureFit:
+    """The T that makes the judge's graded verdicts best predict the human votes on the same battles.
+
+    ``score_diff`` is the judge's score of side a minus that of side b, ``human_outcome`` 1 (a won), 0 (b
+    won) or 0.5 (a tie, left out: it says nothing about which way the scale tips). T is the bounded
+    maximum-likelihood estimate on [-bound, bound]; a negative T says the judge prefers what humans do not.
+    """
+    from scipy.optimize import minimize_scalar
+
+    diff = np.asarray(score_diff, dtype=np.float64).ravel()
+    y = np.asarray(human_outcome, dtype=np.float64).ravel()
+    if diff.shape != y.shape:
+        raise ValueError("score_diff and human_outcome must have the same length")
+    decisive = (y == 0.0) | (y == 1.0)
+    diff, y = diff[decisive], y[decisive]
+    if diff.size < MIN_CALIBRATION_PAIRS:
+        raise ValueError(
+            f"temperature calibration needs at least {MIN_CALIBRATION_PAIRS} decisive human battles, "
+            f"got {diff.size}"
+        )
+    sign = 2.0 * y - 1.0  # +1 when a won: the loss is softplus(-sign * T * diff)
+
+    def loss(t: float) -> float:
+        return float(np.logaddexp(0.0, -sign * t * diff).sum())
+
+    found = minimize_scalar(loss, bounds=(-bound, bound), method="bounded", options={"xatol": 1e-8})
+    return TemperatureFit(float(found.x), int(diff.size), float(found.fun))
+
+
+def rank_by_rating(ratings: npt.ArrayLike) -> IntArray:
+    """1 for the highest rating, 2 for the next...; equal ratings share the better rank."""
+    values = np.asarray(ratings, dtype=np.float64).ravel()
+    better = (values[None, :] > values[:, None]).sum(axis=1)
+    ranks: IntArray = (1 + better).astype(np.int64)
+    return ranks
+
+
+def rank_by_ci(ci_low: npt.ArrayLike, ci_high: npt.ArrayLike) -> IntArray:
+    """Chatbot Arena's rank: 1 + the number of models whose lower bound is above this one's upper bound
+    (models whose intervals overlap share a rank, so a rank is never claimed more precisely than the CI)."""
+    low = np.asarray(ci_low, dtype=np.float64).ravel()
+    high = np.asarray(ci_high, dtype=np.float64).ravel()
+    ranks: IntArray = (1 + (low[None, :] > high[:, None]).sum(axis=1)).astype(np.int64)
+    return ranks

@@ -1,0 +1,398 @@
+"""From an arena run's judgments to its placement: battles.jsonl (judged + human) and elo_ratings.json.
+
+The judged battles are written with the real arena opponent of each question (the run's judgments name
+only the alias ``arena-opponent``) and the human anchor battles after them, in JudgeArena's schema, so
+the battles file alone is the whole input of the fit: ``jurist show`` on it gives the same
+elo_ratings.json. One fit per (judge, evaluated model): the model's judged battles against anchor models
+plus every human anchor battle, Bradley-Terry on the Elo scale with a bootstrap over all battles
+(:func:`jurist.ratings.placement.place_models`).
+
+Settings not in the battles (bootstrap rounds, seed, CI level, anchor) come from the run: elo_ratings.json
+if there is one, else run.json, else JudgeArena's conventions (95% percentile interval, seed 0, 100 rounds).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from jurist.errors import JuristError
+from jurist.interop.judgearena import HARD_PREF, LABEL_GAP, evaluated_name, judged_battles
+from jurist.ratings.placement import calibrate_temperature, place_models, rank_by_ci, rank_by_rating
+from jurist.scoring.common import r
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from jurist.results import Judged, RunView
+
+Battle = dict[str, Any]
+
+ELO_FILE = "elo_ratings.json"
+CALIBRATION_FILE = "calibration.json"
+
+
+@dataclass(frozen=True)
+class PlacementSettings:
+    """How the fit is run; everything else comes from the battles."""
+
+    n_bootstrap: int = 100
+    seed: int = 0
+    ci_level: float = 0.95
+    anchor: str | None = None
+    anchor_rating: float = 1000.0
+    arena: str | None = None
+
+
+# ----------------------------------------------------------------------------------------------------
+# Battles -> reports
+
+
+def outcome_of(battle: Mapping[str, Any]) -> float:
+    """P(model_a wins) the fit uses: 1 - ``pref`` when the battle has one, else from its winner."""
+    pref = battle.get("pref")
+    return 1.0 - float(pref) if pref is not None else 1.0 - HARD_PREF[str(battle["winner"])]
+
+
+def evaluated_models(judged: Sequence[Battle], human_models: set[str]) -> list[tuple[str, str]]:
+    """(judge, evaluated model) pairs: a judged battle's side the humans never voted on; with no human
+    battles at all, the model in every battle of that judge (the star's centre)."""
+    pairs: dict[tuple[str, str], None] = {}
+    by_judge: dict[str, list[Battle]] = defaultdict(list)
+    for battle in judged:
+        by_judge[str(battle["judge_model"])].append(battle)
+    for judge, battles in by_judge.items():
+        if human_models:
+            for battle in battles:
+                for side in (battle["model_a"], battle["model_b"]):
+                    if side not in human_models:
+                        pairs[(judge, side)] = None
+            continue
+        common = set.intersection(*({b["model_a"], b["model_b"]} for b in battles))
+        for name in sorted(common):
+            pairs[(judge, name)] = None
+    return list(pairs)
+
+
+def fit_reports(
+    battles: Sequence[Battle], settings: PlacementSettings
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """One EloReport per (judge, evaluated model) and notes (battles left out, and why)."""
+    human = [b for b in battles if b["source"] == "human"]
+    judged = [b for b in battles if b["source"] == "llm-judge"]
+    models = sorted({b["model_a"] for b in human} | {b["model_b"] for b in human})
+    if len(models) < 2:
+        raise JuristError(
+            "no human anchor battles: an arena placement needs the human votes beside the judge's"
+        )
+    if settings.anchor is not None and settings.anchor not in models:
+        raise JuristError(f"anchor {settings.anchor!r} has no human battles in this file")
+    arena = settings.arena or next((str(b["benchmark"]) for b in judged if b.get("benchmark")), "")
+    index = {name: k for k, name in enumerate(models)}
+    ha = np.fromiter((index[b["model_a"]] for b in human), dtype=np.int64, count=len(human))
+    hb = np.fromiter((index[b["model_b"]] for b in human), dtype=np.int64, count=len(human))
+    hy = np.fromiter((outcome_of(b) for b in human), dtype=np.float64, count=len(human))
+    reports, notes = [], []
+    for judge, model in evaluated_models(judged, set(models)):
+        own = [b for b in judged if b["judge_model"] == judge and model in (b["model_a"], b["model_b"])]
+        usable = [b for b in own if (b["model_b"] if b["model_a"] == model else b["model_a"]) in index]
+        if len(usable) < len(own):
+            notes.append(
+                f"{judge} on {model}: {len(own) - len(usable)} judged battle(s) against models without human "
+                "anchor battles left out (they cannot place anything on the human scale)"
+            )
+        if not usable:
+            notes.append(f"{judge} on {model}: no judged battle against an anchor model; nothing to place")
+            continue
+        reports.append(_report(judge, model, usable, models, (ha, hb, hy), settings, arena))
+    return reports, notes
+
+
+def _report(
+    judge: str,
+    model: str,
+    judged: list[Battle],
+    models: list[str],
+    human: tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]],
+    settings: PlacementSettings,
+    arena: str,
+) -> dict[str, Any]:
+    names = [*models, model]
+    index = {name: k for k, name in enumerate(names)}
+    placed = place_models(
+        human[0],
+        human[1],
+        human[2],
+        [index[b["model_a"]] for b in judged],
+        [index[b["model_b"]] for b in judged],
+        [outcome_of(b) for b in judged],
+        n_models=len(names),
+        min_human_battles=1,
+        anchor=None if settings.anchor is None else index[settings.anchor],
+        anchor_rating=settings.anchor_rating,
+        n_bootstrap=settings.n_bootstrap,
+        ci_level=settings.ci_level,
+        seed=settings.seed,
+    )
+    rating = placed.bootstrap_mean if settings.n_bootstrap > 0 else placed.ratings
+    ranks, ci_ranks = rank_by_rating(rating), rank_by_ci(placed.ci_low, placed.ci_high)
+    battles = placed.n_human_battles + placed.n_judged_battles
+    entries: list[dict[str, Any]] = [
+        {
+            "model": name,
+            "rating": r(rating[k]),
+            "ci_low": r(placed.ci_low[k]),
+            "ci_high": r(placed.ci_high[k]),
+            "n_battles": int(battles[k]),
+            "source": "evaluated" if name == model else "human",
+        }
+        for k, name in enumerate(names)
+    ]
+    extras = {
+        name: {
+            "mle": r(placed.ratings[k]),
+            "human_rating": None if np.isnan(placed.human_ratings[k]) else r(placed.human_ratings[k]),
+            "rank": int(ranks[k]),
+            "rank_ci": int(ci_ranks[k]),
+        }
+        for k, name in enumerate(names)
+    }
+    order = sorted(range(len(entries)), key=lambda k: (-entries[k]["rating"], entries[k]["model"]))
+    return {
+        "arena": arena,
+        "model": model,
+        "judge_model": judge,
+        "n_bootstraps": settings.n_bootstrap,
+        "seed": settings.seed,
+        "ratings": [entries[k] for k in order],
+        "jurist": {
+            "ci_level": settings.ci_level,
+            "anchor": settings.anchor,
+            "anchor_rating": settings.anchor_rating,
+            "rank": extras[model]["rank"],
+            "rank_ci": extras[model]["rank_ci"],
+            "arena_models": len(models),
+            "mae_vs_human": r(placed.mae_vs_human),
+            "llm_judge_battles": len(judged),
+            "human_anchor_battles": int(human[0].size),
+            "models": {entries[k]["model"]: extras[entries[k]["model"]] for k in order},
+        },
+    }
+
+
+# ----------------------------------------------------------------------------------------------------
+# Files
+
+
+def report_paths(root: Path, reports: Sequence[Mapping[str, Any]]) -> list[Path]:
+    """elo_ratings.json for a run with one (judge, model); ``elo_ratings/<judge>/<model>.json`` for more."""
+    if len(reports) == 1:
+        return [root / ELO_FILE]
+    from jurist.store.run_dir import file_stem
+
+    return [
+        root / "elo_ratings" / file_stem(str(rep["judge_model"])) / f"{file_stem(str(rep['model']))}.json"
+        for rep in reports
+    ]
+
+
+def write_reports(root: Path, reports: Sequence[Mapping[str, Any]]) -> list[Path]:
+    from jurist.store.jsonl import write_json_atomic
+
+    paths = report_paths(root, reports)
+    for path, report in zip(paths, reports, strict=True):
+        write_json_atomic(path, report)
+    return paths
+
+
+def summary_rows(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One leaderboard row per evaluated model: its rating, CI, rank among the arena's models, drift."""
+    rows = []
+    for report in reports:
+        entry = next(e for e in report["ratings"] if e["source"] == "evaluated")
+        extra = report["jurist"]
+        rows.append(
+            {
+                "model": report["model"],
+                "judge": report["judge_model"],
+                "rating": entry["rating"],
+                "ci_low": entry["ci_low"],
+                "ci_high": entry["ci_high"],
+                "n": extra["llm_judge_battles"],
+                "rank": extra["rank"],
+                "rank_ci": extra["rank_ci"],
+                "of": extra["arena_models"] + 1,
+                "mae_vs_human": extra["mae_vs_human"],
+                "arena": report["arena"],
+                "method": "arena-placement",
+            }
+        )
+    return rows
+
+
+def settings_for(folder: Path, **overrides: Any) -> PlacementSettings:
+    """The fit settings of a run folder: elo_ratings.json, else run.json, else the defaults; then
+    ``overrides`` that are not None (``jurist show --bootstrap/--seed/--ci``)."""
+    from jurist.interop.judgearena import read_elo_report
+    from jurist.scoring.battles import read_json
+
+    settings = PlacementSettings()
+    elo = folder / ELO_FILE
+    run_json = read_json(folder / "run.json") or {}
+    if elo.is_file():
+        report = read_elo_report(elo)
+        extra = report.get("jurist") or {}
+        settings = replace(
+            settings,
+            n_bootstrap=int(report["n_bootstraps"]),
+            seed=int(report["seed"]),
+            ci_level=float(extra.get("ci_level", settings.ci_level)),
+            anchor=extra.get("anchor"),
+            anchor_rating=float(extra.get("anchor_rating", settings.anchor_rating)),
+            arena=str(report["arena"]) or None,
+        )
+    elif run_json:
+        scoring = run_json.get("scoring") or {}
+        placement = (run_json.get("bench_info") or {}).get("placement") or {}
+        settings = replace(
+            settings,
+            n_bootstrap=int(scoring.get("bootstrap", settings.n_bootstrap)),
+            seed=int(scoring.get("seed", settings.seed)),
+            anchor=placement.get("anchor"),
+            anchor_rating=float(placement.get("anchor_rating", settings.anchor_rating)),
+            arena=(run_json.get("bench_info") or {}).get("arena"),
+        )
+    given = {key: value for key, value in overrides.items() if value is not None}
+    return replace(settings, **given)
+
+
+def rescore(path: Path, **overrides: Any) -> tuple[list[dict[str, Any]], list[str], list[Battle]]:
+    """Reports fitted again from a run's (or one file's) battles: what ``jurist show`` prints."""
+    from jurist.interop.judgearena import find_battles, read_battles
+
+    folder = path if path.is_dir() else path.parent
+    source = find_battles(path) if path.is_dir() else path
+    if source is None:
+        raise JuristError(f"{path}: no battles.jsonl or battles.parquet")
+    battles = read_battles(source)
+    settings = settings_for(folder, **overrides)
+    if not any(b["source"] == "human" for b in battles):
+        return [], [f"{source}: no human battles, so nothing to place on the arena's scale"], battles
+    reports, notes = fit_reports(battles, settings)
+    return reports, notes, battles
+
+
+def is_arena_run(path: Path) -> bool:
+    """Whether ``jurist show PATH`` is an arena placement: a battles file in JudgeArena's schema, or a
+    folder holding one (or an elo_ratings.json)."""
+    from jurist.interop.judgearena import find_battles, is_arena_battles_file
+
+    if path.is_file():
+        return is_arena_battles_file(path)
+    if not path.is_dir():
+        return False
+    if (path / ELO_FILE).is_file() or (path / CALIBRATION_FILE).is_file():
+        return True
+    found = find_battles(path)
+    return found is not None and is_arena_battles_file(found)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Calibration
+
+
+def calibration_fits(judged: Iterable[tuple[Any, dict[str, Any]]], side_a: str) -> dict[str, dict[str, Any]]:
+    """Per judge: the temperature that best predicts the human votes from its graded verdicts."""
+    gaps: dict[str, list[float]] = defaultdict(list)
+    votes: dict[str, list[float]] = defaultdict(list)
+    invalid: Counter[str] = Counter()
+    for item, record in judged:
+        judge = str(record["judge"])
+        human = 1.0 - HARD_PREF[str(item.question.metadata["human_winner"])]
+        for game in record["games"]:
+            label = game.get("label")
+            if label not in LABEL_GAP:
+                invalid[judge] += 1
+                continue
+            gap = LABEL_GAP[str(label)]
+            gaps[judge].append(gap if game["a"] == side_a else -gap)
+            votes[judge].append(human)
+    fits: dict[str, dict[str, Any]] = {}
+    for judge in sorted(gaps):
+        diff, y = np.asarray(gaps[judge]), np.asarray(votes[judge])
+        decisive = (y != 0.5) & (diff != 0.0)
+        agree = (
+            float(np.mean(np.sign(diff[decisive]) == np.sign(y[decisive] - 0.5))) if decisive.any() else None
+        )
+        try:
+            fit = calibrate_temperature(diff, y)
+        except ValueError as exc:
+            fits[judge] = {"temperature": None, "error": str(exc), "n_games": int(diff.size)}
+            continue
+        fits[judge] = {
+            "temperature": r(fit.temperature),
+            "n_pairs": fit.n_pairs,
+            "neg_log_likelihood": r(fit.neg_log_likelihood),
+            "agreement": None if agree is None else r(agree),
+            "n_games": int(diff.size),
+            "invalid": invalid[judge],
+        }
+    return fits
+
+
+# ----------------------------------------------------------------------------------------------------
+# At the end of ``jurist run``
+
+
+def score_arena_run(
+    run: RunView, judged: Iterable[Judged], console: Console
+) -> tuple[list[dict[str, Any]], bool]:
+    """Write battles.jsonl and elo_ratings.json of an arena run and print the placement; returns the
+    leaderboard rows and whether anything was placed. A calibration run fits temperatures instead."""
+    from jurist.report.placement_table import print_calibration, print_reports
+    from jurist.store.jsonl import rewrite_jsonl_atomic, write_json_atomic
+
+    bench, root = run.bench, run.run_dir.root
+    human = getattr(bench, "human", None)
+    if human is None:
+        raise JuristError(f"{bench.name}: an arena benchmark must carry its human anchor battles")
+    info = dict(bench.info)
+    placement = info.get("placement") or {}
+    if "arena-calibration" in bench.metrics:
+        pairs = list(judged)
+        fits = calibration_fits(pairs, bench.baselines()[0])
+        document = {"arena": info.get("arena"), "selection": info.get("selection"), "judges": fits}
+        write_json_atomic(root / CALIBRATION_FILE, document)
+        print_calibration(console, document)
+        return [{"judge": j, **fit} for j, fit in fits.items()], any(
+            f["temperature"] is not None for f in fits.values()
+        )
+    names = {alias: evaluated_name(alias, human.models) for alias in run.candidates}
+    battles, invalid = judged_battles(judged, names, placement.get("temperature"), info.get("arena"))
+    battles.extend(human.records())
+    rewrite_jsonl_atomic(run.run_dir.battles, battles)
+    settings = PlacementSettings(
+        n_bootstrap=run.config.n_bootstrap,
+        seed=run.config.seed,
+        anchor=placement.get("anchor"),
+        anchor_rating=float(placement.get("anchor_rating", 1000.0)),
+        arena=info.get("arena"),
+    )
+    reports, notes = (
+        fit_reports(battles, settings) if any(b["source"] == "llm-judge" for b in battles) else ([], [])
+    )
+    write_reports(root, reports)
+    rows = summary_rows(reports)
+    for row in rows:
+        alias = next((a for a, n in names.items() if n == row["model"]), row["model"])
+        row["invalid"] = invalid.get((row["judge"], alias), 0)
+    write_json_atomic(run.run_dir.leaderboard, rows)
+    for (judge, model), n in sorted(invalid.items()):
+        notes.append(f"{n} verdict(s) of {judge} on {model} could not be read and were left out")
+    print_reports(console, reports, notes, title=f"jurist: {bench.name}")
+    return rows, bool(reports)
