@@ -149,7 +149,7 @@ def run_suite(
     extra_args: tuple[str, ...] = (),
 ) -> SuiteResult:
     """Run jurist against a mock failing ``rate`` of requests until it exits 0 (``max_runs`` at most)."""
-    from mock_openai import mock_stats, run_watched, spawn_mock, stop_process
+    from mock_process import mock_stats, run_watched, spawn_mock, stop_process
 
     models = [f"m{i}" for i in range(n_models)]
     folder.mkdir(parents=True, exist_ok=True)

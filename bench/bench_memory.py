@@ -58,7 +58,7 @@ def jurist_args(questions: Path, models_file: Path, models: list[str], conc: int
 
 
 def measure(n: int, n_models: int, conc: int, trace: bool, top: int) -> dict[str, Any]:
-    from mock_openai import mock_stats, run_watched, spawn_mock, stop_process
+    from mock_process import mock_stats, run_watched, spawn_mock, stop_process
 
     models = [f"m{i}" for i in range(n_models)]
     with tempfile.TemporaryDirectory(prefix="jurist-bench-memory-") as tmp:

@@ -32,31 +32,17 @@ import argparse
 import asyncio
 import hashlib
 import json
-import math
-import os
 import random
-import re
-import resource
-import socket
-import subprocess
-import sys
 import threading
 import time
-import urllib.request
 from collections import Counter, defaultdict
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
-STRENGTH = {"strong": 4, "better": 3, "baseline": 2, "reference": 2, "equal": 2, "worse": 1, "weak": 0}
-_ANSWER = re.compile(
-    r"<\|The Start of Assistant ([AB])'s Answer\|>\n(.*?)\n<\|The End of Assistant \1's Answer\|>", re.DOTALL
-)
-_TAG = re.compile(r"^\[([^\]]+)\]")
-_CHANCE_JUDGE = re.compile(r"^judge-p(\d+)(?:-t(\d+))?$")
+from mock_verdicts import _ANSWER, DIGITS, chance_verdict, digit_logprobs, verdict_for
+
 _ODD_REPLIES = frozenset(
     {
         "null_content",
@@ -72,62 +58,6 @@ _ODD_REPLIES = frozenset(
 )
 # What a random fault may be: transient server trouble that retrying fixes.
 RANDOM_FAULTS = ("429", "500", "503", "drop", "garbage", "slow")
-
-
-def strength(model: str, prompt: str) -> int:
-    if model == "mixed":
-        return 3 if len(prompt) % 2 == 0 else 1
-    return STRENGTH.get(model, 2)
-
-
-def verdict_for(text: str) -> str:
-    """The rule-based verdict for a judge prompt (positions as shown)."""
-    answers = dict(_ANSWER.findall(text))
-    prompt = text.split("\n", 2)[1] if text.startswith("<|User Prompt|>") else ""
-    tag_a = _TAG.match(answers.get("A", ""))
-    tag_b = _TAG.match(answers.get("B", ""))
-    sa = strength(tag_a.group(1), prompt) if tag_a else 2
-    sb = strength(tag_b.group(1), prompt) if tag_b else 2
-    gap = sa - sb
-    if gap >= 2:
-        return "A>>B"
-    if gap == 1:
-        return "A>B"
-    if gap == 0:
-        return "A=B"
-    return "B>A" if gap == -1 else "B>>A"
-
-
-DIGITS = {"A>>B": "1", "A>B": "2", "A=B": "3", "B>A": "4", "B>>A": "5"}
-
-
-def digit_logprobs(label: str) -> dict[str, Any]:
-    """Chat-format ``logprobs`` for a one-digit verdict: 0.6 on ``label``'s digit, 0.075 on each other
-    digit, 0.1 on a non-verdict token (so the digits cover 0.9 of the mass)."""
-    probs = {digit: 0.075 for digit in DIGITS.values()} | {DIGITS[label]: 0.6, "The": 0.1}
-    top = [{"token": token, "logprob": math.log(p), "bytes": None} for token, p in probs.items()]
-    first = {"token": DIGITS[label], "logprob": math.log(0.6), "bytes": None, "top_logprobs": top}
-    return {"content": [first]}
-
-
-def chance_draw(judge: str, answer_a: str, answer_b: str) -> float:
-    """The uniform draw a ``judge-pNN`` judge makes for one game; tests recompute it to know each verdict."""
-    return random.Random(f"{judge}|{answer_a}|{answer_b}").random()
-
-
-def chance_verdict(judge: str, text: str) -> str | None:
-    """Verdict of a ``judge-pNN[-tMM]`` judge (None for other judges): right, tie or wrong by one draw."""
-    match = _CHANCE_JUDGE.match(judge)
-    if match is None:
-        return None
-    truth = verdict_for(text)
-    if truth == "A=B":
-        return truth
-    right, wrong = ("A>B", "B>A") if truth.startswith("A") else ("B>A", "A>B")
-    answers = dict(_ANSWER.findall(text))
-    draw = chance_draw(judge, answers.get("A", ""), answers.get("B", ""))
-    p_right, p_tie = int(match.group(1)) / 100, int(match.group(2) or 0) / 100
-    return right if draw < p_right else "A=B" if draw < p_right + p_tie else wrong
 
 
 @dataclass
@@ -421,109 +351,6 @@ class MockOpenAI:
             self._loop.call_soon_threadsafe(self._loop.stop)
         if self._thread is not None:
             self._thread.join(10)
-
-
-# -- driving jurist against the mock from other processes (descriptor, memory and fault benchmarks) ---------
-def free_port() -> int:
-    """A port nobody listens on right now on 127.0.0.1."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def spawn_mock(ports: int = 1, options: Sequence[str] = ()) -> tuple[subprocess.Popen[bytes], list[str]]:
-    """This mock in a process of its own (own descriptor limit, own CPU) on ``ports`` ports; returns the
-    process, once it answers, and one base URL per port. Stop it with :func:`stop_process`."""
-    numbers = [free_port() for _ in range(ports)]
-    command = [sys.executable, str(Path(__file__).resolve()), "--port", str(numbers[0])]
-    command += [arg for port in numbers[1:] for arg in ("--extra-port", str(port))] + list(options)
-    process = subprocess.Popen(command, stdin=subprocess.DEVNULL)
-    urls = [f"http://127.0.0.1:{port}/v1" for port in numbers]
-    for _ in range(400):
-        try:
-            for url in urls:
-                urllib.request.urlopen(f"{url}/models", timeout=1).read()  # noqa: S310 (loopback)
-            return process, urls
-        except OSError:
-            if process.poll() is not None:
-                break
-            time.sleep(0.05)
-    stop_process(process)
-    raise RuntimeError("the mock server did not start")
-
-
-def stop_process(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM to this one process (by its pid), SIGKILL if it lingers."""
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
-
-
-def mock_stats(base_url: str) -> dict[str, Any]:
-    """The counters of a mock in another process (``GET /v1/_stats``)."""
-    with urllib.request.urlopen(f"{base_url}/_stats", timeout=10) as resp:  # noqa: S310 (loopback)
-        data: dict[str, Any] = json.loads(resp.read())
-    return data
-
-
-@dataclass
-class Watched:
-    """How a watched process ended and what it held at most."""
-
-    returncode: int
-    stdout: str
-    stderr: str
-    seconds: float
-    peak_fds: int  # open descriptors, polled from /proc every few milliseconds
-    peak_rss_mb: float  # the kernel's ru_maxrss of the process itself (wait4), exact
-
-
-def run_watched(
-    args: Sequence[str],
-    *,
-    cwd: Path,
-    env: dict[str, str] | None = None,
-    nofile: int | None = None,
-    timeout: float = 600.0,
-    poll_s: float = 0.005,
-) -> Watched:
-    """Run ``args`` (under ``RLIMIT_NOFILE`` = ``nofile`` when given) and watch its descriptors and RSS."""
-
-    def limit() -> None:
-        if nofile is not None:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
-
-    out, err = cwd / ".watched.out", cwd / ".watched.err"
-    started = time.monotonic()
-    with out.open("wb") as stdout, err.open("wb") as stderr:
-        process = subprocess.Popen(
-            list(args), cwd=cwd, env=env, stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL,
-            preexec_fn=limit,  # only setrlimit, before exec
-        )  # fmt: skip
-    fd_dir = f"/proc/{process.pid}/fd"
-    peak = 0
-    while True:
-        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-        if pid:
-            break
-        try:
-            peak = max(peak, len(os.listdir(fd_dir)))
-        except OSError:
-            pass  # exiting
-        if time.monotonic() - started > timeout:
-            process.kill()
-        time.sleep(poll_s)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    text = out.read_text(errors="replace"), err.read_text(errors="replace")
-    out.unlink()
-    err.unlink()
-    return Watched(
-        process.returncode, text[0], text[1], time.monotonic() - started, peak, usage.ru_maxrss / 1024
-    )
 
 
 async def _serve_ports(server: MockOpenAI, ports: list[int]) -> None:

@@ -21,7 +21,8 @@ import yaml
 from jurist.engine.connections import ConnectionBudget
 from jurist.engine.servers.base import ManagedServer
 from jurist.store.jsonl import read_jsonl
-from mock_openai import MockOpenAI, run_watched, spawn_mock, stop_process
+from mock_openai import MockOpenAI
+from mock_process import run_watched, spawn_mock, stop_process
 
 MODELS = [f"m{i}" for i in range(8)]
 QUESTIONS = 300  # more than the concurrency, so that every model alone could fill all 256 slots

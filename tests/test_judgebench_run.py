@@ -16,7 +16,7 @@ from conftest import SHARED_DATA, write_models_file
 from jurist.benchmarks.judgebench import Pair, load_pairs, load_split, score_decisions, unswap
 from jurist.errors import JuristError
 from jurist.store.jsonl import read_jsonl
-from mock_openai import chance_draw
+from mock_verdicts import chance_draw
 from test_judgebench import EXPECTED
 
 JUDGEBENCH = SHARED_DATA / "judgebench"

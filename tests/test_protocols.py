@@ -25,7 +25,7 @@ from jurist.judging.verdict import (
     verdict_distribution,
 )
 from jurist.store.jsonl import read_jsonl
-from mock_openai import digit_logprobs
+from mock_verdicts import digit_logprobs
 
 JUDGE = ModelSpec(alias="j", model="j")
 
