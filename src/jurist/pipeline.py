@@ -245,7 +245,13 @@ class Pipeline:
             )
             judged = self.judge_work().judged()
             plain = self.config.output_format == "table"
-            outcome = score_outcomes(view, judged, table_console() if plain else self.console)
+            console = table_console() if plain else self.console
+            if {"arena-elo", "arena-calibration"} & set(self.bench.metrics):
+                from jurist.arena_run import score_arena_run
+
+                outcome = Outcome(*score_arena_run(view, judged, console))
+            else:
+                outcome = score_outcomes(view, judged, console)
             if not plain:
                 from jurist.report.formats import print_rows
 

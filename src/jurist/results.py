@@ -87,11 +87,6 @@ class Outcome:
 def score_outcomes(run: RunView, judged: Iterable[Judged], console: Console) -> Outcome:
     """Write outcomes, score every metric of the benchmark, print the tables. ``judged`` is streamed
     once (JudgeBench's few hundred pairs are the exception: its accuracy reads them again)."""
-    if "arena-elo" in run.bench.metrics or "arena-calibration" in run.bench.metrics:
-        from jurist.scoring.placement import score_arena_run
-
-        rows, placed = score_arena_run(run, judged, console)
-        return Outcome(rows, scored=placed)
     if "judge-accuracy" in run.bench.metrics:
         pairs = list(judged)
         write_outcomes(run, pairs, [])

@@ -17,19 +17,14 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from jurist.errors import JuristError
-from jurist.interop.judgearena import HARD_PREF, LABEL_GAP, evaluated_name, judged_battles
+from jurist.interop.judgearena import HARD_PREF, LABEL_GAP
 from jurist.ratings.placement import calibrate_temperature, place_models, rank_by_ci, rank_by_rating
 from jurist.scoring.common import r
-
-if TYPE_CHECKING:
-    from rich.console import Console
-
-    from jurist.results import Judged, RunView
 
 Battle = dict[str, Any]
 
@@ -343,56 +338,3 @@ def calibration_fits(judged: Iterable[tuple[Any, dict[str, Any]]], side_a: str) 
             "invalid": invalid[judge],
         }
     return fits
-
-
-# ----------------------------------------------------------------------------------------------------
-# At the end of ``jurist run``
-
-
-def score_arena_run(
-    run: RunView, judged: Iterable[Judged], console: Console
-) -> tuple[list[dict[str, Any]], bool]:
-    """Write battles.jsonl and elo_ratings.json of an arena run and print the placement; returns the
-    leaderboard rows and whether anything was placed. A calibration run fits temperatures instead."""
-    from jurist.report.placement_table import print_calibration, print_reports
-    from jurist.store.jsonl import rewrite_jsonl_atomic, write_json_atomic
-
-    bench, root = run.bench, run.run_dir.root
-    human = getattr(bench, "human", None)
-    if human is None:
-        raise JuristError(f"{bench.name}: an arena benchmark must carry its human anchor battles")
-    info = dict(bench.info)
-    placement = info.get("placement") or {}
-    if "arena-calibration" in bench.metrics:
-        pairs = list(judged)
-        fits = calibration_fits(pairs, bench.baselines()[0])
-        document = {"arena": info.get("arena"), "selection": info.get("selection"), "judges": fits}
-        write_json_atomic(root / CALIBRATION_FILE, document)
-        print_calibration(console, document)
-        return [{"judge": j, **fit} for j, fit in fits.items()], any(
-            f["temperature"] is not None for f in fits.values()
-        )
-    names = {alias: evaluated_name(alias, human.models) for alias in run.candidates}
-    battles, invalid = judged_battles(judged, names, placement.get("temperature"), info.get("arena"))
-    battles.extend(human.records())
-    rewrite_jsonl_atomic(run.run_dir.battles, battles)
-    settings = PlacementSettings(
-        n_bootstrap=run.config.n_bootstrap,
-        seed=run.config.seed,
-        anchor=placement.get("anchor"),
-        anchor_rating=float(placement.get("anchor_rating", 1000.0)),
-        arena=info.get("arena"),
-    )
-    reports, notes = (
-        fit_reports(battles, settings) if any(b["source"] == "llm-judge" for b in battles) else ([], [])
-    )
-    write_reports(root, reports)
-    rows = summary_rows(reports)
-    for row in rows:
-        alias = next((a for a, n in names.items() if n == row["model"]), row["model"])
-        row["invalid"] = invalid.get((row["judge"], alias), 0)
-    write_json_atomic(run.run_dir.leaderboard, rows)
-    for (judge, model), n in sorted(invalid.items()):
-        notes.append(f"{n} verdict(s) of {judge} on {model} could not be read and were left out")
-    print_reports(console, reports, notes, title=f"jurist: {bench.name}")
-    return rows, bool(reports)
