@@ -57,7 +57,8 @@ def run(
     bench: Annotated[
         str,
         typer.Option(
-            help="a benchmark name (starter, judgebench, ifeval, ifbench) or an Arena-Hard question.jsonl"
+            help="a benchmark name (starter, judgebench, ifeval, ifbench, healthbench, writingbench) "
+            "or an Arena-Hard question.jsonl"
         ),
     ] = "starter",
     bench_option: Annotated[

@@ -233,6 +233,8 @@ class Pipeline:
         outcome = Outcome([], scored=not self.judges)
         if self.bench.rule_suite is not None and self.config.mode != "inference-only":
             outcome = self._check_rules()
+        elif self.judges and self.bench.judge_kind == "rubric":
+            outcome = self._score_rubric()
         elif self.judges:
             view = RunView(
                 self.bench,
@@ -298,6 +300,27 @@ class Pipeline:
             fmt=config.output_format,
         )
         return Outcome(rows, scored=True)
+
+    def _score_rubric(self) -> Outcome:
+        """Points from the current rubric judgments (one per graded item), scored, summary written."""
+        from jurist.rubric_points import has_scores, report_rubric_scores, write_rubric_points
+
+        points = write_rubric_points(self.run_dir, self.judge_work().judged(), self.kinds, self.candidates)
+        if not points:
+            return Outcome([], scored=False)
+        config = self.config
+        rows = report_rubric_scores(
+            self.run_dir,
+            points,
+            dict(self.bench.info),
+            n_bootstrap=config.n_bootstrap,
+            seed=config.seed,
+            ci_level=config.ci_level,
+            console=table_console(),
+            title=f"jurist: {self.bench.name}",
+            fmt=config.output_format,
+        )
+        return Outcome(rows, scored=has_scores(rows))
 
     def _run_loop(self, engine: Engine, failures: FailureLog, cache: RequestCache | None) -> None:
         """The stages in one event loop; Ctrl-C / SIGTERM cancel them cleanly, or force an exit if stuck."""

@@ -147,7 +147,11 @@ async def _answer_one(
     messages = []
     if client.spec.system_prompt:
         messages.append({"role": "system", "content": client.spec.system_prompt})
-    messages.append({"role": "user", "content": question.prompt})
+    turns = question.metadata.get("messages")  # a multi-turn prompt (see Question)
+    if turns:
+        messages.extend({"role": str(t["role"]), "content": str(t["content"])} for t in turns)
+    else:
+        messages.append({"role": "user", "content": question.prompt})
     todo = list(job.samples)
     where = {"model": client.alias, "uid": question.uid}
     if len(todo) > 1 and client.sample_batching is None:
@@ -286,8 +290,8 @@ async def _judge_one(
         progress.advance(bar, failed=True)
         return
     out.append(record)
-    games = record.get("games") or []
-    tokens = sum((game["usage"].get("completion_tokens") or 0) for game in games)
+    parts = record.get("games") or record.get("items") or []  # pairwise games, rubric items
+    tokens = sum(((part.get("usage") or {}).get("completion_tokens") or 0) for part in parts)
     progress.advance(bar, invalid=bool(record.get("invalid")), tokens=tokens)
 
 

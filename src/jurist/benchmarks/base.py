@@ -16,13 +16,16 @@ from typing import Any, Literal
 
 from jurist.errors import JuristError
 
-JudgeKindName = Literal["pairwise"]
-"""The judge kinds the runner knows; rubric and rule kinds are added as modules beside pairwise."""
+JudgeKindName = Literal["pairwise", "rubric"]
+"""The judge kinds the runner knows (each a module beside :mod:`jurist.judging.pairwise`)."""
 
-Metric = Literal["winrate", "judge-accuracy", "instruction-following", "arena-elo", "arena-calibration"]
+Metric = Literal[
+    "winrate", "judge-accuracy", "instruction-following", "arena-elo", "arena-calibration", "rubric"
+]
 """What scoring reports: a win rate against the baseline (with every ``show`` method), judge accuracy,
 rule-checked instruction following (prompt- and instruction-level, strict and loose), a placement among an
-arena's human-voted ratings, or a judge's temperature fitted to those votes."""
+arena's human-voted ratings, a judge's temperature fitted to those votes, or rubric scores (HealthBench,
+WritingBench: :mod:`jurist.scoring.rubric`)."""
 
 SampleMethod = Literal["first", "stratified"]
 """How ``--limit N`` picks its questions: the first N, or a seeded subset proportional per category."""
@@ -33,7 +36,9 @@ BenchmarkOptions = Mapping[str, str]
 
 @dataclass(frozen=True, slots=True)
 class Question:
-    """One prompt to answer. ``uid`` is unique within its benchmark; ``metadata`` is the benchmark's own."""
+    """One prompt to answer. ``uid`` is unique within its benchmark; ``metadata`` is the benchmark's own,
+    except ``metadata["messages"]``: a conversation (``[{role, content}]``) answered in place of ``prompt``
+    as one user turn, for multi-turn benchmarks (HealthBench); ``prompt`` then only shows it."""
 
     uid: str
     prompt: str

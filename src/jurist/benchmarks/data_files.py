@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,11 +81,25 @@ def _require_hash(path: Path, pinned: PinnedFile, where: str) -> None:
         )
 
 
+def _progress(pinned: PinnedFile, done: int, total: int) -> None:
+    """One line on a terminal, rewritten as the bytes come (nothing when stderr is a file or a pipe)."""
+    if not sys.stderr.isatty():
+        return
+    size = f"{done / 1e6:.1f}" + (f" / {total / 1e6:.1f}" if total else "")
+    end = "\n" if total and done >= total else ""
+    print(f"\rjurist: downloading {pinned.benchmark} {pinned.version}: {size} MB", end=end, file=sys.stderr)
+
+
 def _download(pinned: PinnedFile, target: Path) -> Path:
     """Fetch the pinned URL into the cache, keeping it only if its sha256 is the pinned one."""
     try:
         with urllib.request.urlopen(pinned.url, timeout=60) as response:  # noqa: S310 - a pinned https URL
-            data = response.read()
+            total = int(response.headers.get("Content-Length") or 0)
+            chunks: list[bytes] = []
+            while chunk := response.read(1 << 20):
+                chunks.append(chunk)
+                _progress(pinned, sum(map(len, chunks)), total)
+            data = b"".join(chunks)
     except OSError as exc:
         raise JuristError(
             f"{pinned.benchmark} data could not be downloaded from {pinned.url} ({exc}); with no network, "

@@ -21,6 +21,8 @@ _BUILTIN: dict[str, str] = {
     "judgebench": "jurist.benchmarks.judgebench",
     "ifeval": "jurist.benchmarks.ifeval",
     "ifbench": "jurist.benchmarks.ifbench",
+    "healthbench": "jurist.benchmarks.healthbench",
+    "writingbench": "jurist.benchmarks.writingbench",
     "lmarena-100k": "jurist.benchmarks.lmarena:benchmark_100k",
     "lmarena-140k": "jurist.benchmarks.lmarena:benchmark_140k",
 }

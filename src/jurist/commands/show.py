@@ -88,7 +88,11 @@ def show(
         bool, typer.Option("--write", help="also write ratings.json and leaderboard.json")
     ] = False,
     by_instruction: Annotated[
-        bool, typer.Option("--by-instruction", help="rule-checked runs: also the per-instruction-id table")
+        bool,
+        typer.Option(
+            "--by-instruction",
+            help="rule-checked runs: also the per-instruction-id table; WritingBench: by subdomain",
+        ),
     ] = False,
 ) -> None:
     """Score a run again from its battles: win rate, Bradley-Terry, style control or LC win rate."""
@@ -121,6 +125,11 @@ def show(
         return
     if run_dir.is_dir() and is_judgebench_run(run_dir):
         _show_judgebench(run_dir, opts, fmt, write)
+        return
+    from jurist.rubric_points import is_rubric_run
+
+    if (run_dir / "points").is_dir() and is_rubric_run(run_dir):
+        _show_rubric(run_dir, opts, fmt, write, by_instruction)
         return
     if (run_dir / "points").is_dir():
         _show_rules(run_dir, opts, fmt, write, by_instruction)
@@ -226,6 +235,28 @@ def _show_rules(run_dir: Path, opts: ScoreOptions, fmt: str, write: bool, by_ins
             run_dir / "summary.json", summary_document(rows, {"suite": suite, **info}, settings=settings)
         )
         write_json_atomic(run.leaderboard, rows)
+
+
+def _show_rubric(run_dir: Path, opts: ScoreOptions, fmt: str, write: bool, detail: bool) -> None:
+    """A rubric-graded run (HealthBench, WritingBench) scored again from its point records."""
+    from rich.console import Console
+
+    from jurist.report.formats import table_console
+    from jurist.rubric_points import show_rubric_run
+
+    if opts.baselines or opts.categories or opts.style_control or opts.length_controlled or opts.ensemble:
+        Console(stderr=True).print("note: a rubric run has no baseline; those options do not apply")
+    show_rubric_run(
+        run_dir,
+        n_bootstrap=opts.n_bootstrap,
+        seed=opts.seed,
+        ci_level=opts.ci_level,
+        console=table_console(),
+        fmt=fmt,
+        write=write,
+        detail=detail,
+        judges=opts.judges,
+    )
 
 
 def register(app: typer.Typer) -> None:

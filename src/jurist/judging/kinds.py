@@ -23,7 +23,19 @@ def judge_kind_for(
 ) -> JudgeKind:
     """The judge kind ``name`` for the judge ``spec``; ``protocol`` (from --judge-protocol) else the
     benchmark's ``default_protocol`` (the judge's own models-file preference still applies inside).
-    "arena-hard" brings upstream's per-category system prompts with it (:func:`protocol_set`)."""
+    "arena-hard" brings upstream's per-category system prompts with it (:func:`protocol_set`). A rubric
+    benchmark's grader is fixed by the benchmark (HealthBench's variant is ``-B variant=``); ``prompt_file``
+    then replaces upstream's prompt texts (:mod:`jurist.judging.rubric_prompts`)."""
+    if name == "rubric":
+        from jurist.judging.rubric import RubricJudge
+        from jurist.judging.rubric_prompts import rubric_grader
+
+        if protocol is not None and protocol != default_protocol:
+            raise JuristError(
+                f"--judge-protocol {protocol!r} does not apply: this benchmark grades with its own rubric "
+                f"grader ({default_protocol}); HealthBench's variant is chosen with -B variant="
+            )
+        return RubricJudge(rubric_grader(default_protocol, prompt_file), spec)
     if name == "pairwise":
         try:
             chosen, by_category = protocol_set(protocol, spec, prompt_file, default_protocol)

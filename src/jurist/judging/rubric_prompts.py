@@ -1,0 +1,393 @@
+"""The graders of rubric benchmarks: upstream's prompts as data, how one item is asked, how a reply is read.
+
+The prompt texts are upstream's (HealthBench's ``GRADER_TEMPLATE`` and system message from
+openai/simple-evals, WritingBench's ``evaluate_system`` / ``evaluate_prompt``), so jurist does not ship them:
+they are read at run time from the pinned upstream files (``$JURIST_DATA_DIR/healthbench/healthbench_eval.py``
+and ``chat_completion_sampler.py``, ``$JURIST_DATA_DIR/writingbench/prompt.py``, else the cache, else one
+download; sha256-checked), or from ``--judge-prompt FILE`` in the same form. Those files are Python
+*source*; nothing in them runs: only module-level ``NAME = "literal"`` (or ``"literal".strip()``)
+assignments are read, with :mod:`ast`.
+
+Replies are read strictly and never evaluated: JSON with the fields the reference checks, else no grade
+(the kind then re-asks once and records the item "unscored").
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import re
+import string
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from jurist.benchmarks.base import Question
+from jurist.errors import InputError, JuristError
+
+READER_VERSION = 1
+"""Bump when a reader accepts or refuses other replies, so stored grades are asked again."""
+
+CONVERSATION, RUBRIC_ITEM = "<<conversation>>", "<<rubric_item>>"
+_HB_FIELDS = re.compile(re.escape(CONVERSATION) + "|" + re.escape(RUBRIC_ITEM))
+_FENCE_START = re.compile(r"^```(?:json)?\s*")
+_FENCE_END = re.compile(r"\s*```$")
+_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+WB_FIELDS = ("query", "response", "criteria")
+
+HEALTHBENCH_REASK = (
+    "Your reply could not be read. Reply with only a JSON object with two fields: "
+    '"explanation" (a string) and "criteria_met" (true or false).'
+)
+WRITINGBENCH_REASK = (
+    "Your reply could not be read. Reply with only a JSON object with two fields: "
+    '"score" (an integer from 1 to 10) and "reason" (a string).'
+)
+
+
+def read_python_strings(path: Path, names: Sequence[str], required: Sequence[str]) -> dict[str, str]:
+    """The string values of module-level assignments ``NAME = "..."`` or ``NAME = "...".strip()`` in the
+    Python source ``path``; other statements are ignored, none is executed. A ``required`` name that is
+    missing, or any of ``names`` bound to something else, is an error naming the file."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(path, "", f"cannot read: {exc}") from None
+    except SyntaxError as exc:
+        raise InputError(path, f"line {exc.lineno}", f"not Python source ({exc.msg})") from None
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+            continue
+        target = node.targets[0]
+        if not (isinstance(target, ast.Name) and target.id in names):
+            continue
+        value = _string_value(node.value)
+        if value is None:
+            raise InputError(path, f"line {node.lineno}", f"{target.id} is not a string literal")
+        found[target.id] = value
+    missing = [name for name in required if name not in found]
+    if missing:
+        raise InputError(path, "", f'no {missing[0]} = "..." string assignment')
+    return found
+
+
+def _string_value(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    call = node
+    if (
+        isinstance(call, ast.Call)
+        and not call.args
+        and not call.keywords
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "strip"
+        and isinstance(call.func.value, ast.Constant)
+        and isinstance(call.func.value.value, str)
+    ):
+        return call.func.value.value.strip()
+    return None
+
+
+def _unfenced(text: str) -> str:
+    """``text`` without a surrounding Markdown code fence (```json ... ```), trimmed."""
+    return _FENCE_END.sub("", _FENCE_START.sub("", text.strip())).strip()
+
+
+def _json_object(text: str, *, embedded: bool) -> dict[str, Any] | None:
+    """The JSON object ``text`` is (fences removed); with ``embedded``, else the outermost ``{...}`` in it."""
+    cleaned = _unfenced(text)
+    candidates = [cleaned]
+    if embedded:
+        match = _OBJECT.search(cleaned)
+        if match:
+            candidates.append(match.group(0))
+    for candidate in candidates:
+        try:
+            data = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            return data
+    return None
+
+
+def read_criteria_met(text: str) -> dict[str, Any] | None:
+    """simple-evals' reading: the reply (fences removed) is a JSON object whose ``criteria_met`` is a JSON
+    boolean; ``explanation`` is kept when it is a string."""
+    data = _json_object(text, embedded=False)
+    if data is None or not isinstance(data.get("criteria_met"), bool):
+        return None
+    explanation = data.get("explanation")
+    return {"met": data["criteria_met"], "explanation": explanation if isinstance(explanation, str) else None}
+
+
+def read_criteria_met_ef(text: str) -> dict[str, Any] | None:
+    """eval_framework's reading: also the outermost ``{...}`` inside prose; ``criteria_met`` may be the
+    strings true/yes/false/no; ``explanation`` must be a string."""
+    data = _json_object(text, embedded=True)
+    if data is None:
+        return None
+    met, explanation = data.get("criteria_met"), data.get("explanation")
+    if isinstance(met, str):
+        met = {"true": True, "yes": True, "false": False, "no": False}.get(met.lower())
+    if not isinstance(met, bool) or not isinstance(explanation, str):
+        return None
+    return {"met": met, "explanation": explanation}
+
+
+def read_score(text: str) -> dict[str, Any] | None:
+    """WritingBench's reading, stricter on type: a JSON object with an integer ``score`` in 1..10 (not
+    7.0, not "7", not true) and a string ``reason``."""
+    data = _json_object(text, embedded=False)
+    if data is None:
+        return None
+    score, reason = data.get("score"), data.get("reason")
+    if isinstance(score, bool) or not isinstance(score, int) or not 1 <= score <= 10:
+        return None
+    if not isinstance(reason, str):
+        return None
+    return {"score": score, "reason": reason}
+
+
+class RubricGrader(Protocol):
+    """What the rubric judge kind needs of a benchmark's grader."""
+
+    @property
+    def name(self) -> str:
+        """The protocol name (run.json, judgments)."""
+        ...
+
+    @property
+    def metric(self) -> str:
+        """The points' metric: which scoring reads them."""
+        ...
+
+    @property
+    def reask_text(self) -> str: ...
+
+    @property
+    def presets(self) -> Mapping[str, Any]:
+        """The reference grader's sampling settings."""
+        ...
+
+    @property
+    def source(self) -> str:
+        """Where the prompt texts came from."""
+        ...
+
+    @property
+    def fingerprint(self) -> str: ...
+
+    def items(self, question: Question) -> list[dict[str, Any]]:
+        """The facts of each rubric item or criterion that scoring needs, in order."""
+        ...
+
+    def facts(self, question: Question) -> dict[str, Any]:
+        """The facts of the whole question that scoring needs (tags, domains, requirements)."""
+        ...
+
+    def messages(self, question: Question, answer: str, index: int) -> list[dict[str, str]]:
+        """The request that grades item ``index`` of ``answer``."""
+        ...
+
+    def read(self, text: str) -> dict[str, Any] | None:
+        """The grade in a reply, or None when the reply cannot be read."""
+        ...
+
+    def value(self, grade: Mapping[str, Any]) -> float:
+        """A grade as a point value in [0, 1]."""
+        ...
+
+
+def _digest(data: Any) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class HealthBenchGrader:
+    """One request per rubric item: the conversation plus the answer, and the item, in one user message.
+
+    ``simple_evals``: turns joined by a blank line, the item as ``[points] criterion``, the sampler's
+    system message first, simple-evals' reader; else eval_framework's: one newline, the criterion alone,
+    no system message, its more lenient reader. The placeholders are filled in one pass, so text in the
+    conversation that looks like a placeholder stays text.
+    """
+
+    template: str
+    system: str | None
+    simple_evals: bool
+    source: str
+    presets: Mapping[str, Any] = field(default_factory=dict)
+    metric: str = "healthbench"
+    reask_text: str = HEALTHBENCH_REASK
+
+    @property
+    def name(self) -> str:
+        return "healthbench" if self.simple_evals else "healthbench-eval-framework"
+
+    @property
+    def fingerprint(self) -> str:
+        return _digest(
+            [self.name, self.template, self.system, self.reask_text, dict(self.presets), READER_VERSION]
+        )
+
+    def items(self, question: Question) -> list[dict[str, Any]]:
+        return [dict(item) for item in question.metadata["rubrics"]]
+
+    def facts(self, question: Question) -> dict[str, Any]:
+        return {"example_tags": list(question.metadata.get("example_tags", []))}
+
+    def conversation(self, question: Question, answer: str) -> str:
+        turns = [*question.metadata["messages"], {"role": "assistant", "content": answer}]
+        return ("\n\n" if self.simple_evals else "\n").join(f"{t['role']}: {t['content']}" for t in turns)
+
+    def rubric_item(self, item: Mapping[str, Any]) -> str:
+        return f"[{item['points']}] {item['criterion']}" if self.simple_evals else str(item["criterion"])
+
+    def messages(self, question: Question, answer: str, index: int) -> list[dict[str, str]]:
+        values = {
+            CONVERSATION: self.conversation(question, answer),
+            RUBRIC_ITEM: self.rubric_item(question.metadata["rubrics"][index]),
+        }
+        user = _HB_FIELDS.sub(lambda m: values[m.group(0)], self.template)
+        system = [{"role": "system", "content": self.system}] if self.system else []
+        return [*system, {"role": "user", "content": user}]
+
+    def read(self, text: str) -> dict[str, Any] | None:
+        return read_criteria_met(text) if self.simple_evals else read_criteria_met_ef(text)
+
+    def value(self, grade: Mapping[str, Any]) -> float:
+        return 1.0 if grade["met"] else 0.0
+
+
+@dataclass(frozen=True)
+class WritingBenchGrader:
+    """One request per criterion: upstream's system prompt, and its user template filled as ``str.format``
+    fills it (the criterion as Python writes the dict), the response without a leading thought."""
+
+    system: str
+    template: str
+    source: str
+    presets: Mapping[str, Any] = field(default_factory=dict)
+    name: str = "writingbench"
+    metric: str = "writingbench"
+    reask_text: str = WRITINGBENCH_REASK
+
+    @property
+    def fingerprint(self) -> str:
+        return _digest(
+            [self.name, self.system, self.template, self.reask_text, dict(self.presets), READER_VERSION]
+        )
+
+    def items(self, question: Question) -> list[dict[str, Any]]:
+        named = question.metadata["requirements"]["C"]
+        return [
+            {"name": c["name"], "c": [dim for dim, names in named.items() if c["name"] in names]}
+            for c in question.metadata["checklist"]
+        ]
+
+    def facts(self, question: Question) -> dict[str, Any]:
+        meta = question.metadata
+        return {
+            "domain1": meta.get("domain1"),
+            "domain2": meta.get("domain2"),
+            "r": list(meta["requirements"]["R"]),
+        }
+
+    def messages(self, question: Question, answer: str, index: int) -> list[dict[str, str]]:
+        values = {
+            "query": question.prompt,
+            "response": answer,
+            "criteria": str(question.metadata["checklist"][index]),
+        }
+        parts = []
+        for literal, name, _, _ in string.Formatter().parse(self.template):
+            parts.append(literal)
+            if name is not None:
+                parts.append(values[name])
+        return [{"role": "system", "content": self.system}, {"role": "user", "content": "".join(parts)}]
+
+    def read(self, text: str) -> dict[str, Any] | None:
+        return read_score(text)
+
+    def value(self, grade: Mapping[str, Any]) -> float:
+        return float(grade["score"]) / 10.0
+
+
+def check_writingbench_template(template: str, origin: str) -> None:
+    """``evaluate_prompt`` must be a ``str.format`` template of exactly query, response and criteria."""
+    try:
+        fields = [
+            (name, spec, conv)
+            for _, name, spec, conv in string.Formatter().parse(template)
+            if name is not None
+        ]
+    except ValueError as exc:
+        raise JuristError(f"{origin}: evaluate_prompt is not a format template ({exc})") from None
+    for name, spec, conv in fields:
+        if name not in WB_FIELDS or spec or conv:
+            raise JuristError(f"{origin}: evaluate_prompt has a field {{{name}}} (it takes {WB_FIELDS})")
+    absent = [name for name in WB_FIELDS if name not in {f[0] for f in fields}]
+    if absent:
+        raise JuristError(f"{origin}: evaluate_prompt has no {{{absent[0]}}} placeholder")
+
+
+def _presets(variant: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: variant[key] for key in ("temperature", "top_p", "max_tokens") if key in variant}
+
+
+def healthbench_grader(simple_evals: bool, prompt_file: Path | None) -> HealthBenchGrader:
+    """The HealthBench grader of one variant; its texts from ``prompt_file`` (``GRADER_TEMPLATE``, optional
+    ``OPENAI_SYSTEM_MESSAGE_API``) or the pinned simple-evals files."""
+    from jurist.benchmarks import healthbench as hb
+
+    variant = hb.VARIANTS["simple-evals" if simple_evals else "eval-framework"]
+    names = ("GRADER_TEMPLATE", "OPENAI_SYSTEM_MESSAGE_API")
+    if prompt_file is not None:
+        texts = read_python_strings(prompt_file, names, names[:1])
+        source = f"{prompt_file} (--judge-prompt)"
+    else:
+        hint = " (or pass --judge-prompt FILE)"
+        pins = [hb.GRADER_FILE, hb.SAMPLER_FILE] if simple_evals else [hb.GRADER_FILE]
+        paths = hb.resolve_files("healthbench grading", pins, hint)
+        texts = read_python_strings(paths[0], names[:1], names[:1])
+        if simple_evals:
+            texts |= read_python_strings(paths[1], names[1:], names[1:])
+        source = hb.SIMPLE_EVALS
+    template = texts["GRADER_TEMPLATE"]
+    for placeholder in (CONVERSATION, RUBRIC_ITEM):
+        if placeholder not in template:
+            raise JuristError(f"{source}: GRADER_TEMPLATE has no {placeholder} placeholder")
+    system = texts.get("OPENAI_SYSTEM_MESSAGE_API") if simple_evals else None
+    return HealthBenchGrader(template, system, simple_evals, source, _presets(variant))
+
+
+def writingbench_grader(prompt_file: Path | None) -> WritingBenchGrader:
+    """The WritingBench critic; its texts from ``prompt_file`` or the pinned upstream ``prompt.py``."""
+    from jurist.benchmarks import healthbench as hb
+    from jurist.benchmarks import writingbench as wb
+
+    names = ("evaluate_system", "evaluate_prompt")
+    if prompt_file is not None:
+        path, source = prompt_file, f"{prompt_file} (--judge-prompt)"
+    else:
+        (path,) = hb.resolve_files("writingbench grading", [wb.PROMPT_FILE], " (or pass --judge-prompt FILE)")
+        source = wb.UPSTREAM
+    texts = read_python_strings(path, names, names)
+    check_writingbench_template(texts["evaluate_prompt"], source)
+    return WritingBenchGrader(texts["evaluate_system"], texts["evaluate_prompt"], source, _presets(wb.GRADER))
+
+
+PROTOCOLS = ("healthbench", "healthbench-eval-framework", "writingbench")
+
+
+def rubric_grader(protocol: str, prompt_file: Path | None = None) -> RubricGrader:
+    """The grader named ``protocol`` (a benchmark's ``judge_protocol``)."""
+    if protocol in ("healthbench", "healthbench-eval-framework"):
+        return healthbench_grader(protocol == "healthbench", prompt_file)
+    if protocol == "writingbench":
+        return writingbench_grader(prompt_file)
+    raise JuristError(f"unknown rubric protocol {protocol!r} (known: {', '.join(PROTOCOLS)})")
