@@ -61,6 +61,13 @@ def run(
             "or an Arena-Hard question.jsonl"
         ),
     ] = "starter",
+    tasks: Annotated[
+        str | None,
+        typer.Option(
+            help="several benchmarks, comma-separated, for the same models in one process: each into "
+            "OUT/<task>, one combined table (-B TASK:KEY=VALUE for a task's options)"
+        ),
+    ] = None,
     bench_option: Annotated[
         list[str] | None,
         typer.Option("-B", "--bench-option", help="benchmark option KEY=VALUE, e.g. -B split=claude"),
@@ -216,7 +223,12 @@ def run(
     )
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        result = run_pipeline(config)
+        if tasks is not None:
+            from jurist.tasks_run import parse_tasks, run_tasks
+
+            result = run_tasks(config, parse_tasks(tasks))
+        else:
+            result = run_pipeline(config)
     finally:
         signal.signal(signal.SIGTERM, previous)
     raise typer.Exit(result.exit_code)

@@ -8,6 +8,7 @@ for what is missing, so re-running a finished run sends nothing and a crashed on
 from __future__ import annotations
 
 import uuid
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from jurist.benchmarks.base import Benchmark
 from jurist.benchmarks.baseline_file import baseline_from
 from jurist.benchmarks.registry import benchmark_names, load_benchmark
 from jurist.config import ModelSpec, load_models_file
-from jurist.engine.cache import RequestCache, open_cache
+from jurist.engine.cache import open_cache
 from jurist.engine.client import Engine, RequestFailed
 from jurist.engine.embedded import EMBEDDED_ALIAS, embedded_model_spec
 from jurist.engine.pool import ServerPool
@@ -29,9 +30,10 @@ from jurist.judge_work import JudgeJobs, JudgeWork
 from jurist.judging.base import JudgeKind
 from jurist.judging.kinds import judge_kind_for
 from jurist.redact import mask
-from jurist.report.formats import table_console
-from jurist.results import Outcome, RunView, score_outcomes
+from jurist.report.progress import StageProgress
+from jurist.results import RunView
 from jurist.run_config import Mode, RunConfig, RunResult
+from jurist.run_scoring import score_finished_run
 from jurist.shipped import write_shipped_answers
 from jurist.stages import AnswerJob, FailureLog, generate, judge, new_progress
 from jurist.store.lock import RunDirLock
@@ -192,6 +194,20 @@ class Pipeline:
             lock.release()
 
     def _run(self, lock: RunDirLock) -> RunResult:
+        self.open_run(lock)
+        engine = self.new_engine()
+        try:
+            self._run_loop(engine)
+        except KeyboardInterrupt:
+            self.interrupted(engine)
+            raise
+        finally:
+            self.close_engine(engine)
+        return self.finish(engine)
+
+    def open_run(self, lock: RunDirLock) -> None:
+        """Everything before the first request: older judgments adopted, the endpoints probed, the lock
+        taken, run.json written as running."""
         if self.run_dir.root.is_dir():  # judgments an older jurist stored under other names and keys
             from jurist.interop.judgebench import adopt_schema1_judgments
 
@@ -202,62 +218,46 @@ class Pipeline:
         self._precheck()
         if not lock.held:
             lock.acquire()  # a new directory: made only now, so a refused check leaves nothing behind
-        failures = FailureLog(self.run_dir.failures, self.run_id)
+        self.failures = FailureLog(self.run_dir.failures, self.run_id)
+        self._earlier_usage = previous_usage(self.run_dir.run_json)  # before run.json is rewritten below
+        self._fields = self._run_fields()
+        if self.config.judge_prompt is not None:  # kept, so the run can be audited or re-judged
+            self._fields["judge_prompt_kept"] = self.run_dir.keep_file(self.config.judge_prompt, "prompts")
+        self.run_dir.write_run_json(self.run_id, "running", self._fields)
+
+    def new_engine(self, shares: Engine | None = None) -> Engine:
+        """This run's engine, or (``--tasks``) a sibling of another task's, sharing its limits."""
+        if shares is not None:
+            return shares.sibling(self.specs)
         notify = lambda text: self.console.print(text, style="dim", markup=False, highlight=False)  # noqa: E731
-        pool = ServerPool(notify=notify, log_dir=self.run_dir.root / "logs")
-        cache = open_cache(self.config.cache_path, enabled=self.config.cache)
-        engine = Engine(
+        return Engine(
             self.specs,
             max_concurrency=self.config.max_concurrency,
             policy=self.config.retry,
             throttle=make_throttle(self.config.min_interval, self.config.throttle_file),
-            cache=cache,
-            pool=pool,
+            cache=open_cache(self.config.cache_path, enabled=self.config.cache),
+            pool=ServerPool(notify=notify, log_dir=self.run_dir.root / "logs"),
         )
-        earlier_usage = previous_usage(self.run_dir.run_json)  # before run.json is rewritten below
-        fields = self._run_fields()
-        if self.config.judge_prompt is not None:  # kept, so the run can be audited or re-judged
-            fields["judge_prompt_kept"] = self.run_dir.keep_file(self.config.judge_prompt, "prompts")
-        self.run_dir.write_run_json(self.run_id, "running", fields)
-        try:
-            self._run_loop(engine, failures, cache)
-        except KeyboardInterrupt:
-            usage = {"failures": failures.count, "usage": engine.stats.summary()}
-            self.run_dir.write_run_json(self.run_id, "interrupted", {**fields, **usage})
-            raise
-        finally:
-            failures.close()
-            engine.close_servers()
-            if cache is not None:
-                cache.close()
-        outcome = Outcome([], scored=not self.judges)
-        if self.bench.rule_suite is not None and self.config.mode != "inference-only":
-            outcome = self._check_rules()
-        elif self.judges and self.bench.judge_kind == "rubric":
-            outcome = self._score_rubric()
-        elif self.judges:
-            view = RunView(
-                self.bench,
-                self.config,
-                self.run_dir,
-                self.judges,
-                self.candidates,
-                self.baselines,
-                self.kinds,
-            )
-            judged = self.judge_work().judged()
-            plain = self.config.output_format == "table"
-            console = table_console() if plain else self.console
-            if {"arena-elo", "arena-calibration"} & set(self.bench.metrics):
-                from jurist.arena_run import score_arena_run
 
-                outcome = Outcome(*score_arena_run(view, judged, console))
-            else:
-                outcome = score_outcomes(view, judged, console)
-            if not plain:
-                from jurist.report.formats import print_rows
+    def interrupted(self, engine: Engine) -> None:
+        usage = {"failures": self.failures.count, "usage": engine.stats.summary()}
+        self.run_dir.write_run_json(self.run_id, "interrupted", {**self._fields, **usage})
 
-                print_rows(outcome.rows, self.config.output_format)
+    def close_engine(self, engine: Engine) -> None:
+        self.failures.close()
+        engine.close_servers()
+        if engine.cache is not None and engine.owns_shared():
+            engine.cache.close()
+
+    def _view(self) -> RunView:
+        return RunView(
+            self.bench, self.config, self.run_dir, self.judges, self.candidates, self.baselines, self.kinds
+        )
+
+    def finish(self, engine: Engine) -> RunResult:
+        """Score what is on disk, write run.json as finished, say what is still missing."""
+        failures, fields = self.failures, self._fields
+        outcome = score_finished_run(self._view(), self.judge_work(), self.samples, self.console)
         exit_code = 1 if failures.count or not outcome.scored else 0
         usage = engine.stats.summary()
         summary = {
@@ -266,7 +266,7 @@ class Pipeline:
             "still_failing": failures.current,
             "scored": outcome.scored,
             "usage": usage,  # this run's requests
-            "usage_total": add_usage(earlier_usage, usage),  # every run in the directory
+            "usage_total": add_usage(self._earlier_usage, usage),  # every run in the directory
         }
         self.run_dir.write_run_json(self.run_id, "finished", {**fields, **summary})
         if failures.count:
@@ -280,78 +280,40 @@ class Pipeline:
             )
         return RunResult(exit_code, outcome.rows, failures.count, engine.stats.requests, self.run_dir.root)
 
-    def _check_rules(self) -> Outcome:
-        """Check every answer on disk by rule (no requests), write points and the summary, print."""
-        from jurist.rule_points import check_points, score_rule_run
-
-        points = check_points(self.run_dir, self.bench, self.candidates, self.samples)
-        if not points:
-            return Outcome([], scored=False)
-        config = self.config
-        rows = score_rule_run(
-            self.run_dir,
-            [dict(p) for p in points],
-            dict(self.bench.info),
-            n_bootstrap=config.n_bootstrap,
-            seed=config.seed,
-            ci_level=config.ci_level,
-            console=table_console(),
-            title=f"jurist: {self.bench.name}",
-            fmt=config.output_format,
-        )
-        return Outcome(rows, scored=True)
-
-    def _score_rubric(self) -> Outcome:
-        """Points from the current rubric judgments (one per graded item), scored, summary written."""
-        from jurist.rubric_points import has_scores, report_rubric_scores, write_rubric_points
-
-        points = write_rubric_points(self.run_dir, self.judge_work().judged(), self.kinds, self.candidates)
-        if not points:
-            return Outcome([], scored=False)
-        config = self.config
-        rows = report_rubric_scores(
-            self.run_dir,
-            points,
-            dict(self.bench.info),
-            n_bootstrap=config.n_bootstrap,
-            seed=config.seed,
-            ci_level=config.ci_level,
-            console=table_console(),
-            title=f"jurist: {self.bench.name}",
-            fmt=config.output_format,
-        )
-        return Outcome(rows, scored=has_scores(rows))
-
-    def _run_loop(self, engine: Engine, failures: FailureLog, cache: RequestCache | None) -> None:
+    def _run_loop(self, engine: Engine) -> None:
         """The stages in one event loop; Ctrl-C / SIGTERM cancel them cleanly, or force an exit if stuck."""
 
         def force_stop() -> None:
             engine.close_servers()
-            if cache is not None:
-                cache.close()
+            if engine.cache is not None:
+                engine.cache.close()
             self.console.print(FORCED_STOP, style="yellow", markup=False, highlight=False)
 
-        run_interruptibly(lambda interrupt: self._stages(engine, failures, interrupt), force_stop)
+        async def stages(interrupt: GracefulInterrupt) -> None:
+            interrupt.attach()
+            try:
+                await self.stages(engine)
+            finally:
+                await engine.aclose()
 
-    async def _stages(self, engine: Engine, failures: FailureLog, interrupt: GracefulInterrupt) -> None:
-        """All stages in one event loop (the engine's limits belong to one loop)."""
-        interrupt.attach()
-        try:
-            write_shipped_answers(self.run_dir, self.bench, self.candidates + self.baselines)
-            work = self._generation_work()
-            if any(work.values()):
-                files = {alias: self.run_dir.answers(alias) for alias in work}
-                with new_progress(self.console, self.config.progress) as progress:
-                    await generate(engine, work, files, failures, progress)
-            if not self.judges:
-                return
-            judging = self._judging_work()
-            if any(judging.values()):
-                paths = {key: self.run_dir.judgments(*key) for key in judging}
-                with new_progress(self.console, self.config.progress) as progress:
-                    await judge(engine, judging, paths, failures, progress, self.run_dir.partial_games)
-        finally:
-            await engine.aclose()
+        run_interruptibly(stages, force_stop)
+
+    async def stages(self, engine: Engine, progress: StageProgress | None = None) -> None:
+        """Answer what is missing, then judge what is missing; ``progress``: a display shared with other
+        tasks (else each stage has its own)."""
+        write_shipped_answers(self.run_dir, self.bench, self.candidates + self.baselines)
+        work = self._generation_work()
+        if any(work.values()):
+            files = {alias: self.run_dir.answers(alias) for alias in work}
+            with _display(self.console, self.config.progress, progress) as bars:
+                await generate(engine, work, files, self.failures, bars)
+        if not self.judges:
+            return
+        judging = self._judging_work()
+        if any(judging.values()):
+            paths = {key: self.run_dir.judgments(*key) for key in judging}
+            with _display(self.console, self.config.progress, progress) as bars:
+                await judge(engine, judging, paths, self.failures, bars, self.run_dir.partial_games)
 
     def _generation_work(self) -> dict[str, list[AnswerJob]]:
         """Per model alias, the (question, sample) answers still missing; baselines need sample 0 only."""
@@ -384,6 +346,12 @@ class Pipeline:
     def _judging_work(self) -> dict[tuple[str, str], JudgeJobs]:
         """Per (judge, model): answers with no judgment yet (or an invalid one, with --rejudge-invalid)."""
         return self.judge_work().todo(self.config.rejudge_invalid)
+
+
+def _display(
+    console: Console, enabled: bool, shared: StageProgress | None
+) -> AbstractContextManager[StageProgress]:
+    return nullcontext(shared) if shared is not None else new_progress(console, enabled)
 
 
 def run_pipeline(config: RunConfig, console: Console | None = None) -> RunResult:

@@ -302,6 +302,27 @@ class Engine:
         # number of models and endpoints (each model's own ``parallel`` is a semaphore in ``limits``).
         self.connections = ConnectionBudget(max_concurrency)
         self._clients: dict[str, ModelClient] = {}
+        self._owner: Engine | None = None  # set on a sibling: the engine that closes what both share
+
+    def sibling(self, specs: dict[str, ModelSpec]) -> Engine:
+        """An engine for another task of the same ``jurist run --tasks``: its own clients and usage counts
+        (each task's run.json says what it cost), everything that bounds the machine shared with this
+        one: the global and per-model limits, the connection pool, the cache, the throttle, the servers
+        (the embedded model starts once). Only this engine closes what they share."""
+        other = Engine(
+            {**self.specs, **specs},
+            max_concurrency=self.limits.max_concurrency,
+            policy=self.policy,
+            throttle=self.throttle,
+            cache=self.cache,
+            pool=self._server_pool() if any(s.serve for s in specs.values()) else self.pool,
+        )
+        other.limits, other.connections, other._owner = self.limits, self.connections, self
+        return other
+
+    def owns_shared(self) -> bool:
+        """Whether this engine closes the cache, connections and servers (a sibling does not)."""
+        return self._owner is None
 
     def client(self, alias: str) -> ModelClient:
         client = self._clients.get(alias)
@@ -328,6 +349,10 @@ class Engine:
 
     async def aclose(self) -> None:
         """Close every session, write what the cache holds back, and stop the managed servers."""
+        if self._owner is not None:  # a sibling closes its sessions only
+            for client in self._clients.values():
+                await client.aclose()
+            return
         try:
             for client in self._clients.values():
                 await client.aclose()
@@ -340,7 +365,7 @@ class Engine:
 
     def close_servers(self) -> None:
         """Stop the managed servers, synchronously: for a runner's ``finally`` outside the event loop."""
-        if self.pool is not None:
+        if self.pool is not None and self._owner is None:
             self.pool.stop_all()
 
 

@@ -74,3 +74,30 @@ class StageProgress:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self._progress.__exit__(exc_type, exc, tb)
+
+
+class PrefixedProgress(StageProgress):
+    """A view of a shared display whose bars carry a task's name (``jurist run --tasks``): several runs'
+    stages draw into one live display, since a terminal holds only one."""
+
+    def __init__(self, shared: StageProgress, prefix: str) -> None:  # noqa: D107 - no display of its own
+        self.enabled = shared.enabled
+        self._shared = shared
+        self._prefix = prefix
+
+    def add_bar(self, description: str, total: int) -> TaskID:
+        return self._shared.add_bar(self._prefix + description, total)
+
+    def advance(self, task: TaskID, *, failed: bool = False, invalid: bool = False, tokens: int = 0) -> None:
+        self._shared.advance(task, failed=failed, invalid=invalid, tokens=tokens)
+
+    def counts(self, task: TaskID) -> BarCounts:
+        return self._shared.counts(task)
+
+    def __enter__(self) -> StageProgress:
+        return self  # the shared display is already live
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        return None

@@ -1,0 +1,186 @@
+"""``jurist run --tasks a,b,c``: several benchmarks for the same models in one process.
+
+Each task is a whole run in its own directory (``OUT/<task>``, so each resumes and shows on its own), but
+they share what bounds the machine: one global request limit and per-model limits, one connection pool,
+one request cache, one set of managed servers (the embedded model starts once), one progress display.
+Their stages run side by side in one event loop, so the answers of one task and the judging of another
+overlap. At the end, one table: a row per task and model with each task's headline metric.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Sequence
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from jurist.engine.client import Engine
+from jurist.errors import JuristError
+from jurist.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
+from jurist.pipeline import Pipeline
+from jurist.report.formats import table_console
+from jurist.report.progress import PrefixedProgress
+from jurist.run_config import RunConfig, RunResult
+from jurist.stages import new_progress
+from jurist.store.jsonl import write_json_atomic
+from jurist.store.lock import RunDirLock
+
+SUMMARY_FILE = "tasks_summary.json"
+
+
+def parse_tasks(text: str) -> list[str]:
+    """``a,b,c`` as a list, each once, in order; an empty list is a usage error."""
+    tasks = list(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    if not tasks:
+        raise JuristError("--tasks: name at least one benchmark (e.g. --tasks ifeval,healthbench)")
+    return tasks
+
+
+def task_options(options: dict[str, str], tasks: Sequence[str]) -> dict[str, dict[str, str]]:
+    """``-B TASK:KEY=VALUE`` sorted to its task; a bare ``-B KEY=VALUE`` is ambiguous with several tasks."""
+    chosen: dict[str, dict[str, str]] = {task: {} for task in tasks}
+    for key, value in options.items():
+        task, sep, name = key.partition(":")
+        if not sep:
+            raise JuristError(f"-B {key}: with --tasks, say which task it is for: -B TASK:{key}=VALUE")
+        if task not in chosen:
+            raise JuristError(f"-B {key}: {task!r} is not one of --tasks ({', '.join(tasks)})")
+        chosen[task][name] = value
+    return chosen
+
+
+def run_tasks(config: RunConfig, tasks: Sequence[str], console: Console | None = None) -> RunResult:
+    """Every task of ``tasks`` for ``config``'s models and judges; the worst exit code of them all."""
+    console = console or Console(stderr=True)
+    root = config.out or Path("runs")
+    if config.answers_file is not None:
+        raise JuristError("--answers names one benchmark's answers: run that benchmark alone (--bench)")
+    options = task_options(config.bench_options, tasks)
+    pipelines = [
+        Pipeline(
+            dataclasses.replace(config, bench=task, bench_options=options[task], out=root / task), console
+        )
+        for task in tasks
+    ]
+    with ExitStack() as stack:
+        for pipeline in pipelines:
+            lock = RunDirLock(pipeline.run_dir.root)
+            stack.callback(lock.release)
+            if pipeline.run_dir.root.is_dir():
+                lock.acquire()
+            pipeline.open_run(lock)
+        first = pipelines[0].new_engine()
+        engines = [first] + [p.new_engine(shares=first) for p in pipelines[1:]]
+        try:
+            _run_together(pipelines, engines, config.progress, console)
+        except KeyboardInterrupt:
+            for pipeline, engine in zip(pipelines, engines, strict=True):
+                pipeline.interrupted(engine)
+            raise
+        finally:
+            for pipeline, engine in reversed(list(zip(pipelines, engines, strict=True))):
+                pipeline.close_engine(engine)  # the first, which owns the shared parts, last
+        results = [p.finish(e) for p, e in zip(pipelines, engines, strict=True)]
+    rows = summary_rows(tasks, results)
+    write_json_atomic(root / SUMMARY_FILE, {"tasks": list(tasks), "rows": rows})
+    table_console().print(summary_table(rows))
+    return RunResult(
+        max(r.exit_code for r in results),
+        rows,
+        sum(r.failures for r in results),
+        sum(r.requests for r in results),
+        root,
+    )
+
+
+def _run_together(
+    pipelines: Sequence[Pipeline], engines: Sequence[Engine], progress: bool, console: Console
+) -> None:
+    def force_stop() -> None:
+        engines[0].close_servers()
+        if engines[0].cache is not None:
+            engines[0].cache.close()
+        console.print(FORCED_STOP, style="yellow", markup=False, highlight=False)
+
+    async def all_stages(interrupt: GracefulInterrupt) -> None:
+        interrupt.attach()
+        try:
+            with new_progress(console, progress) as bars:
+                await asyncio.gather(
+                    *(
+                        p.stages(e, PrefixedProgress(bars, f"{p.bench.name}: "))
+                        for p, e in zip(pipelines, engines, strict=True)
+                    )
+                )
+        finally:
+            for engine in reversed(engines):  # siblings first: the first closes what all share
+                await engine.aclose()
+
+    run_interruptibly(all_stages, force_stop)
+
+
+def headline(row: dict[str, Any]) -> tuple[str, Any, Any, Any] | None:
+    """(metric name, value, CI low, CI high) of one task's result row, whatever kind of work it scored;
+    None for a row that is not a model's score (a baseline's fixed 50)."""
+    if row.get("baseline"):
+        return None
+    name = row.get("headline")
+    if isinstance(name, str):  # rule-checked: the suite's headline metric
+        return name, row.get(name), row.get(f"{name}_ci_low"), row.get(f"{name}_ci_high")
+    for name in ("score", "overall_x10", "overall", "rating"):
+        if row.get(name) is not None:
+            low, high = row.get("ci_low"), row.get("ci_high")
+            if name == "overall_x10" and low is not None and high is not None:
+                low, high = 10 * low, 10 * high
+            return name, row[name], low, high
+    return None
+
+
+def summary_rows(tasks: Sequence[str], results: Sequence[RunResult]) -> list[dict[str, Any]]:
+    """One row per (task, model, judge): the task's headline metric, its interval, and where it lives."""
+    rows: list[dict[str, Any]] = []
+    for task, result in zip(tasks, results, strict=True):
+        for row in result.leaderboard:
+            found = headline(row)
+            if found is None:
+                continue
+            metric, value, low, high = found
+            rows.append(
+                {
+                    "task": task,
+                    "model": row.get("model"),
+                    "judge": row.get("judge"),
+                    "metric": metric,
+                    "value": value,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "run_dir": str(result.run_dir),
+                    "exit_code": result.exit_code,
+                }
+            )
+    return rows
+
+
+def summary_table(rows: Sequence[dict[str, Any]]) -> Table:
+    table = Table(title="jurist: tasks")
+    for name in ("task", "model", "judge", "metric", "value", "CI"):
+        table.add_column(name, justify="right" if name in ("value", "CI") else "left")
+
+    def fmt(value: Any) -> str:  # percentages with one decimal; HealthBench's 0-1 score with three
+        if not isinstance(value, (int, float)):
+            return "-"
+        return f"{value:.3f}" if -1 <= value <= 1 else f"{value:.1f}"
+
+    for row in rows:
+        ci = "-"
+        if isinstance(row["ci_low"], (int, float)) and isinstance(row["ci_high"], (int, float)):
+            ci = f"({fmt(row['ci_low'])}, {fmt(row['ci_high'])})"
+        table.add_row(
+            row["task"], str(row["model"]), str(row["judge"] or "-"), row["metric"], fmt(row["value"]), ci
+        )
+    return table
