@@ -235,7 +235,7 @@ def run(
 
 
 # Further subcommands live in their own modules; each exposes ``register(app)``.
-_COMMAND_MODULES: tuple[str, ...] = ("judgebench", "check", "judges", "show", "transfer")
+_COMMAND_MODULES: tuple[str, ...] = ("judgebench", "check", "judges", "show", "transfer", "view")
 
 
 def _quiet_flags() -> None:
