@@ -197,6 +197,7 @@ def upstream_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     monkeypatch.delenv(upstream.PROMPTS_ENV, raising=False)
+    monkeypatch.delenv("JURIST_DATA_DIR", raising=False)  # else its arena-hard/official-prompts/ is read
     monkeypatch.setattr(upstream, "RAW_BASE", f"http://127.0.0.1:{server.server_address[1]}")
     yield root, hits
     server.shutdown()

@@ -17,6 +17,7 @@ from rich.console import Console
 from jurist.benchmarks.answers_file import read_answers_file, with_answers_file
 from jurist.benchmarks.base import Benchmark
 from jurist.benchmarks.baseline_file import baseline_from
+from jurist.benchmarks.presets import JudgePreset, judge_preset, reference_sampling
 from jurist.benchmarks.registry import benchmark_names, load_benchmark
 from jurist.config import ModelSpec, load_models_file
 from jurist.engine.cache import open_cache
@@ -80,12 +81,20 @@ class Pipeline:
         self.samples = config.samples or bench.default_samples
         judging = bench.judge_kind is not None and config.mode != "inference-only"
         self.judges = list(dict.fromkeys(config.judges or [EMBEDDED_ALIAS])) if judging else []
-        self.baselines = bench.baselines() if bench.judge_kind == "pairwise" else []
+        self.baselines = bench.baselines() if bench.judge_kind in ("pairwise", "preference") else []
         self.run_id = uuid.uuid4().hex[:12]
         if EMBEDDED_ALIAS not in self.specs:  # jurist serves the embedded model itself (engine/pool.py)
             self.specs[EMBEDDED_ALIAS] = embedded_model_spec()
         self._validate()
+        if bench.judge_kind != "rubric":  # the rubric kind sends its grader's reference settings itself
+            self.specs.update(reference_sampling(bench.info, self.judges, self.specs))
         self.kinds: dict[str, JudgeKind] = {j: self._kind(j) for j in self.judges}
+        self.preset: JudgePreset = judge_preset(
+            bench.info,
+            {j: self.specs[j] for j in self.judges},
+            {j: kind.protocol_name for j, kind in self.kinds.items()},
+            config.judge_prompt,
+        )
 
     # -- set-up ---------------------------------------------------------------------------------------------
     def _shipped(self, alias: str) -> bool:
@@ -98,7 +107,7 @@ class Pipeline:
         for alias in [a for a in generating if not self._shipped(a)] + self.judges:
             if alias not in self.specs:
                 raise JuristError(f"model {alias!r} is not defined ({source})")
-        if self.judges and self.bench.judge_kind == "pairwise" and not self.baselines:
+        if self.judges and self.bench.judge_kind in ("pairwise", "preference") and not self.baselines:
             raise JuristError(
                 "--baseline is required to judge a question file (it has no baseline of its own)"
             )
@@ -117,6 +126,13 @@ class Pipeline:
                         f"baseline {alias!r} has no answers at {self.run_dir.answers(alias)} "
                         "and is not in the models file"
                     )
+
+    def _say_notes(self) -> None:
+        """What the benchmark left out or estimated, and where a judge departs from the benchmark's
+        reference judge: said when the run starts and again under its results."""
+        lines = [str(note) for note in self.bench.info.get("notes") or ()]
+        for line in lines + self.preset.lines(self.bench.name):
+            self.console.print(f"note: {line}", style="yellow", markup=False, highlight=False, soft_wrap=True)
 
     def _kind(self, judge_alias: str) -> JudgeKind:
         assert self.bench.judge_kind is not None
@@ -162,6 +178,7 @@ class Pipeline:
             "judge_protocol": config.judge_protocol,
             "judge_prompt": str(config.judge_prompt) if config.judge_prompt else None,
             "protocols": {judge: kind.protocol_name for judge, kind in self.kinds.items()},
+            "judge_preset": self.preset.record(),
             "min_interval": config.min_interval,
             "max_concurrency": config.max_concurrency,
             "limit": config.limit,
@@ -224,6 +241,7 @@ class Pipeline:
         if self.config.judge_prompt is not None:  # kept, so the run can be audited or re-judged
             self._fields["judge_prompt_kept"] = self.run_dir.keep_file(self.config.judge_prompt, "prompts")
         self.run_dir.write_run_json(self.run_id, "running", self._fields)
+        self._say_notes()
 
     def new_engine(self, shares: Engine | None = None) -> Engine:
         """This run's engine, or (``--tasks``) a sibling of another task's, sharing its limits."""
@@ -269,6 +287,7 @@ class Pipeline:
             "usage_total": add_usage(self._earlier_usage, usage),  # every run in the directory
         }
         self.run_dir.write_run_json(self.run_id, "finished", {**fields, **summary})
+        self._say_notes()
         if failures.count:
             self.console.print(
                 f"{failures.count} request(s) failed after retries and are still missing (run.json "

@@ -146,11 +146,14 @@ def _win_rates(
         write_json_atomic(run.run_dir.root / "ratings.json", document)
         console.print(render_table(rows, title=f"jurist: {run.bench.name}", ci_level=config.ci_level))
         return rows
+    official = run.bench.official_scoring
+    chosen = bool(config.style_control) or config.length_controlled or config.method != "winrate"
     options = ScoreOptions(
         method=config.method,  # type: ignore[arg-type]
-        style_control=tuple(config.style_control),
+        style_control=tuple(config.style_control) if chosen else official.style_control,
+        style_categories=() if chosen else official.style_categories,
         categories=tuple(config.categories) or tuple(run.bench.score_categories),
-        length_controlled=config.length_controlled,
+        length_controlled=config.length_controlled or (not chosen and official.length_controlled),
         ensemble=config.ensemble,
         baselines=tuple(baselines),
         n_bootstrap=config.n_bootstrap,

@@ -66,11 +66,9 @@ def question_from_row(row: dict[str, Any], path: Path, line: int) -> Question:
     return Question(uid=str(uid), prompt=prompt, category=str(category), metadata=metadata)
 
 
-def load_question_file(path: str | Path) -> Benchmark:
-    """Read a question file; duplicate uids and malformed rows are errors naming the line and field."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "", "question file not found")
+def read_questions(path: Path) -> list[Question]:
+    """The questions of a question file; duplicate uids and malformed rows are errors naming the line and
+    field, and so is a file without questions."""
     questions: list[Question] = []
     seen: set[str] = set()
     for line, row in iter_numbered_jsonl(path, repair=False):
@@ -81,6 +79,16 @@ def load_question_file(path: str | Path) -> Benchmark:
         questions.append(question)
     if not questions:
         raise InputError(path, "", "no questions in file")
+    return questions
+
+
+def load_question_file(path: str | Path) -> Benchmark:
+    """Read a question file as a benchmark: Arena-Hard's categories bring their baselines (and, beside an
+    Arena-Hard ``model_answer/`` folder, the official baseline answers)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "", "question file not found")
+    questions = read_questions(path)
     name = path.parent.name if path.name == "question.jsonl" else path.stem
     categories = list(dict.fromkeys(q.category for q in questions))
     if not all(category in ARENA_HARD_BASELINES for category in categories):

@@ -16,8 +16,9 @@ from typing import Any, Literal
 
 from jurist.errors import JuristError
 
-JudgeKindName = Literal["pairwise", "rubric"]
-"""The judge kinds the runner knows (each a module beside :mod:`jurist.judging.pairwise`)."""
+JudgeKindName = Literal["pairwise", "rubric", "preference"]
+"""The judge kinds the runner knows (each a module beside :mod:`jurist.judging.pairwise`; ``preference``:
+AlpacaEval's one game read as a soft preference, :mod:`jurist.judging.alpaca_protocol`)."""
 
 Metric = Literal[
     "winrate", "judge-accuracy", "instruction-following", "arena-elo", "arena-calibration", "rubric"
@@ -32,6 +33,18 @@ SampleMethod = Literal["first", "stratified"]
 
 BenchmarkOptions = Mapping[str, str]
 """``-B key=value`` options of ``jurist run``, passed to the benchmark's factory untouched."""
+
+
+@dataclass(frozen=True)
+class OfficialScoring:
+    """How the benchmark's own leaderboard scores a pairwise run, used unless the command line chooses
+    (``--style-control``, ``--length-controlled``, ``--method``): Arena-Hard v2.0 style-controls its hard
+    prompts only, AlpacaEval 2.0 reports the length-controlled win rate beside the raw one."""
+
+    style_control: tuple[str, ...] = ()
+    style_categories: tuple[str, ...] = ()
+    """The categories style control applies to (empty: all)."""
+    length_controlled: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +83,7 @@ class Benchmark:
     score_categories: tuple[str, ...] = ()
     """Categories scored each alone by default (Arena-Hard v2.0 reports hard_prompt and creative_writing
     apart, each against its own baseline); empty: one score over all questions."""
+    official_scoring: OfficialScoring = field(default_factory=OfficialScoring)
 
     def baseline_for(self, question: Question) -> str | None:
         """The baseline ``question`` is judged against (Arena-Hard v2.0: one per category)."""

@@ -20,6 +20,7 @@ from typing import Any
 
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions, Question, take_options
 from jurist.benchmarks.data_files import DATA_DIR_ENV, PinnedFile, cache_dir, data_dirs, resolve, sha256_of
+from jurist.benchmarks.presets import REFERENCE_KEY, ReferenceJudge
 from jurist.errors import InputError, JuristError
 from jurist.store.jsonl import read_input_jsonl
 
@@ -90,6 +91,22 @@ VARIANTS: Mapping[str, Mapping[str, Any]] = {
 sampling field unset, and what run.json records. eval_framework's template is byte-identical to
 simple-evals'; it joins turns with one newline, shows the criterion without its points, sends no system
 message and does not clip the mean."""
+
+
+def reference_judge(variant: str) -> ReferenceJudge:
+    """The variant's grader as the reference judge every named benchmark records (run.json ``bench_info``)."""
+    grader = VARIANTS[variant]
+    return ReferenceJudge(
+        model=grader["grader_model"],
+        temperature=grader["temperature"],
+        max_tokens=grader["max_tokens"],
+        prompt_version=str(grader["prompt"]),
+        protocol=str(grader["protocol"]),
+        source=f"{SIMPLE_EVALS} healthbench_eval.py"
+        if variant == "simple-evals"
+        else "THUAIS-Lab/eval_framework (its HealthBench task)",
+        params={"top_p": grader["top_p"]} if "top_p" in grader else {},
+    )
 
 
 def resolve_files(benchmark: str, pins: Sequence[PinnedFile], hint: str = "") -> list[Path]:
@@ -207,6 +224,7 @@ def benchmark(options: BenchmarkOptions) -> Benchmark:
             f"-B variant: healthbench has no variant {variant!r} (simple-evals | eval-framework)"
         )
     info: dict[str, Any] = {"suite": "healthbench", "variant": variant, "grader": dict(VARIANTS[variant])}
+    info[REFERENCE_KEY] = reference_judge(variant).as_info()
     if "file" in chosen:
         if "subset" in chosen:
             raise JuristError("-B file and -B subset: healthbench takes one or the other")

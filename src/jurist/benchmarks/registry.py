@@ -23,6 +23,9 @@ _BUILTIN: dict[str, str] = {
     "ifbench": "jurist.benchmarks.ifbench",
     "healthbench": "jurist.benchmarks.healthbench",
     "writingbench": "jurist.benchmarks.writingbench",
+    "alpaca-eval": "jurist.benchmarks.alpaca_eval",
+    "arena-hard-v2.0": "jurist.benchmarks.arena_hard_named:benchmark_v2",
+    "arena-hard-v0.1": "jurist.benchmarks.arena_hard_named:benchmark_v01",
     "lmarena-100k": "jurist.benchmarks.lmarena:benchmark_100k",
     "lmarena-140k": "jurist.benchmarks.lmarena:benchmark_140k",
 }

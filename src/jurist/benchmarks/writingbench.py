@@ -21,6 +21,7 @@ from typing import Any
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions, Question, take_options
 from jurist.benchmarks.data_files import PinnedFile, data_dirs, sha256_of
 from jurist.benchmarks.healthbench import resolve_files
+from jurist.benchmarks.presets import REFERENCE_KEY, ReferenceJudge
 from jurist.errors import InputError, JuristError
 from jurist.store.jsonl import read_input_jsonl
 
@@ -83,6 +84,18 @@ GRADER: Mapping[str, Any] = {
     "prompt": f"{UPSTREAM} prompt.py evaluate_system + evaluate_prompt",
 }
 """Upstream's critic settings: sent when the judge's models-file entry leaves the field unset."""
+
+REFERENCE = ReferenceJudge(
+    model="claude-sonnet-4-5",
+    temperature=GRADER["temperature"],
+    max_tokens=GRADER["max_tokens"],
+    prompt_version=str(GRADER["prompt"]),
+    protocol="writingbench",
+    source=f"{UPSTREAM} README (judge model since 2025-11-27) and evaluate_benchmark.py (sampling)",
+    params={"top_p": GRADER["top_p"]},
+    notes=(str(GRADER["alternative"]),),
+)
+"""The reference critic in the form every named benchmark records (``GRADER`` stays summary.json's)."""
 
 Requirements = tuple[dict[str, set[int]], dict[str, dict[int, list[str]]]]
 """Per dimension: the indices of the queries involving it (R), and index -> its criterion names (C)."""
@@ -195,6 +208,7 @@ def read_questions(path: Path, requirements: Requirements | None) -> list[Questi
 def benchmark(options: BenchmarkOptions) -> Benchmark:
     chosen = take_options("writingbench", options, OPTIONS)
     info: dict[str, Any] = {"suite": "writingbench", "grader": dict(GRADER)}
+    info[REFERENCE_KEY] = REFERENCE.as_info()
     requirements: Requirements | None = None
     if "file" in chosen:
         path = Path(chosen["file"]).expanduser()

@@ -27,8 +27,8 @@ from jurist.interop.common import (
     write_jsonl,
     write_run_json,
 )
+from jurist.judging.alpaca_protocol import preference_battles
 from jurist.judging.pairwise import judgment_key
-from jurist.store.records import sample_of
 from jurist.store.run_dir import RunDir
 
 ALPACA_ANNOTATOR = "weighted_alpaca_eval_gpt4_turbo"
@@ -90,25 +90,9 @@ def alpaca_probability(preference: Any, path: Path, index: int) -> float | None:
 
 
 def battles_from_preference(judgment: dict[str, Any]) -> list[dict[str, Any]]:
-    """Two battles weighted p and 1 - p for a soft preference p = P(model beats baseline)."""
-    p = judgment.get("p_model")
-    if judgment.get("invalid") or p is None:
-        return []
-    common = {
-        "kind": "battle",
-        "model_a": judgment["baseline"],
-        "model_b": judgment["model"],
-        "uid": judgment["uid"],
-        "sample": sample_of(judgment),
-        "category": judgment.get("category", "default"),
-        "judge": judgment["judge"],
-        "source": "llm-judge",
-    }
-    out = []
-    for winner, weight in (("model_b", p), ("model_a", 1.0 - p)):
-        if weight > 0.0:
-            out.append({**common, "winner": winner, "weight": weight})
-    return out
+    """Two battles weighted p and 1 - p for a soft preference p = P(model beats baseline) (the same
+    outcomes as jurist's own AlpacaEval judgments give)."""
+    return preference_battles(judgment)
 
 
 def read_alpaca_annotations(

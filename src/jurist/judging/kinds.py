@@ -36,6 +36,15 @@ def judge_kind_for(
                 f"grader ({default_protocol}); HealthBench's variant is chosen with -B variant="
             )
         return RubricJudge(rubric_grader(default_protocol, prompt_file), spec)
+    if name == "preference":
+        from jurist.judging.alpaca_protocol import AlpacaJudge, load_template
+
+        if protocol is not None and protocol != default_protocol:
+            raise JuristError(
+                f"--judge-protocol {protocol!r} does not apply: this benchmark judges with its own protocol "
+                f"({default_protocol}); --judge-prompt replaces its prompt"
+            )
+        return AlpacaJudge(load_template(prompt_file), spec)
     if name == "pairwise":
         try:
             chosen, by_category = protocol_set(protocol, spec, prompt_file, default_protocol)

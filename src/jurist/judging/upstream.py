@@ -28,6 +28,7 @@ from typing import Any
 
 import yaml
 
+from jurist.benchmarks.data_files import DATA_DIR_ENV, data_dirs
 from jurist.errors import JuristError
 from jurist.judging.verdict import canonical_label
 
@@ -41,6 +42,8 @@ DOWNLOAD_TIMEOUT = 30.0
 CONFIG_FILE = "config/arena-hard-v2.0.yaml"
 SETTINGS_FILE = "utils/judge_utils.py"
 SETTINGS_JSON = "judge_settings.json"
+DATA_DIR_PROMPTS = "arena-hard/official-prompts"
+"""Where a ``$JURIST_DATA_DIR`` holds the official-prompts files (the shared data's layout)."""
 """The official-prompts data folder holds ``JUDGE_SETTINGS`` exported as JSON instead of judge_utils.py."""
 
 SHA256: dict[str, str] = {
@@ -59,7 +62,10 @@ DEFAULT_CATEGORY = "hard_prompt"
 
 _TEMPLATE_FIELDS = {"QUESTION": "{question}", "ANSWER_A": "{answer_a}", "ANSWER_B": "{answer_b}"}
 _JURIST_PLACEHOLDER = re.compile(r"\{(question|answer_a|answer_b)\}")
-_HINT = f"set ${PROMPTS_ENV} to a folder holding the official Arena-Hard prompt files"
+_HINT = (
+    f"set ${PROMPTS_ENV} to a folder holding the official Arena-Hard prompt files (or ${DATA_DIR_ENV} to "
+    f"one holding {DATA_DIR_PROMPTS}/: arena-hard-v2.0.yaml and judge_settings.json)"
+)
 
 
 @dataclass(frozen=True)
@@ -215,13 +221,22 @@ def _config(data: bytes, origin: str) -> dict[str, Any]:
     return config
 
 
+def _data_dir_prompts() -> str | None:
+    """The official-prompts folder of a ``$JURIST_DATA_DIR`` that has one (``JURIST_DATA_DIR=../shared/data``
+    works as it is)."""
+    for folder in data_dirs():
+        if (folder / DATA_DIR_PROMPTS / Path(CONFIG_FILE).name).is_file():
+            return str(folder / DATA_DIR_PROMPTS)
+    return None
+
+
 def load_arena_hard_settings() -> ArenaHardSettings:
     """Upstream's v2.0 judge settings: from ``$JURIST_ARENA_HARD_PROMPTS``, else the (cached) download.
 
     Raises :class:`JuristError` (one line: what failed and how to fix it) on a missing or altered file or a
     failed download.
     """
-    folder_name = os.environ.get(PROMPTS_ENV)
+    folder_name = os.environ.get(PROMPTS_ENV) or _data_dir_prompts()
     if folder_name:
         folder = Path(folder_name).expanduser()
         if not folder.is_dir():

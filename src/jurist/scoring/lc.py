@@ -11,6 +11,7 @@ from jurist.errors import InputError, JuristError
 from jurist.scoring.common import Battle, Oriented, Row, r
 
 if TYPE_CHECKING:
+    from jurist.benchmarks.alpaca_eval import OfficialLC
     from jurist.store.run_dir import RunDir
 
 
@@ -55,14 +56,30 @@ def load_instruction_difficulty(path: Path) -> dict[str, float]:
     return values
 
 
+def alpaca_lc_inputs(run: RunDir) -> tuple[OfficialLC | None, str | None]:
+    """For a run of ``--bench alpaca-eval`` (run.json ``bench_info.lc``): AlpacaEval's official LC inputs,
+    or None and the warning saying why today's estimate is used; (None, None) for any other run."""
+    from jurist.scoring.battles import read_json
+
+    lc = ((read_json(run.run_json) or {}).get("bench_info") or {}).get("lc")
+    if not isinstance(lc, dict):
+        return None, None
+    from jurist.benchmarks.alpaca_eval import official_lc_for
+
+    return official_lc_for(lc)
+
+
 def lc_rows(
     battles: list[Battle],
     baselines: list[str],
     run: RunDir,
     notes: list[str],
     difficulty: dict[str, float] | None = None,
+    official: OfficialLC | None = None,
 ) -> list[Row]:
-    """AlpacaEval 2's length-controlled win rate per model, from per-question preferences and lengths."""
+    """AlpacaEval 2's length-controlled win rate per model, from per-question preferences and lengths;
+    ``official``: AlpacaEval's own instruction difficulty and gamed-baseline rows (``length_controlled_v1``
+    exactly), else ``difficulty`` if given, else one estimated from these models."""
     import numpy as np
 
     from jurist.ratings.lc_winrate import length_controlled_win_rates
@@ -103,18 +120,48 @@ def lc_rows(
                 f"--instruction-difficulty: {len(missing)} instructions of this run have no value"
             )
         given = np.array([difficulty[uid] for uid in uids], dtype=float)
-    results = length_controlled_win_rates(
-        prefs, lens, np.array([base_len[u] for u in uids], dtype=float), instruction_difficulty=given
-    )
+    base = np.array([base_len[u] for u in uids], dtype=float)
+    if official is not None:
+        absent = [uid for uid in uids if uid not in official.difficulty]
+        if absent:
+            raise JuristError(f"AlpacaEval's instruction difficulty has no value for {len(absent)} questions")
+        gamma, gamed = official.design(uids)
+        results = length_controlled_win_rates(
+            prefs,
+            lens,
+            base,
+            instruction_difficulty=gamma,
+            gamed=[gamed],
+            regularize_lambda=official.row_weight,
+        )
+        notes.append(
+            "LC as AlpacaEval computes it: its official instruction difficulty and the gamed baselines' "
+            f"{len(gamed.preference)} annotations (weight {official.row_weight:g} each)"
+        )
+        return _lc_table(models, results, baseline, prefs, "official")
+    results = length_controlled_win_rates(prefs, lens, base, instruction_difficulty=given)
     if given is None:
         notes.append(
             f"instruction difficulty was estimated jointly from these {len(models)} models (AlpacaEval's "
             "official per-instruction values were not supplied: --instruction-difficulty); LC is approximate"
         )
-    return _lc_table(models, results, baseline)
+    return _lc_table(models, results, baseline, prefs)
 
 
-def _lc_table(models: list[str], results: list[Any], baseline: str) -> list[Row]:
+def _head_to_head(p: Any) -> dict[str, Any]:
+    """AlpacaEval's counts beside its win rate: wins (p > 1/2), losses, draws and the discrete win rate."""
+    import numpy as np
+
+    p = p[~np.isnan(p)]
+    wins, losses, draws = int((p > 0.5).sum()), int((p < 0.5).sum()), int((p == 0.5).sum())
+    total = wins + losses + draws
+    discrete = r(100.0 * (wins + draws / 2) / total) if total else None
+    return {"n_wins": wins, "n_wins_base": losses, "n_draws": draws, "discrete_win_rate": discrete}
+
+
+def _lc_table(
+    models: list[str], results: list[Any], baseline: str, prefs: Any, source: str | None = None
+) -> list[Row]:
     rows = [
         {
             "model": model,
@@ -124,10 +171,11 @@ def _lc_table(models: list[str], results: list[Any], baseline: str) -> list[Row]
             "lc_standard_error": r(res.lc_standard_error),
             "win_rate": r(res.win_rate),
             "win_rate_standard_error": r(res.standard_error),
-            "difficulty_source": res.difficulty_source,
+            "difficulty_source": source or res.difficulty_source,
             "n": res.n,
+            **_head_to_head(prefs[m]),
         }
-        for model, res in zip(models, results, strict=True)
+        for m, (model, res) in enumerate(zip(models, results, strict=True))
     ]
     rows.append({"model": baseline, "score": 50.0, "ci_low": 50.0, "ci_high": 50.0, "n": 0, "baseline": True})
     return rows

@@ -18,6 +18,8 @@ class ScoreOptions:
 
     method: Method = "winrate"
     style_control: tuple[str, ...] = ()
+    style_categories: tuple[str, ...] = ()
+    """Categories style control is limited to (a benchmark's official scoring); empty: all."""
     categories: tuple[str, ...] = ()
     baselines: tuple[str, ...] = ()
     judges: tuple[str, ...] = ()

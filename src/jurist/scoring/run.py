@@ -7,6 +7,7 @@ own settings (run.json ``scoring``) the default method reproduces its ratings.js
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,7 +16,7 @@ from jurist.errors import JuristError
 from jurist.scoring.battles import load_battles, read_json
 from jurist.scoring.bt import StyleCache, bt_rows, style_rows
 from jurist.scoring.common import ALL, Battle, Row, per_judge
-from jurist.scoring.lc import lc_intervals, lc_rows, load_instruction_difficulty
+from jurist.scoring.lc import alpaca_lc_inputs, lc_intervals, lc_rows, load_instruction_difficulty
 from jurist.scoring.options import STYLE_FEATURES, Scored, ScoreOptions, Settings
 from jurist.scoring.sanity import judge_sanity
 from jurist.scoring.tokens import TokenLengths, add_avg_tokens
@@ -62,7 +63,8 @@ def score_run(root: Path, opts: ScoreOptions, *, invalid: InvalidCounts | None =
     lengths = TokenLengths(run, notes)
     for category, subset in _by_category(battles, opts.categories):
         known = _invalid_for(counts, category)
-        part = _score_subset(subset, baselines, run, opts, settings, known or {}, notes, warnings)
+        styled = _styled(opts, subset, notes)
+        part = _score_subset(subset, baselines, run, styled, settings, known or {}, notes, warnings)
         add_avg_tokens(part, subset, lengths)
         for row in part:
             if category is not None:
@@ -74,6 +76,21 @@ def score_run(root: Path, opts: ScoreOptions, *, invalid: InvalidCounts | None =
         _drop_intervals(rows)
     battles = _in_categories(battles, opts.categories)
     return Scored(rows, notes, _describe(opts, settings, baselines), battles, sanity, warnings)
+
+
+def _styled(opts: ScoreOptions, battles: list[Battle], notes: list[str]) -> ScoreOptions:
+    """``opts`` for one score: style control only where ``style_categories`` allows it (every battle of
+    the score in one of them); the others are the plain weighted win rate, and a note says so."""
+    if not opts.style_control or not opts.style_categories:
+        return opts
+    present = sorted({str(b.get("category", "default")) for b in battles})
+    if set(present) <= set(opts.style_categories):
+        return opts
+    notes.append(
+        f"{', '.join(present)}: weighted win rate without style control (the benchmark style-controls "
+        f"{', '.join(opts.style_categories)} only)"
+    )
+    return dataclasses.replace(opts, style_control=())
 
 
 _INTERVALS = ("ci_low", "ci_high", "winrate_ci_low", "winrate_ci_high")
@@ -267,6 +284,8 @@ def _describe(opts: ScoreOptions, settings: Settings, baselines: list[str]) -> d
     }
     if opts.style_control:
         described["style_features"] = list(opts.style_control)
+    if opts.style_control and opts.style_categories:
+        described["style_categories"] = list(opts.style_categories)
     if opts.categories:
         described["categories"] = list(opts.categories)
     if opts.ensemble:
@@ -288,7 +307,10 @@ def _score_subset(
         difficulty = (
             load_instruction_difficulty(opts.instruction_difficulty) if opts.instruction_difficulty else None
         )
-        rows = per_judge(battles, lambda sub: lc_rows(sub, baselines, run, notes, difficulty))
+        official, fallback = alpaca_lc_inputs(run) if difficulty is None else (None, None)
+        if fallback is not None and fallback not in warnings:
+            warnings.append(fallback)
+        rows = per_judge(battles, lambda sub: lc_rows(sub, baselines, run, notes, difficulty, official))
         lc_intervals(rows, settings.ci_level)
     elif opts.style_control:
         styles = StyleCache(run, notes)

@@ -17,7 +17,8 @@ SCHEMA_VERSION = 2
 
 RecordKind = Literal["answer", "pairwise", "preference", "rubric", "battle", "point"]
 JudgmentKindName = Literal["pairwise", "preference", "rubric"]
-"""``pairwise``: two position-swapped games; ``preference``: one soft preference (AlpacaEval imports);
+"""``pairwise``: two position-swapped games; ``preference``: one soft preference (AlpacaEval's judge
+and its imports);
 ``rubric``: one graded entry per rubric item or criterion (:mod:`jurist.judging.rubric`)."""
 Winner = Literal["model_a", "model_b", "tie"]
 
