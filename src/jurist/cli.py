@@ -150,6 +150,23 @@ def run(
     no_check: Annotated[
         bool, typer.Option("--no-check", help="skip probing the models-file endpoints before the run")
     ] = False,
+    prices: Annotated[
+        Path | None,
+        typer.Option(
+            help="YAML/JSON: alias or served model name -> {input, output, cached_input} USD per 1M"
+        ),
+    ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(min=0.0, help="budget in USD for the run directory: stops before it could be exceeded"),
+    ] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(min=0, help="budget in tokens (prompt + completion, all models) for the run directory"),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="print the requests and estimated tokens and cost; send nothing")
+    ] = False,
     answers: Annotated[
         Path | None,
         typer.Option(help="JSONL of {key|prompt, response}: score these answers for --model, generate none"),
@@ -163,7 +180,10 @@ def run(
     ] = "table",
 ) -> None:
     """Answer a benchmark, then judge each model against the baseline (two games, swapped) or check its
-    answers by rule (ifeval, ifbench), and print scores."""
+    answers by rule (ifeval, ifbench), and print scores and what it cost.
+
+    Exit codes: 0 done, 1 requests failed, 2 usage error, 3 stopped by --max-cost/--max-tokens (a
+    larger budget resumes), 130 interrupted."""
     from jurist.engine.retry import RetryPolicy
     from jurist.pipeline import run_pipeline
     from jurist.run_config import RunConfig
@@ -220,7 +240,18 @@ def run(
         check=not no_check,
         answers_file=answers,
         output_format=fmt,
+        prices_file=prices,
+        max_cost=max_cost,
+        max_tokens=max_tokens,
     )
+    if dry_run:
+        if tasks is not None:
+            raise JuristError(
+                "--dry-run plans one benchmark: run it per task, with --bench and --out OUT/TASK"
+            )
+        from jurist.dry_run import dry_run as estimate
+
+        raise typer.Exit(estimate(config))
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         if tasks is not None:

@@ -20,6 +20,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from jurist.errors import InputError, JuristError
+from jurist.prices import Price
 from jurist.redact import register_secret
 
 DEFAULT_API_BASE = "https://api.openai.com/v1"
@@ -91,6 +92,7 @@ class ModelSpec(BaseModel):
     """Ask for a question's missing samples in one request with ``n`` (vLLM, SGLang, OpenAI share the
     prompt's prefill): None tries it once and keeps it only if the server returns every choice."""
     serve: ServeSpec | None = None  # a managed server: no endpoints until the engine has started it
+    price: Price | None = None  # USD per 1M tokens (input, output, cached_input); never sent to the server
 
     @field_validator("endpoints", mode="before")
     @classmethod

@@ -30,9 +30,10 @@ from jurist.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
 from jurist.judge_work import JudgeJobs, JudgeWork
 from jurist.judging.base import JudgeKind
 from jurist.judging.kinds import judge_kind_for
+from jurist.ledger import BUDGET_STOPPED, RunLedger
 from jurist.redact import mask
 from jurist.report.progress import StageProgress
-from jurist.results import RunView
+from jurist.results import Outcome, RunView
 from jurist.run_config import Mode, RunConfig, RunResult
 from jurist.run_scoring import score_finished_run
 from jurist.shipped import write_shipped_answers
@@ -89,6 +90,9 @@ class Pipeline:
         if bench.judge_kind != "rubric":  # the rubric kind sends its grader's reference settings itself
             self.specs.update(reference_sampling(bench.info, self.judges, self.specs))
         self.kinds: dict[str, JudgeKind] = {j: self._kind(j) for j in self.judges}
+        self.accounts = RunLedger(  # prices and the budget, known before the first request (a probe)
+            config, self.specs, self.run_dir.run_json, [*self.candidates, *self.baselines], self.judges
+        )
         self.preset: JudgePreset = judge_preset(
             bench.info,
             {j: self.specs[j] for j in self.judges},
@@ -156,7 +160,9 @@ class Pipeline:
             busy.update(self.judges)
         elif self.judges:
             busy.update(judge for (judge, _), jobs in self._judging_work().items() if jobs)
-        require_ready(self.specs, [alias for alias in self.specs if alias in busy])
+        require_ready(
+            self.specs, [alias for alias in self.specs if alias in busy], ledger=self.accounts.ledger
+        )
 
     def _run_fields(self) -> dict[str, Any]:
         config = self.config
@@ -240,13 +246,14 @@ class Pipeline:
         self._fields = self._run_fields()
         if self.config.judge_prompt is not None:  # kept, so the run can be audited or re-judged
             self._fields["judge_prompt_kept"] = self.run_dir.keep_file(self.config.judge_prompt, "prompts")
-        self.run_dir.write_run_json(self.run_id, "running", self._fields)
+        # the directory's ledger so far, so that a run killed now does not lose what earlier runs spent
+        self.run_dir.write_run_json(self.run_id, "running", {**self._fields, **self.accounts.fields()})
         self._say_notes()
 
     def new_engine(self, shares: Engine | None = None) -> Engine:
         """This run's engine, or (``--tasks``) a sibling of another task's, sharing its limits."""
         if shares is not None:
-            return shares.sibling(self.specs)
+            return shares.sibling(self.specs, ledger=self.accounts.ledger)
         notify = lambda text: self.console.print(text, style="dim", markup=False, highlight=False)  # noqa: E731
         return Engine(
             self.specs,
@@ -255,10 +262,11 @@ class Pipeline:
             throttle=make_throttle(self.config.min_interval, self.config.throttle_file),
             cache=open_cache(self.config.cache_path, enabled=self.config.cache),
             pool=ServerPool(notify=notify, log_dir=self.run_dir.root / "logs"),
+            ledger=self.accounts.ledger,
         )
 
     def interrupted(self, engine: Engine) -> None:
-        usage = {"failures": self.failures.count, "usage": engine.stats.summary()}
+        usage = {"failures": self.failures.count, "usage": engine.stats.summary(), **self.accounts.fields()}
         self.run_dir.write_run_json(self.run_id, "interrupted", {**self._fields, **usage})
 
     def close_engine(self, engine: Engine) -> None:
@@ -274,9 +282,14 @@ class Pipeline:
 
     def finish(self, engine: Engine) -> RunResult:
         """Score what is on disk, write run.json as finished, say what is still missing."""
-        failures, fields = self.failures, self._fields
-        outcome = score_finished_run(self._view(), self.judge_work(), self.samples, self.console)
-        exit_code = 1 if failures.count or not outcome.scored else 0
+        failures, fields = self.failures, {**self._fields, **self.accounts.fields()}
+        stopped = self.accounts.stopped  # the budget ran out: all is saved, scored once a run completes it
+        outcome = (
+            Outcome([], scored=False)
+            if stopped
+            else score_finished_run(self._view(), self.judge_work(), self.samples, self.console)
+        )
+        exit_code = BUDGET_STOPPED if stopped else 1 if failures.count or not outcome.scored else 0
         usage = engine.stats.summary()
         summary = {
             "exit_code": exit_code,
@@ -286,7 +299,10 @@ class Pipeline:
             "usage": usage,  # this run's requests
             "usage_total": add_usage(self._earlier_usage, usage),  # every run in the directory
         }
-        self.run_dir.write_run_json(self.run_id, "finished", {**fields, **summary})
+        self.run_dir.write_run_json(
+            self.run_id, "stopped-by-budget" if stopped else "finished", {**fields, **summary}
+        )
+        self.accounts.report(self.console)
         self._say_notes()
         if failures.count:
             self.console.print(
@@ -326,7 +342,7 @@ class Pipeline:
             files = {alias: self.run_dir.answers(alias) for alias in work}
             with _display(self.console, self.config.progress, progress) as bars:
                 await generate(engine, work, files, self.failures, bars)
-        if not self.judges:
+        if not self.judges or engine.ledger.stopped:  # the budget stopped the answers: nothing to judge
             return
         judging = self._judging_work()
         if any(judging.values()):

@@ -19,6 +19,7 @@ from typing import Any
 from rich.console import Console
 
 from jurist.benchmarks.base import Question
+from jurist.config import ModelSpec
 from jurist.engine.client import Completion, Engine, ModelClient, RequestFailed
 from jurist.judging.base import CacheMode, JudgeItem, JudgeKind, PartialJudgment
 from jurist.report.progress import StageProgress
@@ -38,6 +39,8 @@ class FailureLog:
         self.current: list[dict[str, Any]] = []  # this run's failures: what is still missing now
 
     def record(self, stage: str, exc: RequestFailed, **where: Any) -> None:
+        if exc.kind == "budget":  # not sent, not failed: the next run with a larger budget asks it
+            return
         if self._appender is None:
             self._appender = JsonlAppender(self._path)
         self.count += 1
@@ -133,6 +136,19 @@ def sample_params(client: ModelClient, sample: int) -> dict[str, Any]:
     return {}
 
 
+def answer_messages(spec: ModelSpec, question: Question) -> list[dict[str, Any]]:
+    """The chat messages that ask ``spec`` to answer ``question`` (the dry run builds the same)."""
+    messages = []
+    if spec.system_prompt:
+        messages.append({"role": "system", "content": spec.system_prompt})
+    turns = question.metadata.get("messages")  # a multi-turn prompt (see Question)
+    if turns:
+        messages.extend({"role": str(t["role"]), "content": str(t["content"])} for t in turns)
+    else:
+        messages.append({"role": "user", "content": question.prompt})
+    return messages
+
+
 async def _answer_one(
     client: ModelClient,
     job: AnswerJob,
@@ -144,14 +160,7 @@ async def _answer_one(
     """Answer ``job``'s samples: first, where the server may honour ``n``, one request for all of them
     (its choices answer the first samples), then one request per sample still missing."""
     question = job.question
-    messages = []
-    if client.spec.system_prompt:
-        messages.append({"role": "system", "content": client.spec.system_prompt})
-    turns = question.metadata.get("messages")  # a multi-turn prompt (see Question)
-    if turns:
-        messages.extend({"role": str(t["role"]), "content": str(t["content"])} for t in turns)
-    else:
-        messages.append({"role": "user", "content": question.prompt})
+    messages = answer_messages(client.spec, question)
     todo = list(job.samples)
     where = {"model": client.alias, "uid": question.uid}
     if len(todo) > 1 and client.sample_batching is None:
@@ -162,7 +171,9 @@ async def _answer_one(
         todo = await _answer_batch(client, question, messages, todo, out, progress, bar, failures)
     for sample in todo:
         try:
-            completion = await client.complete(messages, sample=sample, **sample_params(client, sample))
+            completion = await client.complete(
+                messages, sample=sample, phase="generate", **sample_params(client, sample)
+            )
         except RequestFailed as exc:
             failures.record("generate", exc, **where, sample=sample)
             progress.advance(bar, failed=True)
@@ -187,7 +198,7 @@ async def _answer_batch(
     first = todo[0]
     try:
         completion = await client.complete(
-            messages, sample=first, n=len(todo), **sample_params(client, first)
+            messages, sample=first, n=len(todo), phase="generate", **sample_params(client, first)
         )
     except RequestFailed as exc:
         if client.sample_batching is None and exc.status == 400:

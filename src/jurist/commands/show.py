@@ -50,8 +50,12 @@ class _ShowCommand(typer.core.TyperCommand):
 
 
 def show(
-    run_dir: Annotated[
-        Path, typer.Argument(help="run directory (jurist run or jurist import), or an arena battles file")
+    run_dirs: Annotated[
+        list[Path],
+        typer.Argument(
+            help="run directory (jurist run or jurist import), or an arena battles file (several: --usage)",
+            metavar="RUN_DIR...",
+        ),
     ],
     method: Annotated[str, typer.Option(help="winrate | bt (Bradley-Terry, Elo scale)")] = "winrate",
     style_control: Annotated[
@@ -87,6 +91,10 @@ def show(
     write: Annotated[
         bool, typer.Option("--write", help="also write ratings.json and leaderboard.json")
     ] = False,
+    usage: Annotated[
+        bool,
+        typer.Option("--usage", help="what the run cost: requests, tokens, dollars, time (several: summed)"),
+    ] = False,
     by_instruction: Annotated[
         bool,
         typer.Option(
@@ -115,6 +123,14 @@ def show(
     check_options(opts)
     if fmt not in FORMATS:
         raise JuristError(f"--format: {fmt!r} is not table, json, csv or markdown")
+    if usage:
+        from jurist.ledger import show_usage
+
+        show_usage(run_dirs, fmt)
+        return
+    if len(run_dirs) != 1:
+        raise JuristError("several run directories are read together only with --usage")
+    run_dir = run_dirs[0]
     from jurist.scoring.judgebench import is_judgebench_run
     from jurist.scoring.placement import is_arena_run
 

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from jurist.config import DEFAULT_KEY_ENV, Endpoint, ModelSpec
 from jurist.engine.client import EngineStats, ModelClient, RequestFailed
+from jurist.engine.ledger import Ledger
 from jurist.engine.limits import ConcurrencyLimits
 from jurist.engine.retry import RetryPolicy
 from jurist.errors import JuristError
@@ -110,14 +111,17 @@ async def _probe(
     limits: ConcurrencyLimits,
     policy: RetryPolicy,
     timeout: float,
+    ledger: Ledger | None = None,
 ) -> EndpointCheck:
-    """Send one one-token request to exactly this endpoint."""
+    """Send one one-token request to exactly this endpoint (counted in ``ledger``'s check phase)."""
     single = spec.model_copy(update={"endpoints": [endpoint], "timeout": min(spec.timeout, timeout)})
     name = endpoint_name(spec, endpoint)
-    client = ModelClient(single, limits, policy, EngineStats())
+    client = ModelClient(single, limits, policy, EngineStats(), ledger=ledger)
     try:
-        completion = await client.complete(PROBE_MESSAGES, max_tokens=1)
+        completion = await client.complete(PROBE_MESSAGES, max_tokens=1, phase="check")
     except RequestFailed as exc:
+        if exc.kind == "budget":  # nothing was sent; the run stops at its first request
+            return EndpointCheck(spec.alias, name, note="not probed: the budget has no room left")
         if exc.status == 429:  # reachable and authenticated, only busy right now
             return EndpointCheck(spec.alias, name, note="rate limited (HTTP 429) right now")
         if is_transient(exc):
@@ -137,6 +141,7 @@ async def check_endpoints(
     timeout: float = 30.0,
     max_concurrency: int = 16,
     policy: RetryPolicy = PROBE_POLICY,
+    ledger: Ledger | None = None,
 ) -> list[EndpointCheck]:
     """Check every endpoint of ``aliases`` (default: all), probing them concurrently.
 
@@ -164,7 +169,7 @@ async def check_endpoints(
             if problem is not None:
                 slots.append(EndpointCheck(alias, endpoint_name(spec, endpoint), problem))
             else:
-                slots.append(asyncio.create_task(_probe(spec, endpoint, limits, policy, timeout)))
+                slots.append(asyncio.create_task(_probe(spec, endpoint, limits, policy, timeout, ledger)))
     return [slot if isinstance(slot, EndpointCheck) else await slot for slot in slots]
 
 
@@ -174,17 +179,25 @@ def run_checks(
     *,
     known: Mapping[tuple[str, int], str] | None = None,
     timeout: float = 30.0,
+    ledger: Ledger | None = None,
 ) -> list[EndpointCheck]:
     """:func:`check_endpoints` from synchronous code (its own event loop)."""
-    return asyncio.run(check_endpoints(specs, aliases, known=known, timeout=timeout))
+    return asyncio.run(check_endpoints(specs, aliases, known=known, timeout=timeout, ledger=ledger))
 
 
-def require_ready(specs: Mapping[str, ModelSpec], aliases: Iterable[str], *, timeout: float = 30.0) -> None:
-    """The pre-run check: raise one error listing every problem of the aliases a run is about to use."""
+def require_ready(
+    specs: Mapping[str, ModelSpec],
+    aliases: Iterable[str],
+    *,
+    timeout: float = 30.0,
+    ledger: Ledger | None = None,
+) -> None:
+    """The pre-run check: raise one error listing every problem of the aliases a run is about to use
+    (its probes counted in ``ledger``, the run's, under phase "check")."""
     selected = [alias for alias in dict.fromkeys(aliases) if alias in specs]
     if not selected:
         return
-    results = run_checks(specs, selected, timeout=timeout)
+    results = run_checks(specs, selected, timeout=timeout, ledger=ledger)
     for result in results:
         if result.flaky:
             log.warning("pre-run check: %s", result.line())

@@ -9,6 +9,7 @@ clients of one process with their shared limit, cache and server pool.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import random
 import time
@@ -20,6 +21,7 @@ import aiohttp
 from jurist.config import ModelSpec
 from jurist.engine.cache import RequestCache, request_key
 from jurist.engine.connections import ConnectionBudget
+from jurist.engine.ledger import Ledger, Phase
 from jurist.engine.limits import ConcurrencyLimits
 from jurist.engine.retry import RetryPolicy, is_retryable_status, parse_retry_after
 from jurist.engine.throttle import Throttle
@@ -105,6 +107,7 @@ class ModelClient:
         cache: RequestCache | None = None,
         pool: ServerPool | None = None,
         budget: ConnectionBudget | None = None,
+        ledger: Ledger | None = None,
     ) -> None:
         self.spec = spec
         self.alias = spec.alias
@@ -117,6 +120,7 @@ class ModelClient:
         self._cache = cache
         self._pool = pool
         self._budget = budget  # the engine's one connection pool; None: each endpoint has its own
+        self._ledger = ledger if ledger is not None else Ledger()  # usage by phase, prices, the budget
         self._timeout = aiohttp.ClientTimeout(total=spec.timeout)
         self._rng = random.Random()
         # A managed server has no endpoints until it is started, by the first request that needs it.
@@ -171,13 +175,21 @@ class ModelClient:
         return json.dumps(body).encode()
 
     async def complete(
-        self, messages: list[dict[str, Any]], *, sample: int = 0, cache: CacheMode = "use", **params: Any
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        sample: int = 0,
+        cache: CacheMode = "use",
+        phase: Phase = "generate",
+        **params: Any,
     ) -> Completion:
         """One chat completion; raises :class:`RequestFailed` when no completion could be had.
 
         ``sample`` tells repeated samples of the same request apart in the cache. ``cache``: "use" answers
         from the cache when it can (no slot, no server, no request), else sends and stores; "refresh"
         sends and stores (e.g. to re-judge an invalid verdict); "off" neither looks up nor stores.
+        ``phase`` (generate, judge, reask, check): the ledger row it counts in. Under a budget, a request
+        that could exceed it is not sent (:class:`~jurist.engine.ledger.BudgetExhausted`).
         """
         store = self._cache if cache != "off" else None
         body: bytes | None = None
@@ -189,16 +201,18 @@ class ModelClient:
                 value = store.get(key)
                 if value is not None and isinstance(value.get("text"), str):  # else: not ours, a miss
                     self._stats.add_cache_hit(self.alias)
+                    self._ledger.cache_hit(phase, self.alias)
                     return Completion.from_cache(value)
         if not self.endpoints:
             await self._start_server()
-        completion = await self._send(messages, params, body)
+        send = functools.partial(self._send, messages, params, body, phase)
+        completion = await self._ledger.spend(phase, self.spec, messages, params, send)
         if store is not None and key is not None:
             store.put(key, completion.cache_value())
         return completion
 
     async def _send(
-        self, messages: list[dict[str, Any]], params: dict[str, Any], built: bytes | None
+        self, messages: list[dict[str, Any]], params: dict[str, Any], built: bytes | None, phase: Phase
     ) -> Completion:
         attempt = 0
         started = time.monotonic()
@@ -216,10 +230,12 @@ class ModelClient:
                     endpoint.in_flight += 1
                     self._stats.requests += 1
                     self._stats.row(self.alias)["requests"] += 1
+                    slots = self.spec.parallel, self._limits.max_concurrency
                     try:
-                        sent = time.monotonic()
-                        status, payload, retry_after = await endpoint.post(body, self._timeout)
-                        latency = time.monotonic() - sent
+                        with self._ledger.on_wire(phase, self.alias, attempt, *slots):
+                            sent = time.monotonic()
+                            status, payload, retry_after = await endpoint.post(body, self._timeout)
+                            latency = time.monotonic() - sent
                         endpoint.observe(latency)
                     finally:
                         endpoint.in_flight -= 1
@@ -290,6 +306,7 @@ class Engine:
         throttle: Throttle | None = None,
         cache: RequestCache | None = None,
         pool: ServerPool | None = None,
+        ledger: Ledger | None = None,
     ):
         self.specs = specs
         self.limits = ConcurrencyLimits(max_concurrency)
@@ -298,13 +315,14 @@ class Engine:
         self.cache = cache
         self.pool = pool  # made on demand when a spec has a serve block and none was given
         self.stats = EngineStats()
+        self.ledger = ledger if ledger is not None else Ledger()  # per phase and model; prices, budget
         # One connection pool for every endpoint: open sockets stay within max_concurrency, whatever the
         # number of models and endpoints (each model's own ``parallel`` is a semaphore in ``limits``).
         self.connections = ConnectionBudget(max_concurrency)
         self._clients: dict[str, ModelClient] = {}
         self._owner: Engine | None = None  # set on a sibling: the engine that closes what both share
 
-    def sibling(self, specs: dict[str, ModelSpec]) -> Engine:
+    def sibling(self, specs: dict[str, ModelSpec], ledger: Ledger | None = None) -> Engine:
         """An engine for another task of the same ``jurist run --tasks``: its own clients and usage counts
         (each task's run.json says what it cost), everything that bounds the machine shared with this
         one: the global and per-model limits, the connection pool, the cache, the throttle, the servers
@@ -316,6 +334,7 @@ class Engine:
             throttle=self.throttle,
             cache=self.cache,
             pool=self._server_pool() if any(s.serve for s in specs.values()) else self.pool,
+            ledger=ledger,
         )
         other.limits, other.connections, other._owner = self.limits, self.connections, self
         return other
@@ -337,6 +356,7 @@ class Engine:
                 cache=self.cache,
                 pool=self._server_pool() if spec.serve is not None else None,
                 budget=self.connections,
+                ledger=self.ledger,
             )
         return client
 
@@ -382,4 +402,6 @@ def _completion(parsed: ParsedReply, latency: float, attempt: int) -> Completion
         empty=not parsed.text.strip(),
         truncated_thought=parsed.truncated_thought,
         more=[_completion(choice, latency, attempt) for choice in parsed.more],
+        reasoning_tokens=parsed.reasoning_tokens,
+        cached_tokens=parsed.cached_tokens,
     )

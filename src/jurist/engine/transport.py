@@ -50,6 +50,10 @@ class Completion:
     more: list[Completion] = field(default_factory=list)
     """Further choices of one request with ``n`` > 1; their token counts are None (the request's totals
     are on this one, so summing answers' usage gives what was billed)."""
+    reasoning_tokens: int | None = None
+    """Of ``completion_tokens``, those spent thinking (``usage.completion_tokens_details``), when told."""
+    cached_tokens: int | None = None
+    """Of ``prompt_tokens``, those the server had in its prompt cache (``usage.prompt_tokens_details``)."""
 
     def usage(self) -> dict[str, Any]:
         usage: dict[str, Any] = {
@@ -150,6 +154,8 @@ class ParsedReply:
     truncated_thought: bool = False
     more: list[ParsedReply] = field(default_factory=list)
     """Further choices of a request with ``n`` > 1, in order (the usage counts are the request's)."""
+    reasoning_tokens: int | None = None
+    cached_tokens: int | None = None
 
 
 def _parse_completion(body: bytes) -> ParsedReply:
@@ -172,12 +178,21 @@ def _parse_completion(body: bytes) -> ParsedReply:
     usage = usage if isinstance(usage, dict) else {}
     first = _parse_choice(choices[0], 0)
     first.prompt_tokens, first.completion_tokens = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    first.reasoning_tokens = _usage_detail(usage, "completion_tokens_details", "reasoning_tokens")
+    first.cached_tokens = _usage_detail(usage, "prompt_tokens_details", "cached_tokens")
     for index, choice in enumerate(choices[1:], start=1):
         try:
             first.more.append(_parse_choice(choice, index))
         except ValueError:
             break  # the choices after an unreadable one are asked again one by one
     return first
+
+
+def _usage_detail(usage: dict[str, Any], group: str, name: str) -> int | None:
+    """A count inside ``usage[group]`` (OpenAI's ``*_tokens_details``); None when the server gives none."""
+    details = usage.get(group)
+    value = details.get(name) if isinstance(details, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _parse_choice(choice: Any, index: int) -> ParsedReply:

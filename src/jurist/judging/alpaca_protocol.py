@@ -291,7 +291,9 @@ class AlpacaJudge:
             (item.answer, item.baseline_answer) if switched else (item.baseline_answer, item.answer)
         )
         messages = self.template.render(instruction, first, second)
-        reply = await client.complete(messages, sample=item.sample, cache=cache, **self.request_params())
+        reply = await client.complete(
+            messages, sample=item.sample, cache=cache, phase="judge", **self.request_params()
+        )
         read = first_label_probability(reply.logprobs)
         labels: dict[str, float] = {}
         if read is None:

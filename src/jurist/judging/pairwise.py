@@ -120,7 +120,7 @@ async def judge_game(
         messages.append({"role": "system", "content": protocol.system_prompt})
     messages.append({"role": "user", "content": protocol.user_message(question, answer_a, answer_b)})
     params = protocol.request_params(client.spec)
-    first = await client.complete(messages, sample=sample, cache=cache, **params)
+    first = await client.complete(messages, sample=sample, cache=cache, phase="judge", **params)
     label, how = protocol.read(first.text, first.logprobs, shown)
     game: dict[str, Any] = {"label": label}
     _stored(game, "raw", first.text)
@@ -130,7 +130,7 @@ async def judge_game(
             {"role": "assistant", "content": reask_context(first.text)},
             {"role": "user", "content": protocol.reask_text},
         ]
-        second = await client.complete(follow_up, sample=sample, cache=cache, **params)
+        second = await client.complete(follow_up, sample=sample, cache=cache, phase="reask", **params)
         label, how = protocol.read(second.text, second.logprobs, shown)
         game.update({"label": label, "reask_usage": second.usage(), **how})
         _stored(game, "reask_raw", second.text)

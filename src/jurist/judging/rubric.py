@@ -101,10 +101,10 @@ class RubricJudge:
         """One item: ask, re-ask at most ``max_reasks`` times, and record what was read (or unscored)."""
         entry: dict[str, Any] = {}
         first_mode: CacheMode = "use" if cache == "refresh" else cache
-        reply = await client.complete(messages, sample=sample, cache=first_mode, **self.params)
+        reply = await client.complete(messages, sample=sample, cache=first_mode, phase="judge", **self.params)
         grade = self.grader.read(reply.text)
         if grade is None and reply.cached and first_mode != cache:  # re-judging: ask a cached bad one afresh
-            reply = await client.complete(messages, sample=sample, cache=cache, **self.params)
+            reply = await client.complete(messages, sample=sample, cache=cache, phase="judge", **self.params)
             grade = self.grader.read(reply.text)
         _stored(entry, "raw", reply.text)
         entry["usage"] = reply.usage()
@@ -116,7 +116,7 @@ class RubricJudge:
                 {"role": "assistant", "content": reask_context(last)},
                 {"role": "user", "content": self.grader.reask_text},
             ]
-            again = await client.complete(follow_up, sample=sample, cache=cache, **self.params)
+            again = await client.complete(follow_up, sample=sample, cache=cache, phase="reask", **self.params)
             grade = self.grader.read(again.text)
             reask: dict[str, Any] = {"usage": again.usage()}
             _stored(reask, "raw", again.text)

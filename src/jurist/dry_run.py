@@ -1,0 +1,334 @@
+"""``jurist run --dry-run``: what a run would send and what it would cost, without sending a request.
+
+Everything is resolved as the run would resolve it (models, benchmark, run directory, request cache), and
+every request is built by the code that would send it: the answer stage's messages, the judge kinds' own
+games and rubric items, the same bodies and cache keys. A client that never sends (:class:`DryClient`)
+stands in for the engine's: a cache hit answers as in a run, a miss is written down instead of sent.
+Answers not generated yet are stand-ins in the judges' prompts, counted as the tokens they are expected to
+have (the mean that earlier runs of this directory observed, else ``max_tokens``; at most ``max_tokens``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import Console
+
+from jurist.benchmarks.base import Question
+from jurist.config import ModelSpec
+from jurist.engine.cache import RequestCache, default_cache_path, open_cache
+from jurist.engine.check import PROBE_MESSAGES
+from jurist.engine.client import EndpointClient, EngineStats, ModelClient, RequestFailed
+from jurist.engine.ledger import Ledger, Phase, row_order
+from jurist.engine.limits import ConcurrencyLimits
+from jurist.engine.retry import RetryPolicy
+from jurist.engine.transport import Completion
+from jurist.judging.base import CacheMode, JudgeItem, JudgeKind, PartialJudgment
+from jurist.ledger import Estimate, estimate_notes, priced_estimate
+from jurist.pipeline import Pipeline
+from jurist.prices import Price, count_message_tokens
+from jurist.report.formats import table_console
+from jurist.report.ledger_table import dry_run_table
+from jurist.run_config import RunConfig
+from jurist.stages import PartialGames, answer_messages, sample_params
+from jurist.store.line_index import AnswerIndex
+
+_STAND_IN = re.compile(r"JURISTPLANNEDANSWER(\d+)X")
+
+
+class _NotSent(RequestFailed):
+    """What the dry client raises instead of sending: the caller sees a request that did not succeed."""
+
+    def __init__(self) -> None:
+        super().__init__("dry run: not sent", kind="dry-run", attempts=0)
+
+
+@dataclass
+class Planned:
+    """One request a run would send."""
+
+    phase: str
+    alias: str
+    messages: list[dict[str, Any]]
+    params: dict[str, Any]
+
+
+class DryClient(ModelClient):
+    """A model client that consults the cache exactly as a run's would and writes a miss down unsent."""
+
+    def __init__(self, spec: ModelSpec, cache: RequestCache | None, ledger: Ledger, plan: list[Planned]):
+        super().__init__(spec, ConcurrencyLimits(1), RetryPolicy(), EngineStats(), cache=cache, ledger=ledger)
+        self._plan = plan
+
+    @staticmethod
+    def _endpoints(spec: ModelSpec, budget: Any) -> list[EndpointClient]:
+        """Named as the real ones are (the cache key holds the served name), never opened, keyless."""
+        return [
+            EndpointClient(ep.base_url, None, ep.model_name or spec.model, 1)
+            for ep in spec.resolved_endpoints()
+        ]
+
+    async def _start_server(self) -> None:
+        """A managed server is not started: nothing is sent."""
+
+    async def _send(
+        self, messages: list[dict[str, Any]], params: dict[str, Any], built: bytes | None, phase: Phase
+    ) -> Completion:
+        self._plan.append(Planned(phase, self.alias, messages, dict(params)))
+        raise _NotSent
+
+
+class Planner:
+    """Walks a run's work as :class:`~jurist.pipeline.Pipeline` would, with :class:`DryClient` s."""
+
+    def __init__(self, pipeline: Pipeline, cache: RequestCache | None, prices: Mapping[str, Price]) -> None:
+        self.pipeline = pipeline
+        self.cache = cache
+        self.prices = prices
+        self.past = pipeline.accounts.earlier  # what earlier runs of the directory observed
+        self.ledger = Ledger()  # the dry clients' cache hits, by phase and model
+        self.plan: list[Planned] = []
+        self.done: Counter[tuple[str, str]] = Counter()
+        self.clients: dict[str, DryClient] = {}
+        self.planned: dict[str, dict[tuple[str, int], str | None]] = {}  # generated now: text, or unknown
+        self.stand_ins: list[str] = []  # alias of stand-in number i
+        self._indexes: dict[str, AnswerIndex] = {}
+        self.notes: list[str] = []
+
+    def client(self, alias: str) -> DryClient:
+        if alias not in self.clients:
+            self.clients[alias] = DryClient(self.pipeline.specs[alias], self.cache, self.ledger, self.plan)
+        return self.clients[alias]
+
+    # -- answers ----------------------------------------------------------------------------------------
+    async def generation(self) -> None:
+        pipeline = self.pipeline
+        n = len(pipeline.bench.questions)
+        for alias, jobs in pipeline._generation_work().items():
+            client = self.client(alias)
+            wanted = pipeline.samples if alias in pipeline.candidates else 1
+            self.done[("generate", alias)] += n * wanted - sum(len(job.samples) for job in jobs)
+            texts = self.planned.setdefault(alias, {})
+            for job in jobs:
+                messages = answer_messages(client.spec, job.question)
+                samples = list(job.samples)
+                if len(samples) > 1 and client.spec.sample_batching:
+                    first = samples[0]
+                    params = {"n": len(samples), **sample_params(client, first)}
+                    reply = await self._ask(client, messages, first, params)
+                    choices = [reply, *reply.more] if reply is not None else []
+                    for index, sample in enumerate(samples):
+                        texts[(job.question.uid, sample)] = (
+                            choices[index].text if index < len(choices) else None
+                        )
+                    continue
+                for sample in samples:
+                    reply = await self._ask(client, messages, sample, sample_params(client, sample))
+                    texts[(job.question.uid, sample)] = reply.text if reply is not None else None
+            if wanted > 1 and client.spec.sample_batching is None and jobs:
+                self.notes.append(
+                    f"{alias}: counted one request per sample; if its server honours n, jurist asks each "
+                    "question's samples in one request"
+                )
+
+    async def _ask(
+        self, client: DryClient, messages: list[dict[str, Any]], sample: int, params: dict[str, Any]
+    ) -> Completion | None:
+        try:
+            return await client.complete(messages, sample=sample, phase="generate", **params)
+        except _NotSent:
+            return None
+
+    def answer(self, alias: str, question: Question, sample: int) -> str | None:
+        """The answer the judges will see: on disk, from the cache, a stand-in (to be generated), or None."""
+        planned = self.planned.get(alias, {})
+        if (question.uid, sample) in planned:
+            text = planned[(question.uid, sample)]
+            if text is not None:
+                return text
+            self.stand_ins.append(alias)
+            return f"JURISTPLANNEDANSWER{len(self.stand_ins) - 1}X"
+        index = self._indexes.get(alias)
+        if index is None:
+            shipped = self.pipeline.bench.shipped_answers.get(alias)
+            index = self._indexes[alias] = self.pipeline.run_dir.answer_index(alias, shipped)
+        return index.text(question.uid, sample)
+
+    # -- judgments --------------------------------------------------------------------------------------
+    async def judging(self) -> None:
+        pipeline = self.pipeline
+        run_dir, rejudge = pipeline.run_dir, pipeline.config.rejudge_invalid
+        paid = PartialGames.load(run_dir.partial_games)
+        for model in pipeline.candidates:
+            for judge in pipeline.judges:
+                kind, client = pipeline.kinds[judge], self.client(judge)
+                stored = run_dir.judgment_index(judge, model)
+                for question in pipeline.bench.questions:
+                    for sample in range(pipeline.samples):
+                        item = self._item(judge, model, question, sample)
+                        if item is None:
+                            continue
+                        if _STAND_IN.search(item.answer + (item.baseline_answer or "")):
+                            await self._judge(kind, client, item, "off", None)  # nothing to look up
+                            continue
+                        key = kind.key(item)
+                        if key not in stored:
+                            await self._judge(kind, client, item, "use", paid.get(key))
+                        elif rejudge and stored.invalid(key):
+                            await self._judge(kind, client, item, "refresh", None)
+                        else:
+                            self.done[("judge", judge)] += 1
+
+    def _item(self, judge: str, model: str, question: Question, sample: int) -> JudgeItem | None:
+        answer = self.answer(model, question, sample)
+        if answer is None:
+            return None
+        baseline = self.pipeline.bench.baseline_for(question)
+        base = self.answer(baseline, question, 0) if baseline is not None else None
+        if baseline is not None and base is None:
+            return None
+        return JudgeItem(judge, model, question, sample, answer, baseline, base)
+
+    @staticmethod
+    async def _judge(
+        kind: JudgeKind, client: DryClient, item: JudgeItem, cache: CacheMode, earlier: dict[int, Any] | None
+    ) -> None:
+        try:
+            await kind.judge(client, item, cache=cache, earlier=earlier)
+        except (PartialJudgment, RequestFailed):
+            pass  # the requests it would send are written down; the rest came from the cache
+
+    # -- the estimate -----------------------------------------------------------------------------------
+    def _observed(self, phase: str, alias: str) -> int | None:
+        """Mean completion tokens per answer that earlier runs of this directory got, if any."""
+        for row in (self.past or {}).get("rows") or []:
+            if row.get("phase") == phase and row.get("model") == alias:
+                answers = int(row.get("choices") or row.get("replies") or 0)
+                if answers:
+                    return round(int(row.get("completion_tokens") or 0) / answers)
+        return None
+
+    def _stand_in_tokens(self, alias: str) -> tuple[int, int | None]:
+        """Expected and most tokens of an answer of ``alias`` not generated yet."""
+        spec = self.pipeline.specs.get(alias)
+        most = spec.max_tokens if spec is not None else None
+        observed = self._observed("generate", alias)
+        return (observed if observed is not None else most or 0), most
+
+    def estimate(self) -> dict[tuple[str, str], Estimate]:
+        rows: dict[tuple[str, str], Estimate] = {}
+        for request in self.plan:
+            row = rows.setdefault((request.phase, request.alias), Estimate())
+            row.requests += 1
+            texts = (str(message.get("content", "")) for message in request.messages)
+            stand_ins = [int(index) for text in texts for index in _STAND_IN.findall(text)]
+            counted = count_message_tokens([_strip(message) for message in request.messages])
+            row.prompt += counted
+            row.prompt_low += counted
+            row.prompt_high += counted
+            for index in stand_ins:
+                expected, most = self._stand_in_tokens(self.stand_ins[index])
+                row.prompt += expected
+                row.prompt_high += most or 0
+                if most is None:  # an answer of unbounded length: no worst case for this row
+                    row.completion_high = None
+            spec = self.pipeline.specs[request.alias]
+            choices = int(request.params.get("n") or 1)
+            most = request.params.get("max_tokens") or spec.max_tokens
+            observed = self._observed(request.phase, request.alias)
+            row.basis.add("observed mean" if observed is not None else "max_tokens" if most else "unknown")
+            row.completion += choices * (observed if observed is not None else int(most or 0))
+            if row.completion_high is not None:
+                row.completion_high = row.completion_high + choices * int(most) if most else None
+        for hits in self.ledger.summary()["rows"]:  # what the dry clients found in the cache
+            if hits["cache_hits"]:
+                rows.setdefault((hits["phase"], hits["model"]), Estimate()).cached += hits["cache_hits"]
+        for key, done in self.done.items():
+            if done:
+                rows.setdefault(key, Estimate()).done += done
+        self._probes(rows)
+        return dict(sorted(rows.items(), key=row_order))
+
+    def _probes(self, rows: dict[tuple[str, str], Estimate]) -> None:
+        """The pre-run check's one-token probes, one per endpoint of each model with work (not sent here)."""
+        config = self.pipeline.config
+        if not config.check or config.models_file is None:
+            return
+        busy = {alias for (_, alias), row in rows.items() if row.requests}
+        for alias in sorted(busy):
+            spec = self.pipeline.specs[alias]
+            if spec.serve is None:
+                row = rows.setdefault(("check", alias), Estimate())
+                row.requests += len(spec.resolved_endpoints())
+                row.prompt = row.prompt_low = row.prompt_high = row.requests * count_message_tokens(
+                    PROBE_MESSAGES
+                )
+                row.completion = row.requests
+                row.completion_high = row.requests
+                row.basis.add("probe")
+
+
+def _strip(message: dict[str, Any]) -> dict[str, Any]:
+    """The message without its stand-ins (counted apart, at their expected length)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return {**message, "content": _STAND_IN.sub("", content)}
+    return message
+
+
+def _existing_cache(config: RunConfig) -> RequestCache | None:
+    """The request cache a run would use, opened only if it exists: a dry run creates nothing."""
+    if not config.cache:
+        return None
+    path = config.cache_path if config.cache_path is not None else default_cache_path()
+    if path.is_dir() or not path.suffix:
+        path = path / "requests.sqlite"
+    return open_cache(path) if path.is_file() else None
+
+
+def plan_run(config: RunConfig, console: Console | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+    """The rows of the estimate (one per phase and model, a total last) and the notes that go with it."""
+    pipeline = Pipeline(config, console or Console(stderr=True))  # prices resolved, budget checked
+    cache = _existing_cache(config)
+    planner = Planner(pipeline, cache, pipeline.accounts.prices)
+
+    async def walk() -> None:
+        await planner.generation()
+        if pipeline.judges:
+            await planner.judging()
+
+    try:
+        asyncio.run(walk())
+    finally:
+        if cache is not None:
+            cache.close()
+    rows, unpriced = priced_estimate(planner.estimate(), planner.prices)
+    notes = list(dict.fromkeys(planner.notes + unpriced))
+    unknown = sum(text is None for texts in planner.planned.values() for text in texts.values())
+    if planner.stand_ins:
+        notes.append(
+            f"{unknown:,} answer(s) to judge are not generated yet: in the judges' prompts "
+            "they count at their model's observed mean length (else max_tokens), in the cost range from "
+            "empty to max_tokens"
+        )
+    return rows, notes + estimate_notes(config, rows, planner.past, planner.prices)
+
+
+def dry_run(config: RunConfig, console: Console | None = None) -> int:
+    """Print the estimate of ``config``'s run; nothing is sent or written. Returns the exit code (0)."""
+    console = console or Console(stderr=True)
+    rows, notes = plan_run(config, console)
+    if config.output_format == "json":  # for programs: the rows and notes, nothing else on stdout
+        print(json.dumps({"rows": rows, "notes": notes}, indent=2, ensure_ascii=False))
+        return 0
+    title = f"jurist run --dry-run: {config.bench} (nothing sent)"
+    table_console().print(dry_run_table(rows, title))
+    for note in notes:
+        console.print(note, markup=False, highlight=False, style="dim")
+    return 0

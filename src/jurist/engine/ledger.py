@@ -1,0 +1,396 @@
+"""The ledger: what a run's requests cost, per phase and model, counted where the requests are sent.
+
+Every request goes through :meth:`ModelClient.complete <jurist.engine.client.ModelClient.complete>`, so
+the ledger is kept there, in one place, from the servers' own ``usage`` fields, instead of being pieced
+together from the files a run writes. A row per (phase, model) counts requests sent, retried, failed and
+served from the cache; prompt, completion and reasoning tokens; dollars where the model has a price; the
+time the row had a request on the wire and the part of it spent at the concurrency limit.
+
+:class:`Budget` holds ``--max-cost`` / ``--max-tokens``: before a request is sent it reserves the worst case
+(every body byte a prompt token, ``max_tokens`` per choice), and the reply gives back what was not used,
+so concurrent requests can never overshoot together. A request that cannot fit even once everything in
+flight has settled stops the budget: it and every later one are refused with :class:`BudgetExhausted`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, fields
+from typing import TYPE_CHECKING, Any, Literal
+
+from jurist.engine.transport import RequestFailed
+from jurist.prices import Price, count_message_tokens, count_text_tokens
+
+if TYPE_CHECKING:
+    from jurist.config import ModelSpec
+    from jurist.engine.transport import Completion
+
+Phase = Literal["generate", "judge", "reask", "check"]
+PHASES: tuple[Phase, ...] = ("check", "generate", "judge", "reask")
+FALLBACK_MAX_TOKENS = 32_768
+"""The worst case a budget assumes for a request that names no ``max_tokens`` (a warning says so)."""
+_BODY_SLACK = 16  # bytes added to a body's length for the template's own tokens
+
+
+class BudgetExhausted(RequestFailed):
+    """A request the budget refused: nothing was sent. Not a failure of the item: the next run with a
+    larger budget asks it (``kind`` "budget")."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind="budget", attempts=0)
+
+
+@dataclass
+class Row:
+    """One (phase, model)'s counts. ``requests`` counts every attempt sent (what a server sees);
+    ``replies`` the calls that got an answer (a request with ``n`` choices is one), ``choices`` the answers
+    they carried; ``estimated`` the replies whose token counts the server left out and jurist counted."""
+
+    requests: int = 0
+    retries: int = 0
+    failed: int = 0
+    cache_hits: int = 0
+    replies: int = 0
+    choices: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    reasoning_tokens: int = 0
+    cached_tokens: int = 0
+    estimated: int = 0
+    cost_usd: float | None = None
+    wall_s: float = 0.0
+    at_limit_s: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["wall_s"] = round(self.wall_s, 3)
+        data["at_limit_s"] = round(self.at_limit_s, 3)
+        if self.cost_usd is not None:
+            data["cost_usd"] = round(self.cost_usd, 8)
+        return data
+
+
+COUNTS = tuple(f.name for f in fields(Row) if f.name != "cost_usd")
+
+
+def worst_prompt_tokens(messages: Iterable[Mapping[str, Any]]) -> int:
+    """An upper bound on prompt tokens for any byte-level tokenizer: every byte of the messages as JSON
+    (roles and quoting included, more than any template adds) counts as a token."""
+    return len(json.dumps(list(messages), ensure_ascii=False).encode("utf-8")) + _BODY_SLACK
+
+
+def worst_completion_tokens(spec: ModelSpec, params: Mapping[str, Any]) -> int:
+    """``max_tokens`` of the request (else the model's, else :data:`FALLBACK_MAX_TOKENS`) per choice."""
+    limit = params.get("max_tokens") or params.get("max_completion_tokens") or spec.max_tokens
+    choices = int(params.get("n") or 1)
+    return int(limit or FALLBACK_MAX_TOKENS) * max(choices, 1)
+
+
+class Budget:
+    """``--max-cost`` USD and ``--max-tokens`` over a run directory's requests (``spent_*``: what earlier
+    runs there already spent). One per process; concurrent requests reserve before they are sent."""
+
+    def __init__(
+        self,
+        max_cost: float | None = None,
+        max_tokens: int | None = None,
+        *,
+        spent_cost: float = 0.0,
+        spent_tokens: int = 0,
+    ) -> None:
+        self.max_cost = max_cost
+        self.max_tokens = max_tokens
+        self.spent_cost = spent_cost
+        self.spent_tokens = spent_tokens
+        self.reserved_cost = 0.0
+        self.reserved_tokens = 0
+        self.outstanding = 0
+        self.stopped = False
+        self.refused = 0  # requests not sent because of the budget
+        self.blocked: dict[str, Any] | None = None  # the request that found no room, and its worst case
+        self._waiting: list[asyncio.Future[None]] = []
+
+    def fits(self, cost: float, tokens: int) -> bool:
+        if self.max_cost is not None and self.spent_cost + self.reserved_cost + cost > self.max_cost + 1e-12:
+            return False
+        return self.max_tokens is None or self.spent_tokens + self.reserved_tokens + tokens <= self.max_tokens
+
+    async def reserve(self, cost: float, tokens: int) -> bool:
+        """Hold ``cost`` and ``tokens`` for one request; False (and the budget stopped) when it cannot fit
+        even after every request in flight has settled. Waits for them rather than stopping early."""
+        while not self.stopped:
+            if self.fits(cost, tokens):
+                self.reserved_cost += cost
+                self.reserved_tokens += tokens
+                self.outstanding += 1
+                return True
+            if self.outstanding == 0:
+                self.stopped = True
+                self._wake()
+                break
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiting.append(waiter)
+            await waiter
+        self.refused += 1
+        return False
+
+    def settle(self, reserved_cost: float, reserved_tokens: int, cost: float, tokens: int) -> None:
+        """Swap a reservation for what the reply actually cost (nothing, for a failure)."""
+        self.reserved_cost = max(0.0, self.reserved_cost - reserved_cost)
+        self.reserved_tokens = max(0, self.reserved_tokens - reserved_tokens)
+        self.outstanding -= 1
+        self.spent_cost += cost
+        self.spent_tokens += tokens
+        self._wake()
+
+    def _wake(self) -> None:
+        """Let every waiting request look again (a probe's event loop may be gone: skip its leftovers)."""
+        waiting, self._waiting = self._waiting, []
+        for waiter in waiting:
+            if not waiter.done() and not waiter.get_loop().is_closed():
+                waiter.set_result(None)
+
+    def summary(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"stopped": self.stopped, "refused": self.refused}
+        if self.blocked is not None:
+            data["blocked"] = self.blocked
+        if self.max_cost is not None:
+            data.update(
+                max_cost_usd=self.max_cost,
+                spent_cost_usd=round(self.spent_cost, 8),
+                remaining_cost_usd=round(max(0.0, self.max_cost - self.spent_cost), 8),
+            )
+        if self.max_tokens is not None:
+            data.update(
+                max_tokens=self.max_tokens,
+                spent_tokens=self.spent_tokens,
+                remaining_tokens=max(0, self.max_tokens - self.spent_tokens),
+            )
+        return data
+
+
+@dataclass
+class Ticket:
+    """A request's reservation against the budget, settled exactly once."""
+
+    cost: float
+    tokens: int
+    settled: bool = False
+
+
+class Ledger:
+    """The (phase, model) rows of one engine, the prices that turn tokens into dollars, the budget."""
+
+    def __init__(
+        self,
+        prices: Mapping[str, Price] | None = None,
+        budget: Budget | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.prices = dict(prices or {})
+        self.budget = budget
+        self._clock = clock
+        self._rows: dict[tuple[str, str], Row] = {}
+        self._flight: Counter[tuple[str, str]] = Counter()
+        self._model_flight: Counter[str] = Counter()
+        self._caps: dict[str, int] = {}
+        self._global_cap = 0
+        self._last = clock()
+
+    def row(self, phase: str, alias: str) -> Row:
+        row = self._rows.get((phase, alias))
+        if row is None:
+            row = self._rows[(phase, alias)] = Row(cost_usd=0.0 if alias in self.prices else None)
+        return row
+
+    def cache_hit(self, phase: str, alias: str) -> None:
+        self.row(phase, alias).cache_hits += 1
+
+    # -- time on the wire -------------------------------------------------------------------------------
+    def _tick(self) -> None:
+        """Add the time since the last change to every row with a request on the wire."""
+        now = self._clock()
+        elapsed, self._last = now - self._last, now
+        if elapsed <= 0 or not self._flight:
+            return
+        total = sum(self._model_flight.values())
+        for phase, alias in self._flight:
+            row = self._rows[(phase, alias)]
+            row.wall_s += elapsed
+            model_full = self._model_flight[alias] >= self._caps.get(alias, 1 << 30)
+            if model_full or (self._global_cap and total >= self._global_cap):
+                row.at_limit_s += elapsed
+
+    @contextmanager
+    def on_wire(
+        self, phase: str, alias: str, attempt: int, model_cap: int, global_cap: int
+    ) -> Iterator[None]:
+        """Around one attempt on the wire: counts it, and its time, at the limit or not. ``model_cap``:
+        the model's own slots; ``global_cap``: the process's (whichever is full holds requests back)."""
+        row = self.row(phase, alias)
+        row.requests += 1
+        row.retries += attempt > 1
+        self._caps[alias] = min(model_cap, global_cap)
+        self._global_cap = global_cap
+        self._tick()
+        self._flight[(phase, alias)] += 1
+        self._model_flight[alias] += 1
+        try:
+            yield
+        finally:
+            self._tick()
+            self._flight[(phase, alias)] -= 1
+            self._model_flight[alias] -= 1
+            if not self._flight[(phase, alias)]:
+                del self._flight[(phase, alias)]
+            if not self._model_flight[alias]:
+                del self._model_flight[alias]
+
+    # -- budget -----------------------------------------------------------------------------------------
+    async def admit(
+        self, phase: str, spec: ModelSpec, messages: list[dict[str, Any]], params: Mapping[str, Any]
+    ) -> Ticket | None:
+        """Reserve the request's worst case, or raise :class:`BudgetExhausted`; None without a budget."""
+        budget = self.budget
+        if budget is None or (budget.max_cost is None and budget.max_tokens is None):
+            return None
+        prompt = worst_prompt_tokens(messages)
+        completion = worst_completion_tokens(spec, params)
+        price = self.prices.get(spec.alias)
+        if budget.max_cost is not None and price is None:
+            budget.stopped = True
+            raise BudgetExhausted(f"model {spec.alias!r} has no price, so --max-cost cannot bound it")
+        cost = price.cost(prompt, completion) if price is not None else 0.0
+        if not await budget.reserve(cost, prompt + completion):
+            if budget.blocked is None:
+                worst = {"worst_cost_usd": round(cost, 8), "worst_tokens": prompt + completion}
+                budget.blocked = {"model": spec.alias, "phase": phase, **worst}
+            raise BudgetExhausted(f"the budget has no room for the next request of {spec.alias!r}")
+        return Ticket(cost, prompt + completion)
+
+    async def spend(
+        self,
+        phase: Phase,
+        spec: ModelSpec,
+        messages: list[dict[str, Any]],
+        params: Mapping[str, Any],
+        send: Callable[[], Awaitable[Completion]],
+    ) -> Completion:
+        """``send()`` once the budget has room for it, counted: a reply or a failure, and its cost."""
+        ticket = await self.admit(phase, spec, messages, params)
+        try:
+            completion = await send()
+        except RequestFailed:
+            self.failed(phase, spec.alias, ticket)
+            raise
+        except BaseException:  # cancelled (Ctrl-C): nothing to count, the reservation is freed
+            self.release(ticket)
+            raise
+        self.completed(phase, spec.alias, completion, messages, ticket)
+        return completion
+
+    def release(self, ticket: Ticket | None) -> None:
+        """A request that ended without a reply (failed or cancelled): its reservation is freed."""
+        if ticket is not None and not ticket.settled and self.budget is not None:
+            ticket.settled = True
+            self.budget.settle(ticket.cost, ticket.tokens, 0.0, 0)
+
+    def failed(self, phase: str, alias: str, ticket: Ticket | None) -> None:
+        self.row(phase, alias).failed += 1
+        self.release(ticket)
+
+    def completed(
+        self,
+        phase: str,
+        alias: str,
+        completion: Completion,
+        messages: list[dict[str, Any]],
+        ticket: Ticket | None = None,
+    ) -> None:
+        """Add one reply: the server's token counts, or jurist's own count (``estimated``) where it gave
+        none; its cost where the model is priced; then settle its reservation."""
+        row = self.row(phase, alias)
+        choices = [completion, *completion.more]
+        prompt, output = completion.prompt_tokens, completion.completion_tokens
+        if prompt is None or output is None:
+            row.estimated += 1
+        if prompt is None:
+            prompt = count_message_tokens(messages)
+        if output is None:
+            output = sum(count_text_tokens(c.text + (c.reasoning or "")) for c in choices)
+        reasoning = completion.reasoning_tokens
+        if reasoning is None:  # no count given: the thought's share of the answer's characters (cheap)
+            thought = sum(len(c.reasoning or "") for c in choices)
+            reasoning = round(output * thought / (thought + sum(len(c.text) for c in choices) or 1))
+        cached = completion.cached_tokens or 0
+        row.replies += 1
+        row.choices += len(choices)
+        row.prompt_tokens += prompt
+        row.completion_tokens += output
+        row.reasoning_tokens += reasoning
+        row.cached_tokens += cached
+        price = self.prices.get(alias)
+        cost = price.cost(prompt, output, cached) if price is not None else 0.0
+        if price is not None:
+            row.cost_usd = (row.cost_usd or 0.0) + cost
+        if ticket is not None and not ticket.settled and self.budget is not None:
+            ticket.settled = True
+            self.budget.settle(ticket.cost, ticket.tokens, cost, prompt + output)
+
+    # -- what run.json keeps ----------------------------------------------------------------------------
+    def summary(self) -> dict[str, Any]:
+        """``{"rows": [{phase, model, ...counts}], "total": {...}, "budget": {...}}`` for run.json."""
+        self._tick()
+        rows = [
+            {"phase": phase, "model": alias, **row.as_dict()}
+            for (phase, alias), row in sorted(self._rows.items(), key=row_order)
+        ]
+        data: dict[str, Any] = {"rows": rows, "total": total_of(rows)}
+        if self.budget is not None and (
+            self.budget.max_cost is not None or self.budget.max_tokens is not None
+        ):
+            data["budget"] = self.budget.summary()
+        return data
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the budget refused a request: nothing more is sent in this run."""
+        return self.budget is not None and self.budget.stopped
+
+
+def row_order(item: tuple[tuple[str, str], Any]) -> tuple[int, str]:
+    """Rows in the order work happens (check, generate, judge, re-ask), then by model."""
+    phase, alias = item[0]
+    return (PHASES.index(phase) if phase in PHASES else len(PHASES), alias)
+
+
+def add_rows(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
+    """Two rows' counts added; dollars stay unknown (None) only where neither row knows them."""
+    merged: dict[str, Any] = {}
+    for name in COUNTS:
+        merged[name] = (a.get(name) or 0) + (b.get(name) or 0)
+    costs = [c for c in (a.get("cost_usd"), b.get("cost_usd")) if isinstance(c, (int, float))]
+    merged["cost_usd"] = round(sum(costs), 8) if costs else None
+    merged["wall_s"] = round(merged["wall_s"], 3)
+    merged["at_limit_s"] = round(merged["at_limit_s"], 3)
+    return merged
+
+
+def total_of(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Every row added up; ``unpriced``: models that were sent requests but have no price (the dollar
+    total leaves them out, so it is a lower bound while this list is not empty)."""
+    total: dict[str, Any] = {name: 0 for name in COUNTS}
+    total["cost_usd"] = None
+    unpriced: set[str] = set()
+    for row in rows:
+        total = add_rows(total, row)
+        if row.get("cost_usd") is None and row.get("requests"):
+            unpriced.add(str(row.get("model")))
+    total["unpriced"] = sorted(unpriced)
+    return total

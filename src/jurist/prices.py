@@ -1,0 +1,105 @@
+"""What a model costs: a ``price`` per million tokens, from the models file or a lab's own price file.
+
+jurist ships no price table: prices change, and a stale table would print wrong dollars with confidence.
+A models-file entry may carry ``price: {input, output, cached_input}`` (USD per 1M tokens), and
+``--prices FILE`` (YAML or JSON) maps aliases or served model names to prices, so a lab keeps one table
+for all its models files (:func:`jurist.ledger.resolve_prices` says which price a model gets). Tokens
+a server does not report are counted here, with the o200k tokenizer, to be priced all the same.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from jurist.errors import InputError
+
+PER_TOKENS = 1_000_000
+"""Prices are quoted per this many tokens, as providers publish them."""
+_MESSAGE_OVERHEAD = 4  # tokens a chat template adds around each message (OpenAI's counting recipe: 3-4)
+
+
+class Price(BaseModel):
+    """USD per 1M tokens. ``cached_input``: prompt tokens the server served from its own prompt cache
+    (``usage.prompt_tokens_details.cached_tokens``); unset, they cost as much as any input token."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input: float = Field(ge=0.0)
+    output: float = Field(ge=0.0)
+    cached_input: float | None = Field(default=None, ge=0.0)
+
+    def cost(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:
+        """Dollars for one reply's tokens (reasoning tokens are part of ``completion_tokens``, as billed)."""
+        cached = min(max(cached_tokens, 0), prompt_tokens)
+        cached_rate = self.input if self.cached_input is None else self.cached_input
+        dollars = (prompt_tokens - cached) * self.input + cached * cached_rate
+        return (dollars + completion_tokens * self.output) / PER_TOKENS
+
+
+def _read_mapping(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(path, "", f"cannot read the price file ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise InputError(path, "", "not UTF-8 text") from None
+    try:
+        return json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else ""
+        if isinstance(exc, json.JSONDecodeError):
+            where = f"line {exc.lineno}"
+        raise InputError(path, where, f"not valid {path.suffix.lstrip('.') or 'YAML'}: {exc}") from None
+
+
+def load_prices(path: str | Path) -> dict[str, Price]:
+    """A price file: ``name: {input, output[, cached_input]}`` per alias or served model name.
+
+    Errors name the file, the entry and the field, like the models file's do."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "", "price file not found")
+    data = _read_mapping(path)
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise InputError(path, "", "expected a mapping of model name -> {input, output, cached_input}")
+    prices: dict[str, Price] = {}
+    for name, body in data.items():
+        where = f"price {name!r}"
+        if not isinstance(body, dict):
+            raise InputError(path, where, "expected {input: USD per 1M tokens, output: ...}")
+        try:
+            prices[str(name)] = Price.model_validate(body)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = ".".join(str(part) for part in first["loc"]) or "(price)"
+            raise InputError(path, where, f"field {field}: {first['msg']}") from None
+    return prices
+
+
+def count_text_tokens(text: str) -> int:
+    """Tokens of ``text`` with the o200k tokenizer (gpt-4o's), or about four bytes a token without it."""
+    try:
+        from jurist.style import count_tokens
+
+        return count_tokens(text)
+    except (RuntimeError, ImportError, OSError):
+        return (len(text.encode("utf-8")) + 3) // 4
+
+
+def count_message_tokens(messages: Iterable[Mapping[str, Any]]) -> int:
+    """Prompt tokens of a chat request: each message's content plus the template's few tokens around it."""
+    total = 3  # the assistant turn's opening
+    for message in messages:
+        content = message.get("content")
+        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+        total += count_text_tokens(text) + _MESSAGE_OVERHEAD
+    return total
