@@ -25,7 +25,7 @@ from jurist.judging.base import CacheMode, JudgeItem, JudgeKind, PartialJudgment
 from jurist.report.progress import StageProgress
 from jurist.store.jsonl import JsonlAppender
 from jurist.store.records import answer_record
-from jurist.style import answer_style_metadata
+from jurist.style import answer_style_metadata, o200k_encoding, o200k_loaded
 
 
 class FailureLog:
@@ -113,6 +113,9 @@ async def generate(
 
     Each model's jobs are taken one at a time by its pool of workers (:func:`workers_for`), so a caller
     may pass lazy collections (a length and an iterator) and nothing per job is held before its turn."""
+    # The o200k tokenizer (style metadata of every answer) takes ~0.5 s to build: built in a thread now,
+    # so the event loop keeps sending while it loads instead of stalling on the first answer.
+    warm = None if o200k_loaded() else asyncio.ensure_future(asyncio.to_thread(o200k_encoding))
     with ExitStack() as stack:
         pools = []
         for alias, todo in work.items():
@@ -124,6 +127,14 @@ async def generate(
             jobs = _lazy(_answer_one, todo, client, out, progress, bar, failures)
             pools.append(run_jobs(jobs, workers_for(engine, client, len(todo))))
         await asyncio.gather(*pools)
+    if warm is not None:
+        await warm
+
+
+async def _tokenizer_ready() -> None:
+    """Wait, off the event loop, for the tokenizer the answer records need (instant once built)."""
+    if not o200k_loaded():
+        await asyncio.to_thread(o200k_encoding)
 
 
 def sample_params(client: ModelClient, sample: int) -> dict[str, Any]:
@@ -178,6 +189,7 @@ async def _answer_one(
             failures.record("generate", exc, **where, sample=sample)
             progress.advance(bar, failed=True)
             continue
+        await _tokenizer_ready()
         _write_answer(out, client, question, sample, completion, batched=False)
         progress.advance(bar, tokens=completion.completion_tokens or 0)
 
@@ -211,6 +223,7 @@ async def _answer_batch(
     choices = [completion, *completion.more][: len(todo)]
     if client.sample_batching is None:
         client.sample_batching = len(choices) == len(todo)
+    await _tokenizer_ready()
     for sample, choice in zip(todo, choices, strict=False):
         _write_answer(out, client, question, sample, choice, batched=len(choices) > 1)
         progress.advance(bar, tokens=choice.completion_tokens or 0)

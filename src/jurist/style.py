@@ -16,7 +16,7 @@ import gzip
 import hashlib
 import importlib.util
 import re
-from functools import lru_cache
+import threading
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -86,8 +86,7 @@ def load_o200k_ranks(path: Path | None = None) -> dict[bytes, int]:
     return ranks
 
 
-@lru_cache(maxsize=1)
-def o200k_encoding() -> TokenEncoder:
+def _build_o200k() -> TokenEncoder:
     """The o200k_base tiktoken encoding built from the bundled ranks (loaded once, ~0.5 s)."""
     import tiktoken
 
@@ -98,6 +97,25 @@ def o200k_encoding() -> TokenEncoder:
         special_tokens=_O200K_SPECIAL,
     )
     return encoding
+
+
+_encoding: TokenEncoder | None = None
+_loading = threading.Lock()
+
+
+def o200k_encoding() -> TokenEncoder:
+    """The o200k_base encoding, built once per process; a lock makes a second caller wait for the first
+    load instead of building it again (the answer stage loads it in a thread while requests go out)."""
+    global _encoding
+    if _encoding is None:
+        with _loading:
+            if _encoding is None:
+                _encoding = _build_o200k()
+    return _encoding
+
+
+def o200k_loaded() -> bool:
+    return _encoding is not None
 
 
 def count_tokens(text: str) -> int:

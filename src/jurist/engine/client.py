@@ -28,11 +28,11 @@ from jurist.engine.throttle import Throttle
 from jurist.engine.transport import (
     Completion,
     EndpointClient,
-    ParsedReply,
     RequestFailed,
     _parse_completion,
     _server_message,
     _Transient,
+    completion_from,
 )
 from jurist.errors import JuristError
 
@@ -281,7 +281,7 @@ class ModelClient:
                     f"unreadable response body ({type(exc).__name__}: {exc}; body starts {start!r})",
                     "unreadable",
                 ) from None
-            return _completion(parsed, latency, attempt)
+            return completion_from(parsed, latency, attempt)
         message = f"HTTP {status}: {_server_message(payload)}"
         if is_retryable_status(status):
             kind = "rate_limited" if status == 429 else "server_error"
@@ -387,21 +387,3 @@ class Engine:
         """Stop the managed servers, synchronously: for a runner's ``finally`` outside the event loop."""
         if self.pool is not None and self._owner is None:
             self.pool.stop_all()
-
-
-def _completion(parsed: ParsedReply, latency: float, attempt: int) -> Completion:
-    return Completion(
-        parsed.text,
-        parsed.reasoning,
-        parsed.prompt_tokens,
-        parsed.completion_tokens,
-        latency,
-        attempt,
-        parsed.finish_reason,
-        parsed.logprobs,
-        empty=not parsed.text.strip(),
-        truncated_thought=parsed.truncated_thought,
-        more=[_completion(choice, latency, attempt) for choice in parsed.more],
-        reasoning_tokens=parsed.reasoning_tokens,
-        cached_tokens=parsed.cached_tokens,
-    )

@@ -224,6 +224,25 @@ def _parse_choice(choice: Any, index: int) -> ParsedReply:
     return ParsedReply(content, reasoning, None, None, finish, choice.get("logprobs"), truncated)
 
 
+def completion_from(parsed: ParsedReply, latency: float, attempt: int) -> Completion:
+    """The completion of a readable reply, its further choices (``n`` > 1) as completions too."""
+    return Completion(
+        parsed.text,
+        parsed.reasoning,
+        parsed.prompt_tokens,
+        parsed.completion_tokens,
+        latency,
+        attempt,
+        parsed.finish_reason,
+        parsed.logprobs,
+        empty=not parsed.text.strip(),
+        truncated_thought=parsed.truncated_thought,
+        more=[completion_from(choice, latency, attempt) for choice in parsed.more],
+        reasoning_tokens=parsed.reasoning_tokens,
+        cached_tokens=parsed.cached_tokens,
+    )
+
+
 class EndpointClient:
     """One base URL with its own session; the key travels in a header, never in the body.
 
