@@ -8,10 +8,19 @@ has two or more; this process is pinned to another. Each round sends N requests 
   per round, one sample index per request): the lookup and the store it adds to each request;
 * ``jurist generate stage``: the whole generation stage of ``jurist run --inference-only`` (engine plus
   resume bookkeeping and line-atomic appends of every answer), on a synthetic question file, cache off;
-* ``AsyncOpenAI``: ``client.chat.completions.create`` behind an ``asyncio.Semaphore(C)``.
+* ``AsyncOpenAI``: ``client.chat.completions.create`` behind an ``asyncio.Semaphore(C)``, its connection
+  pool sized to C (the SDK keeps 100 idle connections by default, so at C=256 it would close and reopen
+  156 connections all the time, a cost of the pool setting rather than of the client).
+
+The mock listens with an accept queue of 1024 (bench/e2e_mock.py; aiohttp's default is 128): 256 clients
+connecting at once overflowed the default one, the kernel dropped SYNs, and SYN retransmits (1, 3, 7 s)
+ran past the SDK's 5 s connect timeout, so the AsyncOpenAI leg failed to connect at concurrency 256.
+The run prints the host's listen-queue overflows (``/proc/net/netstat``, every process of the host
+counted) so a repeat shows whether connections were dropped.
 
 CPU is this process's user+sys time (``getrusage``) over the timed section. Rounds alternate between the
-clients; the table shows medians over rounds. Usage: ``python bench/bench_engine.py [--n 5000] [--conc 256]``.
+clients, after one untimed warm-up round of each; the table shows medians over rounds.
+Usage: ``python bench/bench_engine.py [--n 5000] [--conc 256] [--rounds 3]``.
 """
 
 from __future__ import annotations
@@ -52,8 +61,22 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def listen_overflows() -> int:
+    """The host's count of connections dropped because a listen queue was full (0 where unreadable)."""
+    try:
+        lines = Path("/proc/net/netstat").read_text().splitlines()
+    except OSError:
+        return 0
+    for names, values in zip(lines[::2], lines[1::2], strict=False):
+        if names.startswith("TcpExt:"):
+            return int(dict(zip(names.split(), values.split(), strict=True)).get("ListenOverflows", 0))
+    return 0
+
+
 def start_mock(port: int) -> subprocess.Popen[bytes]:
-    process = subprocess.Popen([sys.executable, str(ROOT / "tests" / "mock_openai.py"), "--port", str(port)])
+    """tests/mock_openai.py's server with a deep accept queue (bench/e2e_mock.py), on its own core."""
+    command = [sys.executable, str(ROOT / "bench" / "e2e_mock.py"), "--port", str(port), "--backlog", "1024"]
+    process = subprocess.Popen(command)
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) >= 2:
         os.sched_setaffinity(process.pid, {cpus[0]})
@@ -88,9 +111,15 @@ async def run_jurist_engine(base_url: str, n: int, conc: int, cache_file: Path |
 
 
 async def run_async_openai(base_url: str, n: int, conc: int) -> None:
-    from openai import AsyncOpenAI
+    from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 
-    client = AsyncOpenAI(base_url=base_url, api_key="bench-key", max_retries=0)
+    try:
+        from httpx2 import Limits  # what openai 3.x is built on
+    except ImportError:
+        from httpx import Limits  # type: ignore[no-redef]  # openai 1.x and 2.x
+
+    pool = DefaultAsyncHttpxClient(limits=Limits(max_connections=conc, max_keepalive_connections=conc))
+    client = AsyncOpenAI(base_url=base_url, api_key="bench-key", max_retries=0, http_client=pool)
     sem = asyncio.Semaphore(conc)
 
     async def one() -> None:
@@ -177,6 +206,7 @@ def main() -> None:
         "jurist generate stage": [],
         "AsyncOpenAI": [],
     }
+    overflows = listen_overflows()
     try:
         # Warm-up: imports, connection pools, the server's first requests.
         timed(lambda: run_jurist_engine(base_url, 500, args.conc))
@@ -202,7 +232,9 @@ def main() -> None:
 
     print(
         f"{args.n} requests per round at concurrency {args.conc}, {args.rounds} rounds; "
-        f"openai {openai.__version__}; {os.cpu_count()} CPUs; medians (min-max)"
+        f"openai {openai.__version__}; {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f}; "
+        f"listen-queue overflows on the host during the run: {listen_overflows() - overflows}; "
+        "medians (min-max)"
     )
     print(f"{'client':<24} {'CPU ms/request':>22} {'req/s (wall)':>14}")
     per_request = {}

@@ -23,7 +23,8 @@ that probability, from an RNG seeded by ``seed``; ``stats.injected`` counts them
 ``count_keys`` the server counts requests per distinct (model, messages), so a benchmark can tell how many
 attempts each request took (``GET /v1/_stats``).
 Run as a script (``python tests/mock_openai.py --port N``) it serves until killed, for benchmarks
-(``--extra-port`` serves more ports, ``--fault-rate`` injects random faults; see ``--help``).
+(``--extra-port`` serves more ports, ``--fault-rate`` injects random faults, ``--backlog`` sets the accept
+queue, deep by default: aiohttp's 128 drops SYNs when 256 clients connect at once; see ``--help``).
 """
 
 from __future__ import annotations
@@ -353,12 +354,12 @@ class MockOpenAI:
             self._thread.join(10)
 
 
-async def _serve_ports(server: MockOpenAI, ports: list[int]) -> None:
+async def _serve_ports(server: MockOpenAI, ports: list[int], backlog: int) -> None:
     """Serve one app on several ports of 127.0.0.1 until the process is killed."""
     runner = web.AppRunner(server.app(), access_log=None)
     await runner.setup()
     for port in ports:
-        await web.TCPSite(runner, "127.0.0.1", port).start()
+        await web.TCPSite(runner, "127.0.0.1", port, backlog=backlog).start()
     await asyncio.Event().wait()
 
 
@@ -372,6 +373,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the random faults")
     parser.add_argument("--slow", type=float, default=0.3, help="seconds a 'slow' fault waits")
     parser.add_argument("--count-keys", action="store_true", help="count requests per distinct request")
+    parser.add_argument("--backlog", type=int, default=1024, help="accept queue length of each port")
     args = parser.parse_args()
     server = MockOpenAI(
         delay=args.delay,
@@ -383,9 +385,11 @@ def main() -> None:
         count_keys=args.count_keys,
     )
     if args.extra_port:
-        asyncio.run(_serve_ports(server, [args.port, *args.extra_port]))
+        asyncio.run(_serve_ports(server, [args.port, *args.extra_port], args.backlog))
         return
-    web.run_app(server.app(), host="127.0.0.1", port=args.port, access_log=None, print=None)
+    web.run_app(
+        server.app(), host="127.0.0.1", port=args.port, backlog=args.backlog, access_log=None, print=None
+    )
 
 
 if __name__ == "__main__":
