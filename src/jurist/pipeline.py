@@ -8,7 +8,6 @@ for what is missing, so re-running a finished run sends nothing and a crashed on
 from __future__ import annotations
 
 import uuid
-from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +31,12 @@ from jurist.judging.base import JudgeKind
 from jurist.judging.kinds import judge_kind_for
 from jurist.ledger import BUDGET_STOPPED, RunLedger
 from jurist.redact import mask
-from jurist.report.progress import StageProgress
+from jurist.report.progress import StageProgress, display_for
 from jurist.results import Outcome, RunView
 from jurist.run_config import Mode, RunConfig, RunResult
 from jurist.run_scoring import score_finished_run
-from jurist.shipped import write_shipped_answers
-from jurist.stages import AnswerJob, FailureLog, generate, judge, new_progress
+from jurist.shipped import start_writing_shipped
+from jurist.stages import AnswerJob, FailureLog, generate, judge
 from jurist.store.lock import RunDirLock
 from jurist.store.run_dir import RunDir
 from jurist.store.usage import add_usage, previous_usage
@@ -336,18 +335,21 @@ class Pipeline:
     async def stages(self, engine: Engine, progress: StageProgress | None = None) -> None:
         """Answer what is missing, then judge what is missing; ``progress``: a display shared with other
         tasks (else each stage has its own)."""
-        write_shipped_answers(self.run_dir, self.bench, self.candidates + self.baselines)
-        work = self._generation_work()
-        if any(work.values()):
-            files = {alias: self.run_dir.answers(alias) for alias in work}
-            with _display(self.console, self.config.progress, progress) as bars:
-                await generate(engine, work, files, self.failures, bars)
+        shipped = start_writing_shipped(self.run_dir, self.bench, self.candidates + self.baselines)
+        try:
+            work = self._generation_work()
+            if any(work.values()):
+                files = {alias: self.run_dir.answers(alias) for alias in work}
+                with display_for(self.console, self.config.progress, progress) as bars:
+                    await generate(engine, work, files, self.failures, bars)
+        finally:
+            await shipped
         if not self.judges or engine.ledger.stopped:  # the budget stopped the answers: nothing to judge
             return
         judging = self._judging_work()
         if any(judging.values()):
             paths = {key: self.run_dir.judgments(*key) for key in judging}
-            with _display(self.console, self.config.progress, progress) as bars:
+            with display_for(self.console, self.config.progress, progress) as bars:
                 await judge(engine, judging, paths, self.failures, bars, self.run_dir.partial_games)
 
     def _generation_work(self) -> dict[str, list[AnswerJob]]:
@@ -381,12 +383,6 @@ class Pipeline:
     def _judging_work(self) -> dict[tuple[str, str], JudgeJobs]:
         """Per (judge, model): answers with no judgment yet (or an invalid one, with --rejudge-invalid)."""
         return self.judge_work().todo(self.config.rejudge_invalid)
-
-
-def _display(
-    console: Console, enabled: bool, shared: StageProgress | None
-) -> AbstractContextManager[StageProgress]:
-    return nullcontext(shared) if shared is not None else new_progress(console, enabled)
 
 
 def run_pipeline(config: RunConfig, console: Console | None = None) -> RunResult:
