@@ -95,6 +95,9 @@ def test_headline_reads_every_kind_of_row() -> None:
     writing = {"model": "m", "overall": 6.5, "overall_x10": 65.0, "ci_low": 6.0, "ci_high": 7.0}
     assert headline(writing) == ("overall_x10", 65.0, 60.0, 70.0)
     assert headline({"model": "base", "score": 50.0, "baseline": True}) is None
+    unscored = {"model": "m", "score": None, "bootstrap_std": None, "ci_low": None, "ci_high": None}
+    assert headline(unscored) == ("score", None, None, None)  # shown as "-", not dropped
+    assert headline({"model": "m", "overall": None, "overall_x10": None}) == ("overall_x10", None, None, None)
 
 
 def test_the_cli_runs_tasks_and_refuses_a_bare_option(tmp_path: Path, mock_server: Any) -> None:

@@ -132,8 +132,8 @@ def headline(row: dict[str, Any]) -> tuple[str, Any, Any, Any] | None:
     name = row.get("headline")
     if isinstance(name, str):  # rule-checked: the suite's headline metric
         return name, row.get(name), row.get(f"{name}_ci_low"), row.get(f"{name}_ci_high")
-    for name in ("score", "overall_x10", "overall", "rating"):
-        if row.get(name) is not None:
+    for name in ("score", "overall_x10", "rating"):
+        if name in row:  # kept when None (every answer unscored): the table says the task has no score
             low, high = row.get("ci_low"), row.get("ci_high")
             if name == "overall_x10" and low is not None and high is not None:
                 low, high = 10 * low, 10 * high
@@ -153,6 +153,7 @@ def summary_rows(tasks: Sequence[str], results: Sequence[RunResult]) -> list[dic
             rows.append(
                 {
                     "task": task,
+                    "fraction": "bootstrap_std" in row,  # HealthBench reports a 0-1 score, not percent
                     "model": row.get("model"),
                     "judge": row.get("judge"),
                     "metric": metric,
@@ -171,12 +172,12 @@ def summary_table(rows: Sequence[dict[str, Any]]) -> Table:
     for name in ("task", "model", "judge", "metric", "value", "CI"):
         table.add_column(name, justify="right" if name in ("value", "CI") else "left")
 
-    def fmt(value: Any) -> str:  # percentages with one decimal; HealthBench's 0-1 score with three
-        if not isinstance(value, (int, float)):
-            return "-"
-        return f"{value:.3f}" if -1 <= value <= 1 else f"{value:.1f}"
-
     for row in rows:
+        digits = 3 if row["fraction"] else 1  # percentages with one decimal; HealthBench's 0-1 with three
+
+        def fmt(value: Any, digits: int = digits) -> str:
+            return f"{value:.{digits}f}" if isinstance(value, (int, float)) else "-"
+
         ci = "-"
         if isinstance(row["ci_low"], (int, float)) and isinstance(row["ci_high"], (int, float)):
             ci = f"({fmt(row['ci_low'])}, {fmt(row['ci_high'])})"
