@@ -24,7 +24,7 @@ from jurist.benchmarks.base import Question
 from jurist.config import ModelSpec
 from jurist.engine.cache import RequestCache, default_cache_path, open_cache
 from jurist.engine.check import PROBE_MESSAGES
-from jurist.engine.client import EndpointClient, EngineStats, ModelClient, RequestFailed
+from jurist.engine.client import EndpointClient, ModelClient, RequestFailed
 from jurist.engine.ledger import Ledger, Phase, row_order
 from jurist.engine.limits import ConcurrencyLimits
 from jurist.engine.retry import RetryPolicy
@@ -63,7 +63,7 @@ class DryClient(ModelClient):
     """A model client that consults the cache exactly as a run's would and writes a miss down unsent."""
 
     def __init__(self, spec: ModelSpec, cache: RequestCache | None, ledger: Ledger, plan: list[Planned]):
-        super().__init__(spec, ConcurrencyLimits(1), RetryPolicy(), EngineStats(), cache=cache, ledger=ledger)
+        super().__init__(spec, ConcurrencyLimits(1), RetryPolicy(), cache=cache, ledger=ledger)
         self._plan = plan
 
     @staticmethod

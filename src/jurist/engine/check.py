@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from jurist.config import DEFAULT_KEY_ENV, Endpoint, ModelSpec
-from jurist.engine.client import EngineStats, ModelClient, RequestFailed
+from jurist.engine.client import ModelClient, RequestFailed
 from jurist.engine.ledger import Ledger
 from jurist.engine.limits import ConcurrencyLimits
 from jurist.engine.retry import RetryPolicy
@@ -116,7 +116,7 @@ async def _probe(
     """Send one one-token request to exactly this endpoint (counted in ``ledger``'s check phase)."""
     single = spec.model_copy(update={"endpoints": [endpoint], "timeout": min(spec.timeout, timeout)})
     name = endpoint_name(spec, endpoint)
-    client = ModelClient(single, limits, policy, EngineStats(), ledger=ledger)
+    client = ModelClient(single, limits, policy, ledger=ledger)
     try:
         completion = await client.complete(PROBE_MESSAGES, max_tokens=1, phase="check")
     except RequestFailed as exc:

@@ -13,7 +13,6 @@ import functools
 import json
 import random
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import aiohttp
@@ -21,7 +20,7 @@ import aiohttp
 from jurist.config import ModelSpec
 from jurist.engine.cache import RequestCache, request_key
 from jurist.engine.connections import ConnectionBudget
-from jurist.engine.ledger import Ledger, Phase
+from jurist.engine.ledger import Ledger, Phase, Row
 from jurist.engine.limits import ConcurrencyLimits
 from jurist.engine.retry import RetryPolicy, is_retryable_status, parse_retry_after
 from jurist.engine.throttle import Throttle
@@ -44,18 +43,35 @@ __all__ = ["Completion", "EndpointClient", "Engine", "EngineStats", "ModelClient
 CacheMode = Literal["use", "refresh", "off"]
 
 
-@dataclass
 class EngineStats:
-    """Counters for the run summary and for tests that check what was (not) sent."""
+    """run.json's ``usage`` totals (requests, cache hits, retries, failures, tokens; overall and per model)
+    read off the engine's ledger, which counts each request once by phase and model. Probes (phase
+    ``check``) are left out, as ``usage`` never held them; the ledger shows them in their own rows."""
 
-    requests: int = 0
-    cache_hits: int = 0
-    successes: int = 0
-    failures: int = 0
-    retries: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    per_model: dict[str, dict[str, int]] = field(default_factory=dict)
+    def __init__(self, ledger: Ledger) -> None:
+        self._ledger = ledger
+
+    def _rows(self) -> list[tuple[str, Row]]:
+        return [(alias, row) for (phase, alias), row in self._ledger.rows() if phase != "check"]
+
+    def _sum(self, name: str) -> int:
+        return sum(int(getattr(row, name)) for _, row in self._rows())
+
+    requests = property(lambda self: self._sum("requests"))
+    cache_hits = property(lambda self: self._sum("cache_hits"))
+    retries = property(lambda self: self._sum("retries"))
+    failures = property(lambda self: self._sum("failed"))
+    prompt_tokens = property(lambda self: self._sum("prompt_tokens"))
+    completion_tokens = property(lambda self: self._sum("completion_tokens"))
+
+    @property
+    def per_model(self) -> dict[str, dict[str, int]]:
+        models: dict[str, dict[str, int]] = {}
+        for alias, row in self._rows():
+            counts = models.setdefault(alias, dict.fromkeys(_PER_MODEL, 0))
+            for name in _PER_MODEL:
+                counts[name] += int(getattr(row, name))
+        return models
 
     def summary(self) -> dict[str, Any]:
         """Totals for ``run.json``: requests, cache hits, retries and tokens, overall and per model."""
@@ -68,29 +84,8 @@ class EngineStats:
             "per_model": self.per_model,
         }
 
-    def row(self, alias: str) -> dict[str, int]:
-        row = self.per_model.get(alias)
-        if row is None:
-            row = self.per_model[alias] = {
-                "requests": 0,
-                "cache_hits": 0,
-                "prompt_tokens": 0,
-                "completion_tokens": 0,
-            }
-        return row
 
-    def add(self, alias: str, completion: Completion) -> None:
-        self.successes += 1
-        self.prompt_tokens += completion.prompt_tokens or 0
-        self.completion_tokens += completion.completion_tokens or 0
-        row = self.row(alias)
-        row["prompt_tokens"] += completion.prompt_tokens or 0
-        row["completion_tokens"] += completion.completion_tokens or 0
-
-    def add_cache_hit(self, alias: str) -> None:
-        """A completion served from the cache: no request, no tokens spent."""
-        self.cache_hits += 1
-        self.row(alias)["cache_hits"] += 1
+_PER_MODEL = ("requests", "cache_hits", "prompt_tokens", "completion_tokens")
 
 
 class ModelClient:
@@ -101,7 +96,6 @@ class ModelClient:
         spec: ModelSpec,
         limits: ConcurrencyLimits,
         policy: RetryPolicy,
-        stats: EngineStats,
         throttle: Throttle | None = None,
         *,
         cache: RequestCache | None = None,
@@ -115,7 +109,6 @@ class ModelClient:
         self.batch_probe = asyncio.Lock()  # held by the one batched request that finds out
         self._limits = limits
         self._policy = policy
-        self._stats = stats
         self._throttle = throttle
         self._cache = cache
         self._pool = pool
@@ -200,7 +193,6 @@ class ModelClient:
             if cache == "use":
                 value = store.get(key)
                 if value is not None and isinstance(value.get("text"), str):  # else: not ours, a miss
-                    self._stats.add_cache_hit(self.alias)
                     self._ledger.cache_hit(phase, self.alias)
                     return Completion.from_cache(value)
         if not self.endpoints:
@@ -228,8 +220,6 @@ class ModelClient:
                     else:
                         body = self.build_body(endpoint.model_name, messages, **params)
                     endpoint.in_flight += 1
-                    self._stats.requests += 1
-                    self._stats.row(self.alias)["requests"] += 1
                     slots = self.spec.parallel, self._limits.max_concurrency
                     try:
                         with self._ledger.on_wire(phase, self.alias, attempt, *slots):
@@ -240,14 +230,12 @@ class ModelClient:
                     finally:
                         endpoint.in_flight -= 1
                 completion = self._completion_or_raise(status, payload, retry_after, latency, attempt)
-                self._stats.add(self.alias, completion)
                 return completion
             except _Transient as exc:
                 failure = exc
             except (asyncio.TimeoutError, TimeoutError):
                 failure = _Transient(f"timed out after {self.spec.timeout:g} s", "timeout")
             except aiohttp.InvalidURL as exc:
-                self._stats.failures += 1
                 raise RequestFailed(f"invalid URL {exc}", kind="config", attempts=attempt) from None
             except aiohttp.ClientPayloadError as exc:
                 failure = _Transient(f"unreadable response body: {exc}", "unreadable")
@@ -256,7 +244,6 @@ class ModelClient:
             except OSError as exc:
                 failure = _Transient(f"connection error: {exc}", "connection")
             if attempt >= self._policy.max_attempts:
-                self._stats.failures += 1
                 elapsed = time.monotonic() - started
                 raise RequestFailed(
                     f"{failure} (gave up after {attempt} attempts, {elapsed:.1f} s)",
@@ -264,7 +251,6 @@ class ModelClient:
                     status=failure.status,
                     attempts=attempt,
                 )
-            self._stats.retries += 1
             await asyncio.sleep(self._policy.delay(attempt, failure.retry_after, self._rng))
 
     def _completion_or_raise(
@@ -286,7 +272,6 @@ class ModelClient:
         if is_retryable_status(status):
             kind = "rate_limited" if status == 429 else "server_error"
             raise _Transient(message, kind, status, parse_retry_after(retry_after))
-        self._stats.failures += 1
         raise RequestFailed(message, kind="client_error", status=status, attempts=attempt)
 
     async def aclose(self) -> None:
@@ -314,8 +299,8 @@ class Engine:
         self.throttle = throttle
         self.cache = cache
         self.pool = pool  # made on demand when a spec has a serve block and none was given
-        self.stats = EngineStats()
         self.ledger = ledger if ledger is not None else Ledger()  # per phase and model; prices, budget
+        self.stats = EngineStats(self.ledger)
         # One connection pool for every endpoint: open sockets stay within max_concurrency, whatever the
         # number of models and endpoints (each model's own ``parallel`` is a semaphore in ``limits``).
         self.connections = ConnectionBudget(max_concurrency)
@@ -351,7 +336,6 @@ class Engine:
                 spec,
                 self.limits,
                 self.policy,
-                self.stats,
                 throttle=self.throttle,
                 cache=self.cache,
                 pool=self._server_pool() if spec.serve is not None else None,

@@ -209,6 +209,10 @@ class Ledger:
             row = self._rows[(phase, alias)] = Row(cost_usd=0.0 if alias in self.prices else None)
         return row
 
+    def rows(self) -> list[tuple[tuple[str, str], Row]]:
+        """Every (phase, model) row counted so far."""
+        return list(self._rows.items())
+
     def cache_hit(self, phase: str, alias: str) -> None:
         self.row(phase, alias).cache_hits += 1
 
