@@ -63,7 +63,8 @@ def judgment_codes(run: Path, judge: str, model: str) -> dict[str, int]:
 
 
 def test_the_browser_is_there_where_it_is_required() -> None:
-    """CI sets JURIST_REQUIRE_BROWSER=1: there a missing Chromium fails the suite instead of skipping."""
+    """With chromium installed (./dev test installs it as root) JURIST_REQUIRE_BROWSER=1 is set: a browser
+    that cannot run fails the suite instead of skipping."""
     if MISSING is not None and os.environ.get("JURIST_REQUIRE_BROWSER") != "1":
         pytest.skip(MISSING)
     assert MISSING is None, MISSING
