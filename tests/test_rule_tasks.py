@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -101,6 +102,20 @@ def test_download_with_other_bytes_is_refused(
     monkeypatch.delenv("JURIST_DATA_DIR", raising=False)
     with pytest.raises(JuristError, match="not the pinned"):
         resolve(_pinned(url, b"something else"))
+
+
+def test_a_gone_revision_falls_back_and_only_the_pinned_bytes_are_kept(
+    file_server: tuple[str, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url, hits = file_server
+    monkeypatch.delenv("JURIST_DATA_DIR", raising=False)
+    gone = "http://127.0.0.1:9/revision-gone/data.jsonl"  # nothing listens on the discard port
+    pinned = dataclasses.replace(_pinned(gone, b'{"y": 1}\n'), fallback_urls=(url,))
+    assert resolve(pinned).read_bytes() == b'{"y": 1}\n'
+    assert hits == ["/pinned/data.jsonl"]
+    other = dataclasses.replace(_pinned(gone, b"other bytes"), fallback_urls=(url,))
+    with pytest.raises(JuristError, match=r"revision-gone.*; .*not the pinned.*JURIST_DATA_DIR"):
+        resolve(other)
 
 
 def test_no_network_names_what_to_set(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -46,6 +46,10 @@ REPOSITORY = "tatsu-lab/alpaca_eval"
 COMMIT = "cd543a149df89434d8a54582c0151c0b945c3d20"
 _HUB_RAW = f"https://huggingface.co/datasets/{HUB}/resolve/{REVISION}"
 _GITHUB_RAW = f"https://raw.githubusercontent.com/{REPOSITORY}/{COMMIT}"
+_HUB_MAIN = f"https://huggingface.co/datasets/{HUB}/resolve/main"
+"""Where upstream's own code reads the files (no revision); tried only if the pinned revision cannot be
+fetched, and accepted only with the pinned sha256 (the revision above comes from a public record of the
+hub's history that could not be checked against the hub from here; the sha256s are the issue's)."""
 _HUB = f"hub {HUB}@{REVISION[:7]}"
 
 REFERENCE_OUTPUTS = PinnedFile(
@@ -69,6 +73,7 @@ DIFFICULTY = PinnedFile(
     f"{_HUB_RAW}/instruction_difficulty.csv",
     "e28d875bb334f75e17acd1e4ed659b261860e3db379cf5de29060301bed0a18b",
     f"{_HUB} instruction_difficulty.csv",
+    (f"{_HUB_MAIN}/instruction_difficulty.csv",),
 )
 GAMED = PinnedFile(
     NAME,
@@ -77,6 +82,7 @@ GAMED = PinnedFile(
     f"{_HUB_RAW}/df_gamed.csv",
     "97aeec3f1c7de6dee6fd31fe66f1702623f4614c3efe1c6fc5f4927cd5fd674d",
     f"{_HUB} df_gamed.csv",
+    (f"{_HUB_MAIN}/df_gamed.csv",),
 )
 _PROMPT_PATH = "src/alpaca_eval/evaluators_configs/alpaca_eval_clf_gpt4_turbo/alpaca_eval_clf.txt"
 TEMPLATE = PinnedFile(

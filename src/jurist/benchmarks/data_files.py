@@ -33,6 +33,9 @@ class PinnedFile:
     sha256: str
     origin: str
     """Repository and commit, for run.json and messages."""
+    fallback_urls: tuple[str, ...] = ()
+    """Tried in order when ``url`` cannot be fetched (a revision gone from a hub): the sha256 still decides
+    which bytes are accepted, so a fallback can only ever deliver the pinned content."""
 
     @property
     def cache_name(self) -> str:
@@ -91,28 +94,36 @@ def _progress(pinned: PinnedFile, done: int, total: int) -> None:
 
 
 def _download(pinned: PinnedFile, target: Path) -> Path:
-    """Fetch the pinned URL into the cache, keeping it only if its sha256 is the pinned one."""
-    try:
-        with urllib.request.urlopen(pinned.url, timeout=60) as response:  # noqa: S310 - a pinned https URL
-            total = int(response.headers.get("Content-Length") or 0)
-            chunks: list[bytes] = []
-            while chunk := response.read(1 << 20):
-                chunks.append(chunk)
-                _progress(pinned, sum(map(len, chunks)), total)
-            data = b"".join(chunks)
-    except OSError as exc:
-        raise JuristError(
-            f"{pinned.benchmark} data could not be downloaded from {pinned.url} ({exc}); with no network, "
-            f"set {DATA_DIR_ENV} (or --data-dir) to a folder holding {pinned.local_paths[0]}"
-        ) from None
-    digest = hashlib.sha256(data).hexdigest()
-    if digest != pinned.sha256:
-        raise JuristError(
-            f"{pinned.url}: downloaded bytes have sha256 {digest[:12]}…, not the pinned "
-            f"{pinned.sha256[:12]}…; refusing them"
-        )
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(target.suffix + ".tmp")
-    tmp.write_bytes(data)
-    tmp.replace(target)
-    return target
+    """Fetch the pinned URL (or, failing that, a fallback) into the cache, keeping only the pinned bytes."""
+    problems: list[str] = []
+    for url in (pinned.url, *pinned.fallback_urls):
+        try:
+            data = _fetch(pinned, url)
+        except OSError as exc:
+            problems.append(f"{url} ({exc})")
+            continue
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != pinned.sha256:
+            problems.append(
+                f"{url}: its bytes have sha256 {digest[:12]}…, not the pinned {pinned.sha256[:12]}…"
+            )
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(target.suffix + ".tmp")
+        tmp.write_bytes(data)
+        tmp.replace(target)
+        return target
+    raise JuristError(
+        f"{pinned.benchmark} data could not be downloaded: {'; '.join(problems)}; with no network, "
+        f"set {DATA_DIR_ENV} (or --data-dir) to a folder holding {pinned.local_paths[0]}"
+    )
+
+
+def _fetch(pinned: PinnedFile, url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 - a pinned https URL
+        total = int(response.headers.get("Content-Length") or 0)
+        chunks: list[bytes] = []
+        while chunk := response.read(1 << 20):
+            chunks.append(chunk)
+            _progress(pinned, sum(map(len, chunks)), total)
+    return b"".join(chunks)
