@@ -266,7 +266,7 @@ def run(
 
 
 # Further subcommands live in their own modules; each exposes ``register(app)``.
-_COMMAND_MODULES: tuple[str, ...] = ("judgebench", "check", "judges", "show", "transfer", "view")
+_COMMAND_MODULES: tuple[str, ...] = ("judgebench", "check", "judges", "show", "transfer", "view", "plot")
 
 
 def _quiet_flags() -> None:
