@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -40,8 +40,9 @@ PASSTHROUGH_PARAMS = (
 )
 
 StructuredDialect = Literal["none", "llama_cpp", "vllm", "openai"]
-# Managed server kinds; each has a module under jurist/engine/servers/ (add "vllm" with servers/vllm.py).
-ServeKind = Literal["llama.cpp"]
+# Managed server kinds; each has a module under jurist/engine/servers/.
+ServeKind = Literal["llama.cpp", "vllm"]
+VLLM_DEFAULT_MAX_NUM_SEQS = 256  # vLLM's --max-num-seqs when args do not set it
 
 
 class Endpoint(BaseModel):
@@ -58,16 +59,75 @@ class Endpoint(BaseModel):
         return (self.api_base or DEFAULT_API_BASE).rstrip("/")
 
 
+def arg_value(args: Sequence[str], *names: str) -> str | None:
+    """The value a command line gives a flag (``--flag V`` or ``--flag=V``; the last one wins)."""
+    value = None
+    for i, arg in enumerate(args):
+        flag, eq, inline = arg.partition("=")
+        if flag in names:
+            value = inline if eq else (args[i + 1] if i + 1 < len(args) else None)
+    return value
+
+
 class ServeSpec(BaseModel):
     """A model server jurist starts on first use and stops when the run ends (``serve:`` in a models file)."""
 
     model_config = ConfigDict(extra="forbid")
 
     kind: ServeKind
-    model: str  # the weights: a GGUF file for llama.cpp
-    n_ctx: int | None = Field(default=None, ge=1)
+    model: str  # the weights: a GGUF file (llama.cpp), a local directory or a hub id (vllm)
+    # A count (jurist picks ids among the GPUs it sees) or the ids themselves: the server's
+    # CUDA_VISIBLE_DEVICES. Explicit ids are also how a sweep places one server per GPU.
+    gpus: int | list[int] | None = None
+    tensor_parallel: int | None = Field(default=None, ge=1)  # vLLM --tensor-parallel-size; default: #gpus
+    n_ctx: int | None = Field(default=None, ge=1)  # llama.cpp --n_ctx, vLLM --max-model-len
     args: list[str] = Field(default_factory=list)  # extra command-line arguments for the server
     startup_timeout: float = Field(default=300.0, gt=0)
+
+    @field_validator("gpus")
+    @classmethod
+    def _gpu_ids(cls, value: int | list[int] | None) -> int | list[int] | None:
+        if isinstance(value, int) and value < 1:
+            raise ValueError("a GPU count is at least 1 (leave gpus out for none)")
+        if isinstance(value, list):
+            if not value:
+                raise ValueError("an empty list of GPU ids (leave gpus out for none)")
+            if min(value) < 0 or len(set(value)) != len(value):
+                raise ValueError(f"GPU ids are distinct indices >= 0, not {value}")
+        return value
+
+    @model_validator(mode="after")
+    def _parallel_fits_gpus(self) -> ServeSpec:
+        if self.tensor_parallel is None:
+            return self
+        if self.kind != "vllm":
+            raise ValueError(f"tensor_parallel applies to kind vllm, not {self.kind}")
+        count = self.gpu_count
+        if count is not None and count % self.tensor_parallel:
+            raise ValueError(
+                f"tensor_parallel {self.tensor_parallel} does not divide the {count} GPU(s) of gpus"
+            )
+        return self
+
+    @property
+    def gpu_count(self) -> int | None:
+        """How many GPUs ``gpus`` asks for (None: not said)."""
+        return len(self.gpus) if isinstance(self.gpus, list) else self.gpus
+
+    def slots(self) -> int:
+        """How many requests the server decodes at once: a served model's default ``parallel``.
+
+        llama-cpp-python's server decodes one request at a time (more only queue in it); vLLM batches up
+        to ``--max-num-seqs``. Known here rather than in ``jurist.engine.servers`` because loading a models
+        file must know it and this module sits below the engine.
+        """
+        if self.kind == "llama.cpp":
+            return 1
+        seqs = arg_value(self.args, "--max-num-seqs")
+        try:
+            return max(1, int(seqs)) if seqs is not None else VLLM_DEFAULT_MAX_NUM_SEQS
+        except ValueError:
+            return VLLM_DEFAULT_MAX_NUM_SEQS  # vLLM refuses such args itself, with its own message
 
 
 class ModelSpec(BaseModel):
@@ -93,6 +153,9 @@ class ModelSpec(BaseModel):
     prompt's prefill): None tries it once and keeps it only if the server returns every choice."""
     serve: ServeSpec | None = None  # a managed server: no endpoints until the engine has started it
     price: Price | None = None  # USD per 1M tokens (input, output, cached_input); never sent to the server
+    tokenizer: str | None = Field(default=None, min_length=1)
+    """What counts this model's tokens where no server does (dry run, replies without usage): o200k,
+    cl100k, a GGUF file, a tokenizer.json or its directory, or a hub id (see jurist.engine.tokenizers)."""
 
     @field_validator("endpoints", mode="before")
     @classmethod
@@ -103,6 +166,13 @@ class ModelSpec(BaseModel):
     def _serve_speaks_openai(self) -> ModelSpec:
         if self.serve is not None and self.api_type != "openai":
             raise ValueError("a model with serve: speaks the OpenAI wire format (api_type: openai)")
+        return self
+
+    @model_validator(mode="after")
+    def _served_parallel(self) -> ModelSpec:
+        """A served model that does not set ``parallel`` keeps its server's slots busy, no more."""
+        if self.serve is not None and "parallel" not in self.model_fields_set:
+            self.parallel = min(self.serve.slots(), 4096)
         return self
 
     def resolved_endpoints(self) -> list[Endpoint]:
@@ -223,6 +293,19 @@ def _check_fields(path: Path, where: str, body: Mapping[Any, Any]) -> None:
                         raise _unknown_field(path, f"{where}: endpoints[{i}]", name, _ENDPOINT_FIELDS)
 
 
+def _tokenizer_location(path: Path, where: str, value: str) -> str:
+    """A ``tokenizer:`` path made absolute (relative to the models file); a file named that is not there
+    is refused now rather than mid-run. Encodings (o200k, cl100k) and hub ids (org/name) pass as given."""
+    if value.strip().lower().removesuffix("_base") in ("o200k", "cl100k"):
+        return value
+    local = (path.parent / Path(value).expanduser()).resolve()
+    if local.exists():
+        return str(local)
+    if Path(value).suffix.lower() in (".gguf", ".json") or value.startswith((".", "/", "~")):
+        raise InputError(path, where, f"field tokenizer: no file {value!r} (paths are from the models file)")
+    return value
+
+
 def _format_validation_error(exc: ValidationError) -> str:
     first = exc.errors()[0]
     field = ".".join(str(part) for part in first["loc"]) or "(model)"
@@ -275,14 +358,17 @@ def load_models_file(
             spec = ModelSpec.model_validate({**body, "alias": str(alias)})
         except ValidationError as exc:
             raise InputError(path, where, _format_validation_error(exc)) from None
+        if spec.tokenizer is not None:
+            spec.tokenizer = _tokenizer_location(path, where, spec.tokenizer)
         if spec.serve is not None:
             if spec.api_key is not None:
                 raise InputError(path, where, "api_key has no use with serve: (jurist starts the server)")
             if spec.endpoints:
                 raise InputError(path, where, "serve: and endpoints: exclude each other (jurist starts it)")
             weights = Path(spec.serve.model).expanduser()
-            if spec.serve.kind == "llama.cpp" and not weights.is_absolute():  # relative to the models file
-                spec.serve.model = str((path.parent / weights).resolve())
+            beside = path.parent / weights  # a relative path is relative to the models file
+            if not weights.is_absolute() and (spec.serve.kind == "llama.cpp" or beside.exists()):
+                spec.serve.model = str(beside.resolve())  # vllm: else a hub id, passed as given
             specs[str(alias)] = spec
             continue
         spec.endpoints = spec.resolved_endpoints()

@@ -6,6 +6,8 @@ games and rubric items, the same bodies and cache keys. A client that never send
 stands in for the engine's: a cache hit answers as in a run, a miss is written down instead of sent.
 Answers not generated yet are stand-ins in the judges' prompts, counted as the tokens they are expected to
 have (the mean that earlier runs of this directory observed, else ``max_tokens``; at most ``max_tokens``).
+Prompts are counted with each model's own tokenizer (:mod:`jurist.engine.tokenizers`); where it is not
+known, o200k stands in, and the cost range's top counts every byte of such a prompt as a token.
 """
 
 from __future__ import annotations
@@ -25,14 +27,15 @@ from jurist.config import ModelSpec
 from jurist.engine.cache import RequestCache, default_cache_path, open_cache
 from jurist.engine.check import PROBE_MESSAGES
 from jurist.engine.client import EndpointClient, ModelClient, RequestFailed
-from jurist.engine.ledger import Ledger, Phase, row_order
+from jurist.engine.ledger import Ledger, Phase, row_order, worst_prompt_tokens
 from jurist.engine.limits import ConcurrencyLimits
 from jurist.engine.retry import RetryPolicy
+from jurist.engine.tokenizers import TokenCounter, counter_for
 from jurist.engine.transport import Completion
 from jurist.judging.base import CacheMode, JudgeItem, JudgeKind, PartialJudgment
 from jurist.ledger import Estimate, estimate_notes, priced_estimate
 from jurist.pipeline import Pipeline
-from jurist.prices import Price, count_message_tokens
+from jurist.prices import Price
 from jurist.report.formats import table_console
 from jurist.report.ledger_table import dry_run_table
 from jurist.run_config import RunConfig
@@ -99,7 +102,21 @@ class Planner:
         self.planned: dict[str, dict[tuple[str, int], str | None]] = {}  # generated now: text, or unknown
         self.stand_ins: list[str] = []  # alias of stand-in number i
         self._indexes: dict[str, AnswerIndex] = {}
+        self.counters: dict[str, TokenCounter] = {}  # by alias, as used
         self.notes: list[str] = []
+
+    def counter(self, alias: str) -> TokenCounter:
+        """The tokenizer that counts ``alias``'s prompts (a ``tokenizer:`` that cannot load: an error)."""
+        if alias not in self.counters:
+            self.counters[alias] = counter_for(self.pipeline.specs[alias])
+        return self.counters[alias]
+
+    def prompt_tokens(self, alias: str, messages: list[dict[str, Any]]) -> tuple[int, int]:
+        """A prompt's tokens as counted, and at most: the same with the model's own tokenizer; with o200k
+        standing in for it, every byte (as JSON) a token, a bound for any byte-level tokenizer."""
+        counter = self.counter(alias)
+        counted = counter.count_prompt(messages)
+        return counted, counted if counter.exact else max(counted, worst_prompt_tokens(messages))
 
     def client(self, alias: str) -> DryClient:
         if alias not in self.clients:
@@ -228,10 +245,10 @@ class Planner:
             row.requests += 1
             texts = (str(message.get("content", "")) for message in request.messages)
             stand_ins = [int(index) for text in texts for index in _STAND_IN.findall(text)]
-            counted = count_message_tokens([_strip(message) for message in request.messages])
+            counted, at_most = self.prompt_tokens(request.alias, [_strip(m) for m in request.messages])
             row.prompt += counted
             row.prompt_low += counted
-            row.prompt_high += counted
+            row.prompt_high += at_most
             for index in stand_ins:
                 expected, most = self._stand_in_tokens(self.stand_ins[index])
                 row.prompt += expected
@@ -266,9 +283,9 @@ class Planner:
             if spec.serve is None:
                 row = rows.setdefault(("check", alias), Estimate())
                 row.requests += len(spec.resolved_endpoints())
-                row.prompt = row.prompt_low = row.prompt_high = row.requests * count_message_tokens(
-                    PROBE_MESSAGES
-                )
+                counted, most = self.prompt_tokens(alias, PROBE_MESSAGES)
+                row.prompt = row.prompt_low = row.requests * counted
+                row.prompt_high = row.requests * most
                 row.completion = row.requests
                 row.completion_high = row.requests
                 row.basis.add("probe")
@@ -310,6 +327,14 @@ def plan_run(config: RunConfig, console: Console | None = None) -> tuple[list[di
             cache.close()
     rows, unpriced = priced_estimate(planner.estimate(), planner.prices)
     notes = list(dict.fromkeys(planner.notes + unpriced))
+    for row in rows[:-1]:
+        row["tokenizer"] = planner.counter(str(row["model"])).label
+    guessed = sorted(alias for alias, counter in planner.counters.items() if not counter.exact)
+    if guessed:
+        notes.append(
+            f"prompt tokens of {', '.join(guessed)} estimated with o200k, not their own tokenizer (name it "
+            "with tokenizer: in the models file); the cost range's top counts each prompt byte as a token"
+        )
     unknown = sum(text is None for texts in planner.planned.values() for text in texts.values())
     if planner.stand_ins:
         notes.append(

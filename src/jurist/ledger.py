@@ -120,7 +120,8 @@ def usage_of_runs(run_dirs: Sequence[Path]) -> dict[str, Any]:
 
 LEDGER_COLUMNS = (
     "phase", "model", "requests", "retries", "failed", "cache_hits", "replies", "choices", "prompt_tokens",
-    "completion_tokens", "reasoning_tokens", "cached_tokens", "estimated", "cost_usd", "wall_s", "at_limit_s",
+    "completion_tokens", "reasoning_tokens", "cached_tokens", "estimated", "estimated_by", "cost_usd",
+    "wall_s", "at_limit_s",
 )  # fmt: skip
 
 

@@ -12,6 +12,7 @@ import asyncio
 import functools
 import json
 import random
+import re
 import time
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -41,6 +42,13 @@ if TYPE_CHECKING:
 __all__ = ["Completion", "EndpointClient", "Engine", "EngineStats", "ModelClient", "RequestFailed"]
 
 CacheMode = Literal["use", "refresh", "off"]
+# A server saying the prompt (with max_tokens) exceeds its context: vLLM, llama-cpp-python, llama.cpp's
+# llama-server, OpenAI, Anthropic. Sending it again cannot help, so it fails the item at once.
+_CONTEXT_EXCEEDED = re.compile(
+    r"maximum context length|context_length_exceeded|exceeds? (?:the )?(?:available )?context (?:size|window)"
+    r"|prompt is too long",
+    re.IGNORECASE,
+)
 
 
 class EngineStats:
@@ -116,6 +124,7 @@ class ModelClient:
         self._ledger = ledger if ledger is not None else Ledger()  # usage by phase, prices, the budget
         self._timeout = aiohttp.ClientTimeout(total=spec.timeout)
         self._rng = random.Random()
+        self.context_length: int | None = None  # what a managed server said it serves, once started
         # A managed server has no endpoints until it is started, by the first request that needs it.
         self.endpoints: list[EndpointClient] = [] if spec.serve is not None else self._endpoints(spec, budget)
         self._served_name = self.endpoints[0].model_name if self.endpoints else spec.model
@@ -139,6 +148,7 @@ class ModelClient:
         if self._pool is None:
             raise JuristError(f"model {self.alias!r} has a serve block but the engine has no server pool")
         started = await self._pool.ensure(self.spec)
+        self.context_length = self._pool.context_length(self.alias)
         if not self.endpoints:  # the first of many concurrent first requests builds them
             self.endpoints = self._endpoints(started, self._budget)
 
@@ -269,6 +279,10 @@ class ModelClient:
                 ) from None
             return completion_from(parsed, latency, attempt)
         message = f"HTTP {status}: {_server_message(payload)}"
+        if _CONTEXT_EXCEEDED.search(message):
+            served = f" ({self.context_length} tokens served)" if self.context_length else ""
+            message = f"the prompt does not fit the model's context{served}: {message}"
+            raise RequestFailed(message, kind="context_length", status=status, attempts=attempt)
         if is_retryable_status(status):
             kind = "rate_limited" if status == 429 else "server_error"
             raise _Transient(message, kind, status, parse_retry_after(retry_after))

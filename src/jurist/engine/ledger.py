@@ -23,8 +23,9 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any, Literal
 
+from jurist.engine.tokenizers import counter_or_approximate, merge_labels
 from jurist.engine.transport import RequestFailed
-from jurist.prices import Price, count_message_tokens, count_text_tokens
+from jurist.prices import Price
 
 if TYPE_CHECKING:
     from jurist.config import ModelSpec
@@ -49,7 +50,9 @@ class BudgetExhausted(RequestFailed):
 class Row:
     """One (phase, model)'s counts. ``requests`` counts every attempt sent (what a server sees);
     ``replies`` the calls that got an answer (a request with ``n`` choices is one), ``choices`` the answers
-    they carried; ``estimated`` the replies whose token counts the server left out and jurist counted."""
+    they carried; ``estimated`` the replies whose token counts the server left out and jurist counted,
+    ``estimated_by`` with which tokenizer (:mod:`jurist.engine.tokenizers`; "o200k (approximate)" for a
+    model whose own tokenizer is not known)."""
 
     requests: int = 0
     retries: int = 0
@@ -62,6 +65,7 @@ class Row:
     reasoning_tokens: int = 0
     cached_tokens: int = 0
     estimated: int = 0
+    estimated_by: str | None = None
     cost_usd: float | None = None
     wall_s: float = 0.0
     at_limit_s: float = 0.0
@@ -72,10 +76,12 @@ class Row:
         data["at_limit_s"] = round(self.at_limit_s, 3)
         if self.cost_usd is not None:
             data["cost_usd"] = round(self.cost_usd, 8)
+        if self.estimated_by is None:
+            del data["estimated_by"]
         return data
 
 
-COUNTS = tuple(f.name for f in fields(Row) if f.name != "cost_usd")
+COUNTS = tuple(f.name for f in fields(Row) if f.name not in ("cost_usd", "estimated_by"))
 
 
 def worst_prompt_tokens(messages: Iterable[Mapping[str, Any]]) -> int:
@@ -296,7 +302,7 @@ class Ledger:
         except BaseException:  # cancelled (Ctrl-C): nothing to count, the reservation is freed
             self.release(ticket)
             raise
-        self.completed(phase, spec.alias, completion, messages, ticket)
+        self.completed(phase, spec.alias, completion, messages, ticket, spec=spec)
         return completion
 
     def release(self, ticket: Ticket | None) -> None:
@@ -316,18 +322,22 @@ class Ledger:
         completion: Completion,
         messages: list[dict[str, Any]],
         ticket: Ticket | None = None,
+        *,
+        spec: ModelSpec | None = None,
     ) -> None:
         """Add one reply: the server's token counts, or jurist's own count (``estimated``) where it gave
-        none; its cost where the model is priced; then settle its reservation."""
+        none, with ``spec``'s tokenizer; its cost where the model is priced; then settle its reservation."""
         row = self.row(phase, alias)
         choices = [completion, *completion.more]
         prompt, output = completion.prompt_tokens, completion.completion_tokens
         if prompt is None or output is None:
+            counter = counter_or_approximate(spec)
             row.estimated += 1
-        if prompt is None:
-            prompt = count_message_tokens(messages)
-        if output is None:
-            output = sum(count_text_tokens(c.text + (c.reasoning or "")) for c in choices)
+            row.estimated_by = merge_labels(row.estimated_by, counter.label)
+            if prompt is None:
+                prompt = counter.count_prompt(messages)
+            if output is None:
+                output = sum(counter.count_text(c.text + (c.reasoning or "")) for c in choices)
         reasoning = completion.reasoning_tokens
         if reasoning is None:  # no count given: the thought's share of the answer's characters (cheap)
             thought = sum(len(c.reasoning or "") for c in choices)
@@ -381,6 +391,8 @@ def add_rows(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
         merged[name] = (a.get(name) or 0) + (b.get(name) or 0)
     costs = [c for c in (a.get("cost_usd"), b.get("cost_usd")) if isinstance(c, (int, float))]
     merged["cost_usd"] = round(sum(costs), 8) if costs else None
+    if labels := merge_labels(a.get("estimated_by"), b.get("estimated_by")):
+        merged["estimated_by"] = labels
     merged["wall_s"] = round(merged["wall_s"], 3)
     merged["at_limit_s"] = round(merged["at_limit_s"], 3)
     return merged

@@ -6,6 +6,9 @@ per alias lets one of them start the server (in a worker thread, so the event lo
 the others wait for it. A server that fails to start fails every later ``ensure`` of its alias at once,
 with the same message, instead of being started again. :meth:`ServerPool.stop_all` is synchronous and
 idempotent, so a runner can call it in a ``finally`` outside the event loop (Ctrl-C, an exception).
+
+GPUs: a spec that asks for a count gets ids no other server of this pool holds (:func:`placed`); an
+explicit list is taken as given (two servers may share a GPU on purpose, with small memory fractions).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from jurist.config import Endpoint, ModelSpec
-from jurist.engine.servers import ManagedServer, server_for
+from jurist.engine.servers import ManagedServer, placed, server_for
 from jurist.errors import JuristError
 
 log = logging.getLogger("jurist.pool")
@@ -53,6 +56,8 @@ class ServerPool:
         self._started: dict[str, ModelSpec] = {}
         self._failed: dict[str, str] = {}
         self._servers: dict[str, ManagedServer] = {}
+        self._gpus: dict[str, list[int]] = {}  # the GPUs each started (or starting) server holds
+        self._context: dict[str, int | None] = {}  # the context each server said it serves, in tokens
         self._guard = threading.Lock()  # stop_all may run in another thread than ensure
         self._at_exit = False
 
@@ -61,6 +66,10 @@ class ServerPool:
         """The servers started (or starting) so far, by alias."""
         with self._guard:
             return dict(self._servers)
+
+    def context_length(self, alias: str) -> int | None:
+        """The context (prompt and reply, in tokens) the alias's server said it serves; None: unknown."""
+        return self._context.get(alias)
 
     async def ensure(self, spec: ModelSpec) -> ModelSpec:
         """The spec with endpoints on its running server, started now if this is the first call."""
@@ -81,9 +90,24 @@ class ServerPool:
             self._started[alias] = started
             return started
 
+    def _place(self, spec: ModelSpec) -> ModelSpec:
+        """The spec on GPUs of its own: a count never takes ids another server of this pool holds."""
+        with self._guard:
+            busy = {gpu for ids in self._gpus.values() for gpu in ids}
+            spec = placed(spec, busy)
+            assert spec.serve is not None
+            if isinstance(spec.serve.gpus, list):
+                self._gpus[spec.alias] = list(spec.serve.gpus)
+            return spec
+
     async def _start(self, spec: ModelSpec) -> ModelSpec:
         log_path = self.log_dir / f"{spec.alias}.log" if self.log_dir is not None else None
-        server = (self._factory or server_for)(spec, log_path)
+        try:
+            spec = await asyncio.to_thread(self._place, spec)  # may ask nvidia-smi: not on the loop
+            server = (self._factory or server_for)(spec, log_path)
+        except JuristError as exc:  # not enough GPUs, a bad argument: nothing was started
+            self._failed[spec.alias] = f"model {spec.alias!r}: {exc}"
+            raise JuristError(self._failed[spec.alias]) from None
         with self._guard:
             self._servers[spec.alias] = server
             if not self._at_exit:  # a last resort for runners that forget stop_all()
@@ -93,12 +117,15 @@ class ServerPool:
             self.notify(starting_message(spec))
         try:
             await asyncio.to_thread(server.start)
-        except asyncio.CancelledError:
-            server.stop()  # ends the starting thread's wait, and the process group
-            raise
-        except Exception as exc:
+        except BaseException as exc:
+            with self._guard:
+                self._gpus.pop(spec.alias, None)  # stopped: its GPUs are free for the others
+            if not isinstance(exc, Exception):  # cancelled (Ctrl-C)
+                server.stop()  # ends the starting thread's wait, and the process group
+                raise
             self._failed[spec.alias] = f"model {spec.alias!r}: {exc}"
             raise JuristError(self._failed[spec.alias]) from None
+        self._context[spec.alias] = server.context_length
         endpoint = Endpoint(api_base=server.base_url, model_name=spec.model)
         return spec.model_copy(update={"endpoints": [endpoint]})
 
@@ -107,6 +134,7 @@ class ServerPool:
         with self._guard:
             servers = list(self._servers.values())
             self._servers.clear()
+            self._gpus.clear()
             if self._at_exit:
                 atexit.unregister(self.stop_all)
                 self._at_exit = False

@@ -16,7 +16,11 @@ from rich.text import Text
 
 PHASE_NAMES = {"check": "check", "generate": "generate", "judge": "judge", "reask": "re-ask", "all": "all"}
 WIDE = 160
-ESTIMATED_NOTE = "~ tokens counted by jurist (o200k tokenizer): the server gave no usage for some replies"
+ESTIMATED_NOTE = "~ tokens counted by jurist: the server gave no usage for some replies"
+APPROXIMATE_NOTE = (
+    "approximate: o200k stands in for a tokenizer jurist does not know; name the model's own with "
+    "tokenizer: in the models file (a GGUF, a tokenizer.json, a hub id, o200k or cl100k)"
+)
 
 
 def _int(value: Any) -> int:
@@ -83,7 +87,14 @@ def ledger_notes(ledger: Mapping[str, Any]) -> list[str]:
     notes = []
     total = ledger.get("total") or {}
     if _int(total.get("estimated")):
-        notes.append(ESTIMATED_NOTE)
+        counted = [
+            f"{row.get('model')} with {row.get('estimated_by') or 'o200k (approximate)'}"
+            for row in ledger.get("rows") or []
+            if _int(row.get("estimated"))
+        ]
+        notes.append(f"{ESTIMATED_NOTE}; counted: {', '.join(dict.fromkeys(counted))}")
+        if any("approximate" in entry for entry in counted):
+            notes.append(APPROXIMATE_NOTE)
     unpriced = total.get("unpriced") or []
     if unpriced:
         notes.append(
@@ -133,14 +144,16 @@ def print_ledger(console: Console, ledger: Mapping[str, Any], title: str = "usag
 
 def dry_run_table(rows: Sequence[Mapping[str, Any]], title: str) -> Table:
     """What a run would send, per (phase, model): requests after what is done or cached, counted prompt
-    tokens, completion tokens by the basis named, and the cost with its range."""
+    tokens, completion tokens by the basis named, the cost with its range, and the tokenizer that
+    counted the prompts."""
     table = Table(title=title)
     headers = (
         "phase", "model", "to send", "cached", "on disk", "prompt tok", "completion tok", "basis",
-        "cost", "cost range",
+        "cost", "cost range", "tokenizer",
     )  # fmt: skip
-    for header in headers:
+    for header in headers[:-1]:
         table.add_column(header, justify="left" if header in ("phase", "model", "basis") else "right")
+    table.add_column("tokenizer", overflow="fold")  # a long file name wraps, never cut
     for row in rows:
         low, high = row.get("cost_low_usd"), row.get("cost_high_usd")
         span = "-" if low is None else f"{dollars(low)} .. {dollars(high) if high is not None else '?'}"
@@ -155,6 +168,7 @@ def dry_run_table(rows: Sequence[Mapping[str, Any]], title: str) -> Table:
             str(row.get("basis", "")),
             dollars(row.get("cost_usd")),
             span,
+            str(row.get("tokenizer") or ""),
         ]
         table.add_row(*(Text(cell) for cell in cells), style="bold" if row.get("phase") == "total" else None)
     return table

@@ -5,6 +5,7 @@ own (``start_new_session``), streams the output to a log file, and waits until `
 If the process exits first (a crash, a bad argument, the out-of-memory killer) the error carries the tail of
 its log at once, rather than after the readiness timeout. Stopping signals only the server's own process
 group: SIGTERM, then SIGKILL for what did not exit in time. Nothing is ever found or stopped by name.
+Once ready, the server is asked how long a context it serves (:attr:`ManagedServer.context_length`).
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 from types import TracebackType
-from typing import IO
+from typing import IO, Any
 
+from jurist.config import ModelSpec
 from jurist.errors import JuristError
 
 log = logging.getLogger("jurist.servers")
@@ -46,18 +48,34 @@ class ManagedServer:
 
     name = "model server"  # how messages call it
     ready_path = "/v1/models"
+    requires_gpus = False  # True: gpus are checked against the visible ones (a CPU server ignores a count)
 
-    def __init__(self, *, startup_timeout: float = 300.0, log_path: Path | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        startup_timeout: float = 300.0,
+        log_path: Path | None = None,
+        gpu_ids: list[int] | None = None,
+    ) -> None:
         self.startup_timeout = startup_timeout
         self.log_path = log_path
+        self.gpu_ids = gpu_ids  # the server's CUDA_VISIBLE_DEVICES (None: this process's)
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
+        self.context_length: int | None = None  # tokens of prompt and reply together, once ready
+        self.models_listing: list[dict[str, Any]] = []  # what GET /v1/models answered when ready
+        self._log_offset = 0  # where this start's output begins in the (appended) log
         self._log: IO[bytes] | None = None
         self._temp_log = False
         self._lock = threading.Lock()
         self._stopping = threading.Event()
 
     # -- what a kind of server says ----------------------------------------------------------------------
+    @classmethod
+    def from_spec(cls, spec: ModelSpec, log_path: Path | None = None) -> ManagedServer:
+        """The server of a models-file entry whose ``serve.kind`` is this kind (``gpus`` placed as ids)."""
+        raise NotImplementedError
+
     def command(self) -> list[str]:
         """The command line; ``self.port`` is set when it is called."""
         raise NotImplementedError
@@ -66,7 +84,13 @@ class ManagedServer:
         """Raise :class:`JuristError` with an install hint when the server cannot be run here."""
 
     def environment(self) -> dict[str, str] | None:
-        """The server's environment (None: this process's)."""
+        """The server's environment: this process's, with ``CUDA_VISIBLE_DEVICES`` set to its GPUs."""
+        if self.gpu_ids is None:
+            return None
+        return {**os.environ, "CUDA_VISIBLE_DEVICES": ",".join(str(gpu) for gpu in self.gpu_ids)}
+
+    def served_context_length(self) -> int | None:
+        """The context the running server serves, in tokens (None: it does not say)."""
         return None
 
     # -- lifecycle -----------------------------------------------------------------------------------------
@@ -88,6 +112,7 @@ class ManagedServer:
             self.port = free_port()
             self._open_log()
             assert self._log is not None
+            self._log_offset = self._log.tell()
             log.info("starting %s on %s: %s", self.name, self.base_url, " ".join(self.command()))
             try:
                 self.process = subprocess.Popen(
@@ -117,6 +142,7 @@ class ManagedServer:
         else:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             self._log = self.log_path.open("ab")
+            self._log.seek(0, os.SEEK_END)  # tell() is the end at once, not after the first write
 
     def log_tail(self, limit: int = _TAIL_CHARS) -> str:
         """The end of the server's log (empty when there is none)."""
@@ -139,13 +165,28 @@ class ManagedServer:
         tail = self.log_tail()
         return f"the {self.name} {how} before it was ready" + (f"; its log ends:\n{tail}" if tail else "")
 
+    def log_since_start(self, limit: int = 4_000_000) -> str:
+        """What this start of the server has written to its log so far (at most ``limit`` bytes)."""
+        if self.log_path is None:
+            return ""
+        try:
+            with self.log_path.open("rb") as fh:
+                fh.seek(self._log_offset)
+                return fh.read(limit).decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+
     def _ready(self) -> bool:
         url = f"http://{HOST}:{self.port}{self.ready_path}"
         try:
             with urllib.request.urlopen(url, timeout=2) as resp:  # noqa: S310 (loopback only)
-                return resp.status == 200 and json.loads(resp.read()).get("data") is not None
+                listing = json.loads(resp.read()).get("data") if resp.status == 200 else None
         except (urllib.error.URLError, OSError, ValueError, AttributeError):
             return False
+        if not isinstance(listing, list):
+            return False
+        self.models_listing = [entry for entry in listing if isinstance(entry, dict)]
+        return True
 
     def _wait_until_ready(self) -> None:
         deadline = time.monotonic() + self.startup_timeout
@@ -156,7 +197,8 @@ class ManagedServer:
             if code is not None:
                 raise JuristError(self._exit_problem(code))
             if self._ready():
-                log.info("%s ready on %s", self.name, self.base_url)
+                self.context_length = self.served_context_length()
+                log.info("%s ready on %s (context: %s tokens)", self.name, self.base_url, self.context_length)
                 return
             if time.monotonic() >= deadline:
                 tail = self.log_tail()

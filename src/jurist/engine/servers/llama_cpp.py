@@ -1,8 +1,14 @@
-"""llama-cpp-python's OpenAI-compatible server (``python -m llama_cpp.server``) on 127.0.0.1."""
+"""llama-cpp-python's OpenAI-compatible server (``python -m llama_cpp.server``) on 127.0.0.1.
+
+It runs on the CPU here; ``gpus`` only becomes its ``CUDA_VISIBLE_DEVICES`` (for a CUDA build of
+llama-cpp-python with ``--n_gpu_layers`` in ``args``). Its ``/v1/models`` does not say the context size, so
+that is read from the server's own log line (``llama_context: n_ctx = N``), else taken from ``n_ctx``.
+"""
 
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,6 +18,7 @@ from jurist.engine.servers.base import HOST, ManagedServer
 from jurist.errors import JuristError
 
 LLAMA_CPP_HINT = "pip install 'jurist[embedded]'  (llama-cpp-python[server])"
+_LOGGED_N_CTX = re.compile(r"^llama_(?:new_)?context(?:_with_model)?: n_ctx\s*=\s*(\d+)", re.MULTILINE)
 
 
 class LlamaCppServer(ManagedServer):
@@ -30,8 +37,9 @@ class LlamaCppServer(ManagedServer):
         startup_timeout: float = 300.0,
         log_path: Path | None = None,
         missing_hint: str | None = None,
+        gpu_ids: list[int] | None = None,
     ) -> None:
-        super().__init__(startup_timeout=startup_timeout, log_path=log_path)
+        super().__init__(startup_timeout=startup_timeout, log_path=log_path, gpu_ids=gpu_ids)
         self.model_path = model_path
         self.alias = alias
         self.n_ctx = n_ctx
@@ -46,6 +54,7 @@ class LlamaCppServer(ManagedServer):
         from jurist.engine.embedded import EMBEDDED_GGUF, INSTALL_HINT
 
         weights = Path(spec.serve.model)
+        gpus = spec.serve.gpus
         return cls(
             weights,
             alias=spec.model,
@@ -54,6 +63,7 @@ class LlamaCppServer(ManagedServer):
             startup_timeout=spec.serve.startup_timeout,
             log_path=log_path,
             missing_hint=INSTALL_HINT if weights.name == EMBEDDED_GGUF else None,
+            gpu_ids=gpus if isinstance(gpus, list) else None,  # a count with no GPU in sight: the CPU
         )
 
     def check_installed(self) -> None:
@@ -82,3 +92,7 @@ class LlamaCppServer(ManagedServer):
         if self.n_threads:
             cmd += ["--n_threads", str(self.n_threads)]
         return cmd + self.args
+
+    def served_context_length(self) -> int | None:
+        logged = _LOGGED_N_CTX.findall(self.log_since_start())
+        return int(logged[-1]) if logged else self.n_ctx
