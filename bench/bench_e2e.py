@@ -4,7 +4,9 @@ in flight, answers only and the full run (answers, then two judged games per que
 
 Systems (bench/e2e_systems.py says how each is set up): jurist (this checkout), eval_framework (PyPI
 ``llm-eval-framework``, the seed framework, installed into a venv of its own on first use) and, with
-``--arena-hard-auto DIR`` (a checkout, or a bare git directory), arena-hard-auto's gen_answer/gen_judgment.
+``--arena-hard-auto DIR`` (a checkout, or a bare git directory), arena-hard-auto's gen_answer/gen_judgment;
+with ``--jurist-ref DIR`` (another jurist source tree, e.g. ``git archive HEAD`` unpacked), that version as
+system ``jurist-ref``, to measure a change against the code before it in the same conditions.
 
 Each run gets a fresh mock process that records the start and end of every request (bench/e2e_mock.py),
 so the figures below come from the server's side as well as the client's:
@@ -26,7 +28,8 @@ systems, so background load falls on all of them alike. A short untimed warm-up 
 runs each system once first. The load average is printed: this is a shared 2-core machine.
 
 Usage: ``python bench/bench_e2e.py [--rounds 3] [--conc 32] [--latency 0.2] [--limit N]
-[--systems jurist eval_framework arena-hard-auto] [--modes answers full] [--arena-hard-auto DIR] [--json F]``.
+[--systems jurist eval_framework arena-hard-auto] [--modes answers full] [--arena-hard-auto DIR]
+[--jurist-ref DIR] [--json F]``.
 """
 
 from __future__ import annotations
@@ -185,6 +188,9 @@ class Bench:
         full, conc = mode == "full", self.args.conc
         if system == "jurist":
             return systems.jurist_launch(run, data, url, conc, full)
+        if system == "jurist-ref":
+            assert self.args.jurist_ref is not None
+            return systems.jurist_launch(run, data, url, conc, full, src=self.args.jurist_ref / "src")
         if system == "eval_framework":
             return systems.eval_framework_launch(self.ef_python, run, data.parent.parent, url, conc, full)
         assert self.aha is not None
@@ -267,12 +273,17 @@ def main() -> None:
     parser.add_argument("--systems", nargs="+", choices=SYSTEMS, default=list(SYSTEMS))
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     parser.add_argument("--arena-hard-auto", type=Path, default=None, help="checkout or bare git dir")
+    parser.add_argument(
+        "--jurist-ref", type=Path, default=None, help="another jurist tree: system jurist-ref"
+    )
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds one run may take")
     parser.add_argument("--json", type=Path, default=None, help="write every run's figures here")
     args = parser.parse_args()
     if "arena-hard-auto" in args.systems and args.arena_hard_auto is None:
         print("arena-hard-auto skipped: no --arena-hard-auto DIR given", file=sys.stderr)
         args.systems = [s for s in args.systems if s != "arena-hard-auto"]
+    if args.jurist_ref is not None:
+        args.systems.insert(1 if "jurist" in args.systems else 0, "jurist-ref")
     load_before = os.getloadavg()
     runs: list[Run] = []
     with tempfile.TemporaryDirectory(prefix="jurist-bench-e2e-") as tmp:

@@ -119,7 +119,8 @@ def _rows_by_uid(path: Path) -> dict[str, dict[str, Any]]:
         return {row["uid"]: row for row in map(json.loads, fh)}
 
 
-def jurist_launch(run: Path, data: Path, url: str, conc: int, full: bool) -> Launch:
+def jurist_launch(run: Path, data: Path, url: str, conc: int, full: bool, src: Path = ROOT / "src") -> Launch:
+    """``jurist run`` of the source tree ``src`` (this checkout's unless told)."""
     entry = {"api_type": "openai", "parallel": conc, "max_tokens": 2048, "temperature": 0.0}
     models = {
         alias: {"model": alias, "endpoints": [{"api_base": url}], **entry} for alias in (CANDIDATE, JUDGE)
@@ -129,7 +130,7 @@ def jurist_launch(run: Path, data: Path, url: str, conc: int, full: bool) -> Lau
     argv += ["--models-file", str(run / "models.json"), "--model", CANDIDATE, "--max-concurrency", str(conc)]
     argv += ["--no-progress", "--out", str(run / "out")]
     argv += ["--judge", JUDGE] if full else ["--inference-only"]
-    env = {**os.environ, "JURIST_CACHE_DIR": str(run / "cache"), "PYTHONPATH": str(ROOT / "src")}
+    env = {**os.environ, "JURIST_CACHE_DIR": str(run / "cache"), "PYTHONPATH": str(src)}
     if PROMPTS_DIR.is_dir():
         env["JURIST_ARENA_HARD_PROMPTS"] = str(PROMPTS_DIR)
     return Launch(argv, run, env)

@@ -26,7 +26,8 @@ from jurist.engine.pool import ServerPool
 from jurist.engine.throttle import make_throttle
 from jurist.errors import JuristError
 from jurist.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
-from jurist.judge_work import JudgeJobs, JudgeWork
+from jurist.judge_stage import Judging, answer_and_judge
+from jurist.judge_work import JudgeFeed, JudgeJobs, JudgeWork
 from jurist.judging.base import JudgeKind
 from jurist.judging.kinds import judge_kind_for
 from jurist.ledger import BUDGET_STOPPED, RunLedger
@@ -36,7 +37,8 @@ from jurist.results import Outcome, RunView
 from jurist.run_config import Mode, RunConfig, RunResult
 from jurist.run_scoring import score_finished_run
 from jurist.shipped import start_writing_shipped
-from jurist.stages import AnswerJob, FailureLog, generate, judge
+from jurist.stages import AnswerJob, FailureLog
+from jurist.store.line_index import AnswerIndex
 from jurist.store.lock import RunDirLock
 from jurist.store.run_dir import RunDir
 from jurist.store.usage import add_usage, previous_usage
@@ -332,25 +334,21 @@ class Pipeline:
 
         run_interruptibly(stages, force_stop)
 
+    overlap_stages = True
+    """Judge each answer as soon as it and its baseline's exist; False: only once every answer is in."""
+    _feed_indexes: dict[str, AnswerIndex] | None = None
+
     async def stages(self, engine: Engine, progress: StageProgress | None = None) -> None:
-        """Answer what is missing, then judge what is missing; ``progress``: a display shared with other
-        tasks (else each stage has its own)."""
+        """Answer what is missing and judge what is missing, both at once (:func:`answer_and_judge`);
+        ``progress``: a display shared with other tasks (else the run has its own)."""
         shipped = start_writing_shipped(self.run_dir, self.bench, self.candidates + self.baselines)
-        try:
-            work = self._generation_work()
-            if any(work.values()):
-                files = {alias: self.run_dir.answers(alias) for alias in work}
-                with display_for(self.console, self.config.progress, progress) as bars:
-                    await generate(engine, work, files, self.failures, bars)
-        finally:
-            await shipped
-        if not self.judges or engine.ledger.stopped:  # the budget stopped the answers: nothing to judge
-            return
-        judging = self._judging_work()
-        if any(judging.values()):
-            paths = {key: self.run_dir.judgments(*key) for key in judging}
-            with display_for(self.console, self.config.progress, progress) as bars:
-                await judge(engine, judging, paths, self.failures, bars, self.run_dir.partial_games)
+        work = self._generation_work()
+        files = {alias: self.run_dir.answers(alias) for alias in work}
+        judging = Judging(self.judges, self._judge_feed, self.run_dir) if self.judges else None
+        with display_for(self.console, self.config.progress, progress) as bars:
+            await answer_and_judge(
+                engine, work, files, judging, shipped, self.failures, bars, overlap=self.overlap_stages
+            )
 
     def _generation_work(self) -> dict[str, list[AnswerJob]]:
         """Per model alias, the (question, sample) answers still missing; baselines need sample 0 only."""
@@ -375,10 +373,17 @@ class Pipeline:
         return work
 
     def judge_work(self) -> JudgeWork:
-        """Which answers each judge judges, and the stored judgments of the current ones."""
-        return JudgeWork(
-            self.bench, self.run_dir, self.judges, self.candidates, self.baselines, self.samples, self.kinds
-        )
+        """Which answers each judge judges, and the stored judgments of the current ones (read through the
+        judge stage's answer indexes, once, when it left them: scoring then reads no answer file whole)."""
+        built, self._feed_indexes = self._feed_indexes or {}, None
+        names = (self.judges, self.candidates, self.baselines)
+        return JudgeWork(self.bench, self.run_dir, *names, self.samples, self.kinds, built)
+
+    def _judge_feed(self) -> JudgeFeed:
+        """The judge stage's work, followed as answers are written."""
+        feed = JudgeFeed(self.judge_work(), self.config.rejudge_invalid)
+        self._feed_indexes = feed.indexes()
+        return feed
 
     def _judging_work(self) -> dict[tuple[str, str], JudgeJobs]:
         """Per (judge, model): answers with no judgment yet (or an invalid one, with --rejudge-invalid)."""

@@ -96,6 +96,10 @@ def _build_o200k() -> TokenEncoder:
         mergeable_ranks=load_o200k_ranks(),
         special_tokens=_O200K_SPECIAL,
     )
+    # The encoder keeps its own copy of the ranks (in Rust); tiktoken holds the Python dict only to pickle
+    # the encoding, which jurist never does: 27 MB of a run's resident memory, released.
+    if isinstance(getattr(encoding, "_mergeable_ranks", None), dict):
+        encoding._mergeable_ranks = {}  # type: ignore[attr-defined]
     return encoding
 
 

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from jurist.benchmarks.data_files import cache_dir, data_dirs
 from jurist.errors import InputError, JuristError
@@ -84,7 +83,7 @@ _LANGUAGE_CODES = {
 
 def language_code(value: Any) -> str:
     """``en`` for ``en``, ``EN`` or ``English``; other names lower-cased; ``unknown`` for none."""
-    if value is None or (isinstance(value, float) and np.isnan(value)):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return "unknown"
     text = str(value).strip().lower()
     return _LANGUAGE_CODES.get(text, text) or "unknown"
@@ -212,6 +211,7 @@ def read_parquet_arena(files: Sequence[Path], label: str, source: str) -> ArenaT
     memory and become Python text only for the rows asked for.
     """
     pq = _pyarrow()
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -354,6 +354,8 @@ def sample_rows(candidates: Sequence[int], n: int, seed: int) -> list[int]:
     """``n`` of ``candidates`` drawn without replacement by a seeded generator (all, in order, if fewer)."""
     if n >= len(candidates):
         return list(candidates)
+    import numpy as np  # here, not at the top: every --bench PATH reaches this module to look at its file
+
     rng = np.random.default_rng(seed)
     picked = rng.choice(len(candidates), size=n, replace=False)
     return [int(candidates[int(i)]) for i in picked]
@@ -367,6 +369,8 @@ def fingerprint(ids: Sequence[str]) -> str:
 def side_draws(n: int, seed: int) -> tuple[list[bool], list[bool]]:
     """Per sampled battle: whether the arena's model_a side is the opponent, and whether the evaluated
     model is shown first; one seeded stream, apart from the one that sampled the battles."""
+    import numpy as np
+
     rng = np.random.default_rng([seed, 1])
     opponent_is_a = rng.random(n) < 0.5
     model_first = rng.random(n) < 0.5

@@ -1,4 +1,7 @@
-"""Progress bars: one per model in generation, one per (judge, model) in judging, with failure counts."""
+"""Progress bars: one per model in generation, one per (judge, model) in judging, with failure counts.
+
+Judging runs while answers are still written, so a judge bar's total grows as its answers arrive
+(:meth:`StageProgress.grow`): it counts the judgments known so far, and is final once answering ends."""
 
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from rich.progress import (
 
 @dataclass
 class BarCounts:
+    total: int = 0
     done: int = 0
     failed: int = 0
     invalid: int = 0
@@ -46,8 +50,15 @@ class StageProgress:
 
     def add_bar(self, description: str, total: int) -> TaskID:
         task = self._progress.add_task(description, total=total, status="")
-        self._counts[task] = BarCounts()
+        self._counts[task] = BarCounts(total=total)
         return task
+
+    def grow(self, task: TaskID, more: int) -> None:
+        """``more`` items for a bar whose work arrives while it runs (a judge bar during answering)."""
+        counts = self._counts[task]
+        counts.total += more
+        if self.enabled:
+            self._progress.update(task, total=counts.total)
 
     def advance(self, task: TaskID, *, failed: bool = False, invalid: bool = False, tokens: int = 0) -> None:
         counts = self._counts[task]
@@ -88,6 +99,9 @@ class PrefixedProgress(StageProgress):
 
     def add_bar(self, description: str, total: int) -> TaskID:
         return self._shared.add_bar(self._prefix + description, total)
+
+    def grow(self, task: TaskID, more: int) -> None:
+        self._shared.grow(task, more)
 
     def advance(self, task: TaskID, *, failed: bool = False, invalid: bool = False, tokens: int = 0) -> None:
         self._shared.advance(task, failed=failed, invalid=invalid, tokens=tokens)

@@ -62,9 +62,29 @@ class AnswerIndex:
         self.path = path
         self._shipped = shipped or {}
         self._lines: dict[AnswerKey, tuple[int, int]] = {}
+        self._last_line = 0
         for number, offset, raw in iter_jsonl_lines(path):
             record = normalized_answer(path, number, parse_jsonl_line(path, number, raw))
             self._lines[(record["uid"], record["sample"])] = (offset, number)
+            self._last_line = number
+        self._end = path.stat().st_size if path.exists() else 0  # after a torn tail was cut or ended
+
+    def catch_up(self) -> None:
+        """Index the lines appended since the index was built (the generate stage writes answers while the
+        judge stage reads them); a last line without its newline is still being written: left for later."""
+        if not self.path.exists():
+            return
+        with open(self.path, "rb") as fh:
+            fh.seek(self._end)
+            for raw in fh:
+                if not raw.endswith(b"\n"):
+                    break
+                self._last_line += 1
+                if raw.strip():
+                    parsed = parse_jsonl_line(self.path, self._last_line, raw)
+                    record = normalized_answer(self.path, self._last_line, parsed)
+                    self._lines[(record["uid"], record["sample"])] = (self._end, self._last_line)
+                self._end += len(raw)
 
     def __contains__(self, key: object) -> bool:
         return key in self._lines or (
