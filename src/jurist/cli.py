@@ -178,6 +178,14 @@ def run(
     fmt: Annotated[
         str, typer.Option("--format", help="final scores as table | json | csv | markdown")
     ] = "table",
+    local: Annotated[
+        bool,
+        typer.Option(
+            "--local",
+            help="run served models in-process (llama.cpp Llama on CPU, vLLM on GPU) instead of "
+            "starting servers",
+        ),
+    ] = False,
 ) -> None:
     """Answer a benchmark, then judge each model against the baseline (two games, swapped) or check its
     answers by rule (ifeval, ifbench), and print scores and what it cost.
@@ -243,6 +251,7 @@ def run(
         prices_file=prices,
         max_cost=max_cost,
         max_tokens=max_tokens,
+        local=local,
     )
     if dry_run:
         if tasks is not None:

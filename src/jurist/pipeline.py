@@ -22,6 +22,7 @@ from jurist.config import ModelSpec, load_models_file
 from jurist.engine.cache import open_cache
 from jurist.engine.client import Engine, RequestFailed
 from jurist.engine.embedded import EMBEDDED_ALIAS, embedded_model_spec
+from jurist.engine.local import LocalModels
 from jurist.engine.pool import ServerPool
 from jurist.engine.throttle import make_throttle
 from jurist.errors import JuristError
@@ -190,6 +191,7 @@ class Pipeline:
             "max_concurrency": config.max_concurrency,
             "limit": config.limit,
             "cache": config.cache,
+            "local": config.local,  # served models ran in-process (--local), not on servers
             "scoring": {
                 "metrics": list(self.bench.metrics),
                 "method": config.method,
@@ -264,6 +266,7 @@ class Pipeline:
             cache=open_cache(self.config.cache_path, enabled=self.config.cache),
             pool=ServerPool(notify=notify, log_dir=self.run_dir.root / "logs"),
             ledger=self.accounts.ledger,
+            local=LocalModels(notify=notify) if self.config.local else None,
         )
 
     def interrupted(self, engine: Engine) -> None:

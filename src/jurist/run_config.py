@@ -52,6 +52,7 @@ class RunConfig:
     prices_file: Path | None = None  # --prices: alias or served name -> price (jurist.prices)
     max_cost: float | None = None  # --max-cost USD over the run directory's requests (jurist.ledger)
     max_tokens: int | None = None  # --max-tokens: prompt + completion tokens over the run directory
+    local: bool = False  # --local: models with a serve block run in this process (jurist.engine.local)
 
 
 @dataclass

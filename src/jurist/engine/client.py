@@ -37,6 +37,7 @@ from jurist.engine.transport import (
 from jurist.errors import JuristError
 
 if TYPE_CHECKING:
+    from jurist.engine.local import LocalModels
     from jurist.engine.pool import ServerPool
 
 __all__ = ["Completion", "EndpointClient", "Engine", "EngineStats", "ModelClient", "RequestFailed"]
@@ -110,6 +111,7 @@ class ModelClient:
         pool: ServerPool | None = None,
         budget: ConnectionBudget | None = None,
         ledger: Ledger | None = None,
+        local: LocalModels | None = None,
     ) -> None:
         self.spec = spec
         self.alias = spec.alias
@@ -120,6 +122,7 @@ class ModelClient:
         self._throttle = throttle
         self._cache = cache
         self._pool = pool
+        self._local = local  # --local: a served spec runs in this process instead of on a server
         self._budget = budget  # the engine's one connection pool; None: each endpoint has its own
         self._ledger = ledger if ledger is not None else Ledger()  # usage by phase, prices, the budget
         self._timeout = aiohttp.ClientTimeout(total=spec.timeout)
@@ -145,6 +148,12 @@ class ModelClient:
         ]
 
     async def _start_server(self) -> None:
+        if self._local is not None:
+            endpoint = await self._local.endpoint(self.spec)
+            self.context_length = endpoint.context_length
+            if not self.endpoints:
+                self.endpoints = [endpoint]
+            return
         if self._pool is None:
             raise JuristError(f"model {self.alias!r} has a serve block but the engine has no server pool")
         started = await self._pool.ensure(self.spec)
@@ -306,6 +315,7 @@ class Engine:
         cache: RequestCache | None = None,
         pool: ServerPool | None = None,
         ledger: Ledger | None = None,
+        local: LocalModels | None = None,
     ):
         self.specs = specs
         self.limits = ConcurrencyLimits(max_concurrency)
@@ -313,6 +323,7 @@ class Engine:
         self.throttle = throttle
         self.cache = cache
         self.pool = pool  # made on demand when a spec has a serve block and none was given
+        self.local = local  # --local: served specs load in this process (shared with siblings), no servers
         self.ledger = ledger if ledger is not None else Ledger()  # per phase and model; prices, budget
         self.stats = EngineStats(self.ledger)
         # One connection pool for every endpoint: open sockets stay within max_concurrency, whatever the
@@ -334,6 +345,7 @@ class Engine:
             cache=self.cache,
             pool=self._server_pool() if any(s.serve for s in specs.values()) else self.pool,
             ledger=ledger,
+            local=self.local,
         )
         other.limits, other.connections, other._owner = self.limits, self.connections, self
         return other
@@ -355,6 +367,7 @@ class Engine:
                 pool=self._server_pool() if spec.serve is not None else None,
                 budget=self.connections,
                 ledger=self.ledger,
+                local=self.local if spec.serve is not None else None,
             )
         return client
 
@@ -380,8 +393,12 @@ class Engine:
         finally:
             if self.pool is not None:
                 await self.pool.aclose()
+            if self.local is not None:
+                await self.local.aclose()
 
     def close_servers(self) -> None:
         """Stop the managed servers, synchronously: for a runner's ``finally`` outside the event loop."""
         if self.pool is not None and self._owner is None:
             self.pool.stop_all()
+        if self.local is not None and self._owner is None:
+            self.local.close()
