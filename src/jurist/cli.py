@@ -275,7 +275,9 @@ def run(
 
 
 # Further subcommands live in their own modules; each exposes ``register(app)``.
-_COMMAND_MODULES: tuple[str, ...] = ("judgebench", "check", "judges", "show", "transfer", "view", "plot")
+_COMMAND_MODULES: tuple[str, ...] = (
+    "judgebench", "check", "judges", "show", "transfer", "view", "plot", "sweep",
+)  # fmt: skip
 
 
 def _quiet_flags() -> None:

@@ -1,0 +1,167 @@
+"""``jurist sweep``: evaluate many checkpoints of a training run in one command (see jurist.sweep)."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from types import FrameType
+from typing import Annotated, Any
+
+import typer
+import typer.core
+
+from jurist.errors import JuristError
+
+SERVE_KINDS = ("llama.cpp", "vllm")
+ERROR_BARS = ("ci95", "sem", "std", "none")
+
+
+class SweepCommand(typer.core.TyperCommand):
+    """``--ray`` takes an optional address: a bare ``--ray`` (followed by nothing or by another option)
+    means a local Ray instance, as if ``--ray ""`` had been given (typer has no optional values)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # typer's own click Context
+        fixed: list[str] = []
+        for i, arg in enumerate(args):
+            fixed.append(arg)
+            if arg == "--ray" and (i + 1 == len(args) or args[i + 1].startswith("-")):
+                fixed.append("")
+        return super().parse_args(ctx, fixed)
+
+
+def _split(values: list[str] | None) -> list[str]:
+    return [part.strip() for value in values or [] for part in value.split(",") if part.strip()]
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt  # the same clean stop as Ctrl-C: servers stopped, sweep.json written
+
+
+def sweep(
+    checkpoints: Annotated[
+        str,
+        typer.Option(
+            help="a directory (its step_* / checkpoint-* children), a glob, or a comma-separated list"
+        ),
+    ],
+    tasks: Annotated[str, typer.Option(help="benchmarks, comma-separated (e.g. ifeval,starter)")],
+    bench_option: Annotated[
+        list[str] | None, typer.Option("-B", "--bench-option", help="TASK:KEY=VALUE for one task")
+    ] = None,
+    samples: Annotated[int | None, typer.Option(min=1, help="answers per prompt (mean@N)")] = None,
+    limit: Annotated[
+        str | None,
+        typer.Option(help="questions per task: N for every task, or TASK=N[,TASK=N] (default: all)"),
+    ] = None,
+    gpus: Annotated[
+        str | None, typer.Option(help="GPU ids (0,1,2,3) or a count (4); default: CPU servers")
+    ] = None,
+    tensor_parallel: Annotated[
+        int | None, typer.Option(min=1, help="GPUs per checkpoint server (vLLM tensor parallel)")
+    ] = None,
+    servers: Annotated[
+        int | None, typer.Option(min=1, help="CPU servers at once, without --gpus (default 1)")
+    ] = None,
+    serve_kind: Annotated[
+        str | None, typer.Option(help="llama.cpp | vllm (default: llama.cpp for .gguf files, else vllm)")
+    ] = None,
+    checkpoint_settings: Annotated[
+        str | None,
+        typer.Option(
+            help="a --models-file alias whose sampling and serve settings every checkpoint takes "
+            "(default: max_tokens 1024 on vLLM, 256 on llama.cpp; temperature 0, or 0.7 with a seed "
+            "for several samples)"
+        ),
+    ] = None,
+    models_file: Annotated[Path | None, typer.Option(help="the judges' models file")] = None,
+    judge: Annotated[
+        list[str] | None, typer.Option("--judge", help="judge alias (repeatable; default: embedded)")
+    ] = None,
+    judge_concurrency: Annotated[
+        int, typer.Option(min=1, help="judge requests in flight, all checkpoints together")
+    ] = 8,
+    max_concurrency: Annotated[
+        int, typer.Option(min=1, help="requests in flight per checkpoint server (its slots cap it too)")
+    ] = 64,
+    out: Annotated[Path, typer.Option(help="the sweep directory")] = Path("runs/sweep"),
+    name: Annotated[
+        str | None, typer.Option(help="the sweep's name in plots (default: the --out folder's)")
+    ] = None,
+    local: Annotated[
+        bool, typer.Option("--local", help="run each checkpoint in-process instead of on a server")
+    ] = False,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            help="place each checkpoint's generation on a Ray cluster: its ADDRESS (auto: the one on this "
+            "machine), or nothing for a new local instance (needs the ray extra of jurist)",
+        ),
+    ] = None,
+    error_bars: Annotated[str, typer.Option(help="plots: ci95 | sem | std | none")] = "ci95",
+    plots: Annotated[bool, typer.Option("--plots/--no-plots", help="draw the training curves")] = True,
+    bootstrap: Annotated[int, typer.Option(min=0, help="bootstrap rounds of each 95% CI")] = 100,
+    seed: Annotated[int, typer.Option(help="bootstrap seed")] = 0,
+    max_attempts: Annotated[int, typer.Option(min=1, help="attempts per request")] = 6,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="no machine-wide request cache")] = False,
+    cache_dir: Annotated[Path | None, typer.Option(help="request cache folder")] = None,
+    no_check: Annotated[bool, typer.Option("--no-check", help="do not probe the judges first")] = False,
+    no_progress: Annotated[bool, typer.Option("--no-progress", help="no progress bars")] = False,
+    data_dir: Annotated[Path | None, typer.Option(help="local copies of benchmark data")] = None,
+) -> None:
+    """Evaluate every checkpoint of a training run on every task: one run directory per checkpoint and
+    task (SWEEP_DIR/<checkpoint>/<task>), sweep.json and sweep.csv (checkpoint x task x metric with 95% CIs
+    and the spread over samples), training-curve plots in SWEEP_DIR/plots. Re-running resumes.
+
+    Exit codes: 0 every checkpoint complete, 1 some failed or are incomplete, 2 usage error, 130 stopped."""
+    from jurist.sweep.build import build_plan
+
+    if data_dir is not None:
+        if not data_dir.is_dir():
+            raise JuristError(f"--data-dir: {data_dir} is not a folder")
+        os.environ["JURIST_DATA_DIR"] = str(data_dir.resolve())
+    if serve_kind is not None and serve_kind not in SERVE_KINDS:
+        raise JuristError(f"--serve-kind: {serve_kind!r} is not llama.cpp or vllm")
+    if error_bars not in ERROR_BARS:
+        raise JuristError(f"--error-bars: {error_bars!r} is not one of {', '.join(ERROR_BARS)}")
+    plan = build_plan(
+        checkpoints=checkpoints,
+        tasks=tasks,
+        bench_options=bench_option or [],
+        samples=samples,
+        limit=limit,
+        gpus=gpus,
+        tensor_parallel=tensor_parallel,
+        servers=servers,
+        serve_kind=serve_kind,
+        checkpoint_settings=checkpoint_settings,
+        models_file=models_file,
+        judges=_split(judge),
+        judge_concurrency=judge_concurrency,
+        max_concurrency=max_concurrency,
+        out=out,
+        name=name,
+        local=local,
+        ray=ray,
+        error_bars=error_bars,
+        bootstrap=bootstrap,
+        seed=seed,
+        max_attempts=max_attempts,
+        cache=not no_cache,
+        cache_dir=cache_dir,
+        check=not no_check,
+        progress=not no_progress,
+    )
+    from jurist.sweep.schedule import run_sweep
+
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        result = run_sweep(plan, ray_address=ray, plots=plots)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    raise typer.Exit(result.exit_code)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("sweep", cls=SweepCommand)(sweep)

@@ -1,0 +1,7 @@
+"""``jurist sweep``: many checkpoints of a training run x many tasks x N samples, in one command.
+
+``checkpoints`` finds them, ``build`` checks the command into a ``plan``, ``schedule`` runs it (local GPU
+or CPU slots from a shared queue, or ``ray_backend`` on a Ray cluster): ``generation`` answers each
+checkpoint's tasks on its own server, ``judging`` judges and scores them on the judges' limit, ``results``
+writes sweep.json and sweep.csv, ``report`` the table and the plots.
+"""

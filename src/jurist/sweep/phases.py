@@ -1,0 +1,222 @@
+"""What the two phases of a checkpoint share: its pipelines opened under their locks, their stages run
+together (one failing stops the others), and a problem told in one line.
+
+A phase is a set of :class:`~jurist.pipeline.Pipeline` (one per task) with sibling engines under one root
+engine that the sweep owns: the root holds the limits, connections, request cache and servers that the
+tasks share, and only the root stops those servers. Nothing here changes how a run works; it drives the
+pipeline's own steps (open_run, new_engine, stages, finish) as ``jurist run --tasks`` does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from rich.console import Console
+
+from jurist.engine.cache import open_cache
+from jurist.engine.client import Engine
+from jurist.engine.pool import ServerFactory, ServerPool
+from jurist.errors import JuristError, StorageError
+from jurist.pipeline import Pipeline
+from jurist.report.progress import PrefixedProgress, StageProgress
+from jurist.run_config import RunConfig, RunResult
+from jurist.store.lock import RunDirLock
+from jurist.sweep.plan import SweepPlan
+
+log = logging.getLogger("jurist.sweep")
+
+Status = Literal["done", "incomplete", "failed"]
+
+
+@dataclass
+class PhaseOutcome:
+    """How one phase of one checkpoint ended: done (every task exited 0), incomplete (some requests
+    failed or some task could not run: re-running retries them), failed (nothing more can be done now)."""
+
+    status: Status
+    error: str | None = None
+    results: dict[str, RunResult] = field(default_factory=dict)
+    pipelines: dict[str, Pipeline] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        codes = [result.exit_code for result in self.results.values()]
+        worst = max(codes, default=0)
+        return worst if self.status == "done" else max(worst, 1)
+
+
+class LiveEngines:
+    """The root engines running now, so that a forced stop (a second Ctrl-C) stops every server."""
+
+    def __init__(self) -> None:
+        self._engines: list[Engine] = []
+
+    def add(self, engine: Engine) -> None:
+        self._engines.append(engine)
+
+    def remove(self, engine: Engine) -> None:
+        if engine in self._engines:
+            self._engines.remove(engine)
+
+    def stop_all(self) -> None:
+        for engine in list(self._engines):
+            engine.close_servers()
+            if engine.cache is not None:
+                engine.cache.close()
+
+
+def one_line(exc: BaseException) -> str:
+    """An error as one line for sweep.json: its first line, and the last line of a server log tail."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    text = lines[0] if len(lines) == 1 else f"{lines[0]} ... {lines[-1]}"
+    return text if len(text) <= 400 else text[:397] + "..."
+
+
+def root_engine(
+    plan: SweepPlan,
+    max_concurrency: int,
+    log_dir: Path,
+    notify: Callable[[str], None],
+    factory: ServerFactory | None = None,
+) -> Engine:
+    """The engine a phase's tasks share (as siblings): limits, connections, cache, servers."""
+    extra: dict[str, Any] = {}
+    if plan.local:  # served models load in this process (jurist.engine.local), no server starts
+        from jurist.engine.local import LocalModels
+
+        extra["local"] = LocalModels(notify=notify)
+    return Engine(
+        {},
+        max_concurrency=max_concurrency,
+        policy=plan.retry,
+        cache=open_cache(plan.cache_path, enabled=plan.cache),
+        pool=ServerPool(notify=notify, log_dir=log_dir, factory=factory),
+        **extra,
+    )
+
+
+def build_pipelines(
+    configs: dict[str, RunConfig], console: Console
+) -> tuple[dict[str, Pipeline], dict[str, str]]:
+    """One pipeline per task; a task whose pipeline cannot be made (say, no answers to judge) is left
+    out with its one-line reason."""
+    pipelines: dict[str, Pipeline] = {}
+    problems: dict[str, str] = {}
+    for task, config in configs.items():
+        try:
+            pipelines[task] = Pipeline(config, console)
+        except JuristError as exc:
+            problems[task] = one_line(exc)
+    return pipelines, problems
+
+
+def open_all(pipelines: Iterable[Pipeline], stack: ExitStack) -> None:
+    """Each run directory locked (released when ``stack`` closes) and its run.json written as running."""
+    for pipeline in pipelines:
+        lock = RunDirLock(pipeline.run_dir.root)
+        stack.callback(lock.release)
+        if pipeline.run_dir.root.is_dir():
+            lock.acquire()
+        pipeline.open_run(lock)
+
+
+async def all_or_none(coroutines: Sequence[Awaitable[Any]]) -> None:
+    """Await them together; when one raises, cancel the others, wait for them, and raise its error."""
+    tasks = [asyncio.ensure_future(coroutine) for coroutine in coroutines]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def run_stages(
+    pipelines: dict[str, Pipeline],
+    engines: dict[str, Engine],
+    bars: StageProgress,
+    prefix: str,
+    watch: Awaitable[str] | None = None,
+) -> str | None:
+    """Every task's stages at once; None when they ended, else in one line why they were stopped: an
+    error (one checkpoint's failure must not stop the sweep), or ``watch``'s reason (it ends when the
+    server they use dies). When cancelled, each run is marked interrupted."""
+    try:
+        return await _stages_or_watch(pipelines, engines, bars, prefix, watch)
+    except asyncio.CancelledError:
+        for task, pipeline in pipelines.items():
+            pipeline.interrupted(engines[task])
+        raise
+    except StorageError:  # the disk is full: every other checkpoint would fail the same way
+        raise
+    except Exception as exc:  # noqa: BLE001
+        if not isinstance(exc, JuristError):
+            log.exception("%s: stopped by an unexpected error", prefix.strip())
+        return one_line(exc)
+
+
+async def _stages_or_watch(
+    pipelines: dict[str, Pipeline],
+    engines: dict[str, Engine],
+    bars: StageProgress,
+    prefix: str,
+    watch: Awaitable[str] | None,
+) -> str | None:
+    work = asyncio.ensure_future(
+        all_or_none(
+            [
+                pipelines[task].stages(engines[task], PrefixedProgress(bars, f"{prefix}{task}: "))
+                for task in pipelines
+            ]
+        )
+    )
+    watcher = asyncio.ensure_future(watch) if watch is not None else None
+    try:
+        waiting = {work} if watcher is None else {work, watcher}
+        done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        if watcher is not None and watcher in done and work not in done:
+            work.cancel()
+            await asyncio.gather(work, return_exceptions=True)
+            return watcher.result()
+        work.result()
+        return None
+    finally:
+        for task in (work, watcher):
+            if task is not None and not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+
+
+async def close_phase(pipelines: dict[str, Pipeline], engines: dict[str, Engine], root: Engine) -> None:
+    """Sessions closed, the root's servers stopped and its cache written back, failure logs closed."""
+    try:
+        for engine in engines.values():
+            await engine.aclose()
+        await root.aclose()
+    finally:
+        for task, pipeline in pipelines.items():
+            if task in engines:
+                pipeline.close_engine(engines[task])
+        root.close_servers()
+        if root.cache is not None:
+            root.cache.close()
+
+
+def finish_all(
+    pipelines: dict[str, Pipeline], engines: dict[str, Engine], stopped: str | None
+) -> dict[str, RunResult]:
+    """Each run scored and run.json written as finished; or, when the phase was stopped, written as
+    interrupted (nothing to score), so a re-run resumes it."""
+    if stopped is not None:
+        for task, pipeline in pipelines.items():
+            pipeline.interrupted(engines[task])
+        return {}
+    return {task: pipeline.finish(engines[task]) for task, pipeline in pipelines.items()}

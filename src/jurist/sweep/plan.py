@@ -1,0 +1,223 @@
+"""What a sweep was asked to do, resolved once: checkpoints, tasks, slots, judges, and each run's config.
+
+The plan is plain data (it travels to Ray workers as it is). It says how each checkpoint becomes a
+candidate model (alias = its name, a ``serve`` block for its weights, sampling settings from
+``--checkpoint-settings`` or the defaults below), which GPU ids each slot serves on, and the RunConfig of
+each of the two phases of a checkpoint's task: generation (``inference-only``, in the slot, against the
+checkpoint's server) and judging (``judge-only``, on the judges' own limit).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from jurist.config import ModelSpec, ServeKind, ServeSpec
+from jurist.engine.retry import RetryPolicy
+from jurist.errors import JuristError
+from jurist.run_config import RunConfig
+from jurist.sweep.checkpoints import Checkpoint
+
+MODELS_FILE = "models.yaml"
+"""SWEEP_DIR/models.yaml: the checkpoints as models-file entries, so each run directory resumes alone."""
+
+CI_LEVEL = 0.95  # sweep.json's ``ci95``: every task of a sweep is scored at this level
+
+GpuSlot = tuple[int, ...] | None
+"""The GPU ids one server of the sweep runs on (its CUDA_VISIBLE_DEVICES); None: a CPU slot."""
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """Everything ``jurist sweep`` was asked, checked; shared by the local scheduler and Ray workers."""
+
+    out: Path
+    name: str
+    checkpoints: tuple[Checkpoint, ...]
+    tasks: tuple[str, ...]
+    task_options: dict[str, dict[str, str]]
+    slots: tuple[GpuSlot, ...] = (None,)
+    samples: int | None = None
+    limits: dict[str, int] = field(default_factory=dict)  # --limit: questions per task (absent: all)
+    judges: tuple[str, ...] = ()
+    judged_tasks: tuple[str, ...] = ()  # the tasks that have a judge (the others are checked by rule)
+    models_file: Path | None = None
+    settings: ModelSpec | None = None  # --checkpoint-settings: the entry every checkpoint copies
+    serve_kind: ServeKind | None = None  # None: by the checkpoint's path (.gguf: llama.cpp, else vllm)
+    tensor_parallel: int | None = None
+    max_concurrency: int = 64  # requests in flight per checkpoint server (its own slots cap it too)
+    judge_concurrency: int = 8  # judge requests in flight, all checkpoints together
+    local: bool = False
+    error_bars: str = "ci95"
+    n_bootstrap: int = 100
+    seed: int = 0
+    cache: bool = True
+    cache_path: Path | None = None
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    progress: bool = True
+    check: bool = True
+
+    @property
+    def models_path(self) -> Path:
+        return self.out / MODELS_FILE
+
+    def run_dir(self, checkpoint: Checkpoint, task: str, root: Path | None = None) -> Path:
+        """Where one checkpoint's task runs: ``SWEEP_DIR/<checkpoint>/<task>`` (or under ``root``)."""
+        return (root or self.out) / checkpoint.name / task
+
+
+def gpu_slots(gpus: str | None, tensor_parallel: int | None, servers: int | None) -> tuple[GpuSlot, ...]:
+    """The slots of a sweep: ``--gpus`` (ids ``0,1,2,3``, or a count picked among the visible GPUs) cut
+    into groups of ``--tensor-parallel``; without ``--gpus``, ``--servers`` CPU slots (default 1)."""
+    if gpus is None:
+        return (None,) * (servers or 1)
+    if servers is not None:
+        raise JuristError("--servers counts CPU servers; with --gpus, each group of GPUs is one server")
+    ids = _gpu_ids(gpus)
+    width = tensor_parallel or 1
+    if len(ids) % width:
+        raise JuristError(f"--tensor-parallel {width} does not divide the {len(ids)} GPU(s) of --gpus")
+    return tuple(tuple(ids[i : i + width]) for i in range(0, len(ids), width))
+
+
+def _gpu_ids(text: str) -> list[int]:
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    try:
+        numbers = [int(part) for part in parts]
+    except ValueError:
+        raise JuristError(f"--gpus {text!r}: give GPU ids (0,1,2,3) or a count (4)") from None
+    if not numbers or min(numbers) < 0:
+        raise JuristError(f"--gpus {text!r}: give GPU ids (0,1,2,3) or a count (4)")
+    from jurist.engine.gpus import check_visible, pick_gpus, visible_gpus
+
+    visible = visible_gpus()
+    if len(numbers) == 1 and "," not in text:  # a count
+        if not numbers[0]:
+            raise JuristError("--gpus 0 is a count of no GPU: for GPU 0 alone write --gpus 0, (an id list)")
+        return pick_gpus(numbers[0], visible)
+    if len(set(numbers)) != len(numbers):
+        raise JuristError(f"--gpus {text!r} names a GPU twice")
+    check_visible(numbers, visible)
+    return numbers
+
+
+def _default_settings(samples: int | None, kind: str) -> dict[str, Any]:
+    """Sampling of a checkpoint with no --checkpoint-settings: up to 1024 tokens on a vLLM server, 256
+    on a llama.cpp one (a CPU: the embedded model's own limit); greedy for one sample, and for several
+    temperature 0.7 with a seed (sample k sends seed + k), so the samples differ and are reproducible."""
+    settings: dict[str, Any] = {"max_tokens": 256 if kind == "llama.cpp" else 1024}
+    if (samples or 1) > 1:
+        return settings | {"temperature": 0.7, "seed": 0}
+    return settings | {"temperature": 0.0}
+
+
+def checkpoint_spec(plan: SweepPlan, checkpoint: Checkpoint, gpus: GpuSlot = None) -> ModelSpec:
+    """The candidate model of one checkpoint: alias and served name = its name, a serve block for its
+    weights on ``gpus``, sampling from ``--checkpoint-settings`` (or the defaults)."""
+    kind = plan.serve_kind or checkpoint.default_kind
+    settings: dict[str, Any] = _default_settings(plan.samples, kind)
+    serve: dict[str, Any] = {}
+    base = plan.settings
+    if base is not None:
+        settings = base.model_dump(
+            exclude={"alias", "model", "endpoints", "api_key", "serve"}, exclude_unset=True, by_alias=False
+        )
+        if base.serve is not None:
+            serve = base.serve.model_dump(exclude={"kind", "model", "gpus"}, exclude_unset=True)
+            kind = plan.serve_kind or base.serve.kind
+    serve |= {"kind": kind, "model": str(checkpoint.path)}
+    if gpus is not None:
+        serve["gpus"] = list(gpus)
+    if plan.tensor_parallel is not None:
+        serve["tensor_parallel"] = plan.tensor_parallel
+    try:
+        return ModelSpec.model_validate(
+            {**settings, "alias": checkpoint.name, "model": checkpoint.name, "serve": ServeSpec(**serve)}
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "serve"
+        raise JuristError(f"checkpoint {checkpoint.name}: {where}: {first['msg']}") from None
+
+
+def write_models_file(plan: SweepPlan, path: Path | None = None) -> Path:
+    """The checkpoints as a models file (no GPU ids: a slot gives those), for the generation runs and for
+    resuming one checkpoint's runs alone with ``jurist run --models-file SWEEP_DIR/models.yaml``."""
+    path = path or plan.models_path
+    entries = {
+        c.name: checkpoint_spec(plan, c).model_dump(
+            mode="json", exclude={"alias", "api_key", "endpoints"}, exclude_none=True
+        )
+        for c in plan.checkpoints
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = "# written by jurist sweep: one entry per checkpoint (a sweep's slot adds its GPU ids)\n"
+    path.write_text(text + yaml.safe_dump(entries, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _base_config(plan: SweepPlan, task: str, out: Path) -> RunConfig:
+    config = RunConfig(
+        bench=task,
+        bench_options=dict(plan.task_options.get(task, {})),
+        out=out,
+        limit=plan.limits.get(task),
+        samples=plan.samples,
+        n_bootstrap=plan.n_bootstrap,
+        seed=plan.seed,
+        ci_level=CI_LEVEL,
+        retry=plan.retry,
+        progress=plan.progress,
+        cache=plan.cache,
+        cache_path=plan.cache_path,
+        check=False,  # the sweep probes the judges once; a checkpoint's server has no endpoint to probe
+    )
+    return dataclasses.replace(config, local=True) if plan.local else config  # --local: in-process
+
+
+def generation_config(
+    plan: SweepPlan, checkpoint: Checkpoint, task: str, root: Path | None = None
+) -> RunConfig:
+    """One task's answers for one checkpoint (its server, in its slot): nothing judged."""
+    config = _base_config(plan, task, plan.run_dir(checkpoint, task, root))
+    return dataclasses.replace(
+        config,
+        models_file=(root or plan.out) / MODELS_FILE,
+        models=[checkpoint.name],
+        mode="inference-only",
+        max_concurrency=plan.max_concurrency,
+    )
+
+
+def judging_config(plan: SweepPlan, checkpoint: Checkpoint, task: str) -> RunConfig:
+    """One task's judging and scoring for one checkpoint: the answers on disk, the judges' limit."""
+    config = _base_config(plan, task, plan.run_dir(checkpoint, task))
+    return dataclasses.replace(
+        config,
+        models_file=plan.models_file,
+        models=[checkpoint.name],
+        judges=list(plan.judges),
+        mode="judge-only",
+        max_concurrency=plan.judge_concurrency,
+    )
+
+
+def judged_tasks(tasks: Sequence[str], options: dict[str, dict[str, str]]) -> tuple[str, ...]:
+    """The tasks that have a judge; each task is loaded now, so a bad name or ``-B`` option fails before
+    anything starts (exit 2), and one with fixed response pairs (nothing to generate) is refused."""
+    from jurist.benchmarks.registry import load_benchmark
+
+    judged = []
+    for task in tasks:
+        bench = load_benchmark(task, options.get(task, {}))
+        if bench.candidates:
+            raise JuristError(f"--tasks {task}: it judges fixed response pairs, so no checkpoint answers it")
+        if bench.judge_kind is not None:
+            judged.append(task)
+    return tuple(judged)

@@ -1,0 +1,245 @@
+"""``jurist sweep --ray``: each checkpoint's generation as a Ray task that asks for the GPUs it needs.
+
+Ray places every task on a node with room (``num_gpus``: the checkpoint server's width; Ray sets the
+task's ``CUDA_VISIBLE_DEVICES`` and :func:`ray.get_gpu_ids` says which) and starts the next as soon as one
+ends, so the queue is Ray's own, not a scheduler of jurist's. A task starts the checkpoint's server on its
+node, writes the runs into a node-local temporary directory (resuming from the partial run directory the
+driver ships with it) and sends the directory back as an archive; the driver unpacks it into
+``SWEEP_DIR/<checkpoint>/``, so the driver's directory is complete and resumable, and judges there.
+Ray is optional (``pip install 'jurist[ray]'``) and imported only here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import io
+import os
+import shutil
+import socket
+import tarfile
+import tempfile
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from types import ModuleType
+from typing import Any
+
+from rich.console import Console
+
+from jurist.engine.pool import ServerFactory
+from jurist.errors import JuristError
+from jurist.store.lock import LOCK_NAME, RunDirLock
+from jurist.sweep.checkpoints import Checkpoint
+from jurist.sweep.phases import PhaseOutcome, Status, one_line
+from jurist.sweep.plan import SweepPlan
+
+RAY_HINT = "pip install 'jurist[ray]'"
+CANCEL_GRACE_S = 30.0  # how long a cancelled task has to stop its server before the driver goes on
+# The driver's settings that a task on its node needs to find data and the cache the same way.
+_FORWARDED_ENV = ("JURIST_DATA_DIR", "JURIST_CACHE_DIR", "NLTK_DATA", "HF_HOME")
+
+
+def import_ray() -> ModuleType:
+    try:
+        import ray
+    except ImportError:
+        raise JuristError(f"--ray needs Ray, which is not installed: {RAY_HINT}") from None
+    return ray
+
+
+# -- the archive that carries a checkpoint's run directories both ways ---------------------------------------
+def pack(directory: Path) -> bytes | None:
+    """``directory``'s files as a gzip'd tar (locks left out); None when there is no directory."""
+    if not directory.is_dir():
+        return None
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for path in sorted(directory.rglob("*")):
+            if path.is_file() and not path.is_symlink() and path.name != LOCK_NAME:
+                archive.add(path, arcname=path.relative_to(directory).as_posix(), recursive=False)
+    return buffer.getvalue()
+
+
+def unpack(data: bytes, directory: Path) -> None:
+    """The archive's files into ``directory``, each replacing its older copy whole (files the archive
+    does not hold are kept); members that are not plain files inside the directory are refused."""
+    directory.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".incoming-", dir=directory.parent))
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as archive:
+            for member in archive.getmembers():
+                name = PurePosixPath(member.name)
+                if not member.isfile() or name.is_absolute() or ".." in name.parts:
+                    raise JuristError(f"a Ray task sent back an unexpected archive member {member.name!r}")
+                source = archive.extractfile(member)
+                assert source is not None
+                target = staging / Path(*name.parts)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with source, target.open("wb") as out:
+                    shutil.copyfileobj(source, out)
+        for path in sorted(staging.rglob("*")):
+            if path.is_file():
+                final = directory / path.relative_to(staging)
+                final.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(path, final)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+# -- the task, on a Ray worker ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RemoteJob:
+    plan: SweepPlan
+    checkpoint: Checkpoint
+    archive: bytes | None  # the driver's partial run directories of the checkpoint (a resumed sweep)
+    gpus: int  # how many GPUs the task asked Ray for (0: a CPU server)
+    factory: ServerFactory | None = None  # tests: a stand-in server (must be importable on the node)
+
+
+@dataclass(frozen=True)
+class RemoteOutcome:
+    status: Status
+    error: str | None
+    exit_code: int
+    archive: bytes | None
+    host: str
+
+
+def generate_remotely(job: RemoteJob) -> RemoteOutcome:
+    """Runs on a Ray worker: the checkpoint's generation phase in a temporary directory of this node."""
+    import ray
+
+    from jurist.report.progress import StageProgress
+    from jurist.sweep.generation import generate_checkpoint
+    from jurist.sweep.plan import MODELS_FILE, write_models_file
+
+    checkpoint = job.checkpoint
+    plan = dataclasses.replace(job.plan, progress=False)
+    gpus = tuple(int(gpu) for gpu in ray.get_gpu_ids()) if job.gpus else None
+    with tempfile.TemporaryDirectory(prefix="jurist-sweep-") as temp:
+        root = Path(temp)
+        target = root / checkpoint.name
+        if job.archive is not None:
+            unpack(job.archive, target)
+        write_models_file(plan, root / MODELS_FILE)
+        target.mkdir(parents=True, exist_ok=True)
+        with (target / "sweep.log").open("a", encoding="utf-8") as log:
+            console = Console(file=log, width=160, force_terminal=False, color_system=None)
+            outcome = asyncio.run(
+                generate_checkpoint(
+                    plan,
+                    checkpoint,
+                    gpus,
+                    console=console,
+                    bars=StageProgress(console, enabled=False),
+                    root=root,
+                    factory=job.factory,
+                )
+            )
+        return RemoteOutcome(
+            outcome.status, outcome.error, outcome.exit_code, pack(target), socket.gethostname()
+        )
+
+
+# -- the driver ---------------------------------------------------------------------------------------------
+def gpus_per_checkpoint(plan: SweepPlan, checkpoint: Checkpoint) -> int:
+    """What a checkpoint's task asks Ray for: its vLLM server's width, none for a llama.cpp server."""
+    kind = plan.serve_kind
+    if kind is None and plan.settings is not None and plan.settings.serve is not None:
+        kind = plan.settings.serve.kind
+    if (kind or checkpoint.default_kind) != "vllm":
+        return 0
+    return plan.tensor_parallel or 1
+
+
+def _connect(ray: Any, address: str) -> bool:
+    """Join the cluster at ``address`` (``auto``: the one running on this machine; "" starts a new local
+    instance); True when this call connected (and so disconnects at the end)."""
+    if ray.is_initialized():
+        return False
+    env = {name: os.environ[name] for name in _FORWARDED_ENV if name in os.environ}
+    ray.init(
+        address=address or "local",
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": env} if env else None,
+    )
+    return True
+
+
+async def ray_generation(
+    plan: SweepPlan,
+    address: str,
+    generated: Any,
+    console: Console,
+    factory: ServerFactory | None = None,
+) -> None:
+    """Every checkpoint's generation as a Ray task; ``generated(checkpoint, outcome)`` as each returns,
+    with its run directories already unpacked under the sweep directory."""
+    ray = import_ray()
+    started = _connect(ray, address)
+    on_cpu = ray.remote(generate_remotely)
+    on_gpu = ray.remote(max_calls=1)(generate_remotely)  # a fresh worker per checkpoint: GPU memory freed
+    pending: dict[asyncio.Future[Any], tuple[Any, Checkpoint]] = {}
+    locks: dict[str, list[RunDirLock]] = {}
+    try:
+        with ExitStack() as stack:
+            for checkpoint in plan.checkpoints:
+                try:
+                    locks[checkpoint.name] = _lock_runs(plan, checkpoint, stack)
+                except JuristError as exc:
+                    generated(checkpoint, PhaseOutcome("failed", one_line(exc)))
+                    continue
+                width = gpus_per_checkpoint(plan, checkpoint)
+                job = RemoteJob(plan, checkpoint, pack(plan.out / checkpoint.name), width, factory)
+                remote = on_gpu if width else on_cpu
+                ref = remote.options(num_gpus=width, num_cpus=1, max_retries=0).remote(job)
+                pending[asyncio.wrap_future(ref.future())] = (ref, checkpoint)
+                console.print(
+                    f"{checkpoint.name}: queued on Ray ({width} GPU)" if width else
+                    f"{checkpoint.name}: queued on Ray (CPU)",
+                    style="dim", markup=False, highlight=False,
+                )  # fmt: skip
+            while pending:
+                done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                for future in done:
+                    _, checkpoint = pending.pop(future)
+                    outcome = _received(plan, checkpoint, future, console)
+                    for lock in locks.pop(checkpoint.name, []):
+                        lock.release()
+                    generated(checkpoint, outcome)
+    except asyncio.CancelledError:
+        for ref, _ in pending.values():
+            ray.cancel(ref)  # KeyboardInterrupt in the task: it stops its server on the way out
+        if pending:
+            await asyncio.wait(list(pending), timeout=CANCEL_GRACE_S)
+        raise
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _lock_runs(plan: SweepPlan, checkpoint: Checkpoint, stack: ExitStack) -> list[RunDirLock]:
+    """The driver holds the checkpoint's run directories while a Ray task works on its copy of them."""
+    held = []
+    for task in plan.tasks:
+        lock = RunDirLock(plan.run_dir(checkpoint, task))
+        lock.acquire()
+        stack.callback(lock.release)
+        held.append(lock)
+    return held
+
+
+def _received(
+    plan: SweepPlan, checkpoint: Checkpoint, future: asyncio.Future[Any], console: Console
+) -> PhaseOutcome:
+    try:
+        result: RemoteOutcome = future.result()
+    except Exception as exc:  # noqa: BLE001 - the task raised, or its worker or node died
+        return PhaseOutcome("failed", f"the Ray task failed: {one_line(exc)}")
+    if result.archive is not None:
+        unpack(result.archive, plan.out / checkpoint.name)
+    console.print(f"{checkpoint.name}: answers back from {result.host}", style="dim", markup=False)
+    outcome = PhaseOutcome(result.status, result.error)
+    return outcome

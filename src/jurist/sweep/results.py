@@ -1,0 +1,213 @@
+"""sweep.json and sweep.csv: each checkpoint's headline metric per task and judge, with its intervals.
+
+A row is one checkpoint x task x judge x metric: the task's own headline (as ``jurist run --tasks``
+reports it) with its 95% interval, and the metric of each sample index with their std and sem
+(eval_framework's across-run view of mean@N). Per sample, each kind of scoring says what it can:
+rule-checked and rubric tasks score each sample index in their own rows (``across_runs``); a pairwise
+task's plain win rate is scored again on each sample's battles; a score that needs the whole set at once
+(style control, length control, a fitted rating, judge accuracy) has no per-sample value (null).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from jurist.pipeline import Pipeline
+from jurist.ratings.repeated import across_runs
+from jurist.run_config import RunResult
+from jurist.store.jsonl import write_json_atomic
+from jurist.sweep.checkpoints import Checkpoint
+from jurist.sweep.plan import SweepPlan
+from jurist.tasks_run import headline
+
+SWEEP_JSON = "sweep.json"
+SWEEP_CSV = "sweep.csv"
+VERSION = 1
+CSV_COLUMNS = (
+    "checkpoint", "step", "task", "judge", "metric", "value", "ci95_low", "ci95_high", "std", "sem",
+    "per_sample", "n_samples", "fraction", "run_dir",
+)  # fmt: skip
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _plain_win_rate(pipeline: Pipeline) -> bool:
+    """Whether the task's headline is the weighted win rate, which one sample's battles can give alone."""
+    bench, config = pipeline.bench, pipeline.config
+    official = bench.official_scoring
+    return (
+        bench.judge_kind in ("pairwise", "preference")
+        and "winrate" in bench.metrics
+        and not official.style_control
+        and not official.length_controlled
+        and not bench.score_categories
+        and config.method == "winrate"
+        and not config.style_control
+        and not config.length_controlled
+        and not config.categories
+    )
+
+
+def _win_rate_per_sample(pipeline: Pipeline, judge: Any, model: str) -> list[float] | None:
+    from jurist.scoring.battles import read_battles_file
+    from jurist.scoring.winrate import win_rate_leaderboard
+    from jurist.store.records import sample_of
+
+    path = pipeline.run_dir.battles
+    if not path.is_file():
+        return None
+    by_sample: dict[int, list[dict[str, Any]]] = {}
+    for battle in read_battles_file(path):
+        if battle.get("judge", "") == (judge or "") and model in (battle["model_a"], battle["model_b"]):
+            by_sample.setdefault(sample_of(battle), []).append(battle)
+    values: list[float] = []
+    for sample in range(pipeline.samples):
+        rows = win_rate_leaderboard(by_sample.get(sample, []), set(pipeline.baselines), n_bootstrap=0)
+        score = next((r["score"] for r in rows if r["model"] == model and not r.get("baseline")), None)
+        if score is None:
+            return None  # a sample with no battle: no value for it, so none for the set
+        values.append(float(score))
+    return values
+
+
+def per_sample_values(pipeline: Pipeline, row: Mapping[str, Any], metric: str) -> list[float] | None:
+    """The headline metric of each sample index, or None where this kind of scoring cannot give it."""
+    across = row.get("across_runs")
+    if pipeline.bench.rule_suite is not None and isinstance(across, dict):
+        runs = across.get(metric)
+        return [float(v) for v in runs["per_run"]] if isinstance(runs, dict) else None
+    if pipeline.bench.judge_kind == "rubric" and isinstance(across, dict) and "per_run" in across:
+        scale = 10.0 if metric == "overall_x10" else 1.0  # WritingBench's headline is its 1-10 score x 10
+        return [scale * float(v) for v in across["per_run"]]
+    if metric == "score" and _plain_win_rate(pipeline) and not row.get("category"):
+        return _win_rate_per_sample(pipeline, row.get("judge"), str(row.get("model")))
+    return None
+
+
+def result_rows(
+    plan: SweepPlan, checkpoint: Checkpoint, task: str, pipeline: Pipeline, result: RunResult
+) -> list[dict[str, Any]]:
+    """The sweep.json rows of one checkpoint's task: its headline per judge (the baselines left out)."""
+    rows: list[dict[str, Any]] = []
+    for row in result.leaderboard:
+        found = headline(row)
+        if found is None or row.get("model") != checkpoint.name:
+            continue
+        name, value, low, high = found
+        metric = f"{name} ({row['category']})" if row.get("category") else name
+        per_sample = per_sample_values(pipeline, row, name) if row.get("category") is None else None
+        spread = across_runs(per_sample) if per_sample else None
+        low_n, high_n = _number(low), _number(high)
+        rows.append(
+            {
+                "checkpoint": checkpoint.name,
+                "step": checkpoint.step,
+                "task": task,
+                "judge": row.get("judge") or None,
+                "metric": metric,
+                "value": _number(value),
+                "ci95": [low_n, high_n] if low_n is not None and high_n is not None else None,
+                "std": spread["std"] if spread else None,
+                "sem": spread["sem"] if spread else None,
+                "per_sample": per_sample,
+                "n_samples": pipeline.samples,
+                "fraction": "bootstrap_std" in row,  # HealthBench's score is 0-1, every other a percent
+                "run_dir": str(plan.run_dir(checkpoint, task).relative_to(plan.out)),
+            }
+        )
+    return rows
+
+
+def summed_usage(plan: SweepPlan) -> dict[str, Any]:
+    """The ledger of every run directory of the sweep added up (issue 16: a sweep sums its runs)."""
+    from jurist.ledger import usage_of_runs
+
+    dirs = [
+        plan.run_dir(c, task)
+        for c in plan.checkpoints
+        for task in plan.tasks
+        if (plan.run_dir(c, task) / "run.json").is_file()
+    ]
+    if not dirs:
+        return {}
+    try:
+        total = usage_of_runs(dirs)
+    except Exception:  # noqa: BLE001 - a run.json without a ledger leaves the sum out, not the sweep
+        return {}
+    total.pop("budget", None)
+    return total
+
+
+def _created(path: Path) -> str:
+    """When the sweep was first written (kept on resume), else now, in UTC."""
+    import json
+
+    try:
+        earlier = json.loads(path.read_text(encoding="utf-8")).get("created")
+    except (OSError, ValueError, AttributeError):
+        earlier = None
+    return earlier if isinstance(earlier, str) else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def sweep_document(
+    plan: SweepPlan,
+    states: Mapping[str, tuple[str, str | None]],
+    results: Sequence[Mapping[str, Any]],
+    judges: Sequence[str],
+) -> dict[str, Any]:
+    """sweep.json's content: ``states`` maps a checkpoint to (status, one-line error)."""
+    return {
+        "version": VERSION,
+        "name": plan.name,
+        "created": _created(plan.out / SWEEP_JSON),
+        "checkpoints": [
+            {
+                "name": c.name,
+                "step": c.step,
+                "path": str(c.path),
+                "status": states.get(c.name, ("incomplete", None))[0],
+                "error": states.get(c.name, ("incomplete", None))[1],
+            }
+            for c in plan.checkpoints
+        ],
+        "tasks": list(plan.tasks),
+        "samples": plan.samples if plan.samples is not None else _samples_of(results),
+        "judges": list(judges),
+        "results": [dict(row) for row in results],
+        "usage": summed_usage(plan),
+    }
+
+
+def _samples_of(results: Sequence[Mapping[str, Any]]) -> int:
+    """With no --samples each task runs its benchmark's default: the largest of them."""
+    return max((int(row["n_samples"]) for row in results), default=1)
+
+
+def csv_text(results: Sequence[Mapping[str, Any]]) -> str:
+    """sweep.csv: the rows flat (ci95 as ci95_low and ci95_high, per_sample ';'-joined)."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in results:
+        flat = {key: row.get(key) for key in CSV_COLUMNS if key in row}
+        ci95 = row.get("ci95") or (None, None)
+        flat["ci95_low"], flat["ci95_high"] = ci95[0], ci95[1]
+        per_sample = row.get("per_sample")
+        flat["per_sample"] = ";".join(repr(v) for v in per_sample) if per_sample else None
+        writer.writerow({key: "" if value is None else value for key, value in flat.items()})
+    return out.getvalue()
+
+
+def write_sweep_files(plan: SweepPlan, document: Mapping[str, Any]) -> None:
+    """sweep.json and sweep.csv, each replaced whole (a reader never sees half a file)."""
+    write_json_atomic(plan.out / SWEEP_JSON, document)
+    tmp = plan.out / f"{SWEEP_CSV}.tmp"
+    tmp.write_text(csv_text(document["results"]), encoding="utf-8")
+    tmp.replace(plan.out / SWEEP_CSV)
