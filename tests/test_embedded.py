@@ -25,16 +25,26 @@ from jurist.store.jsonl import read_jsonl
 pytestmark = pytest.mark.slow
 
 
+# Servers started while these tests run inherit this mark (in-process engines and jurist subprocesses pass
+# the environment on), so other llama.cpp servers on the machine (another run, another test session) are
+# never mistaken for ours.
+_MARK = f"JURIST_TEST_SERVERS={os.getpid()}-{time.time_ns()}"
+os.environ["JURIST_TEST_SERVERS"] = _MARK.split("=", 1)[1]
+
+
 def llama_servers() -> set[int]:
-    """PIDs of running llama.cpp server processes."""
+    """PIDs of running llama.cpp server processes started by these tests."""
     found = set()
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 cmdline = (entry / "cmdline").read_bytes()
+                if b"llama_cpp.server" not in cmdline:
+                    continue
+                environ = (entry / "environ").read_bytes()
             except OSError:
                 continue
-            if b"llama_cpp.server" in cmdline:
+            if _MARK.encode() in environ.split(b"\0"):
                 found.add(int(entry.name))
     return found
 
