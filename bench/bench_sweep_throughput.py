@@ -23,6 +23,7 @@ import contextlib
 import io
 import json
 import os
+import resource
 import statistics
 import tempfile
 import threading
@@ -50,6 +51,7 @@ class Leg:
     name: str
     seconds: float
     completion_tokens: int
+    client_cpu_s: float = 0.0  # CPU time of this process (the sweep or the plain client) during the leg
 
     @property
     def tokens_per_s(self) -> float:
@@ -98,7 +100,13 @@ def make_plan(root: Path, n: int, servers: int, tag: str) -> SweepPlan:
     )
 
 
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def sweep_leg(plan: SweepPlan) -> Leg:
+    cpu = _cpu_seconds()
     timed = TimedServers()
     quiet = Console(file=io.StringIO())
     with contextlib.redirect_stdout(io.StringIO()):  # the sweep's tables: not part of the measurement
@@ -107,7 +115,7 @@ def sweep_leg(plan: SweepPlan) -> Leg:
         raise SystemExit(f"the sweep failed: {result.document['checkpoints']}")
     ledger = usage_of_runs([plan.run_dir(c, "ifeval") for c in plan.checkpoints])
     tokens = sum(int(row["completion_tokens"]) for row in ledger["rows"] if row["phase"] == "generate")
-    return Leg("sweep", max(timed.stopped) - min(timed.ready), tokens)
+    return Leg("sweep", max(timed.stopped) - min(timed.ready), tokens, _cpu_seconds() - cpu)
 
 
 def request_bodies(plan: SweepPlan, spec: ModelSpec) -> list[bytes]:
@@ -140,6 +148,7 @@ def plain_leg(plan: SweepPlan, root: Path) -> Leg:
                     tokens[index] += int(json.loads(reply.read())["usage"]["completion_tokens"])
 
         threads = [threading.Thread(target=client, args=(i,)) for i in range(len(servers))]
+        cpu = _cpu_seconds()
         started = time.perf_counter()
         for thread in threads:
             thread.start()
@@ -149,7 +158,7 @@ def plain_leg(plan: SweepPlan, root: Path) -> Leg:
     finally:
         for server in servers:
             server.stop()
-    return Leg("plain", seconds, sum(tokens))
+    return Leg("plain", seconds, sum(tokens), _cpu_seconds() - cpu)
 
 
 def main() -> None:
@@ -173,7 +182,7 @@ def main() -> None:
                 legs[name].append(leg)
                 print(
                     f"round {number + 1} {name:5}: {leg.completion_tokens} tokens in {leg.seconds:.1f} s = "
-                    f"{leg.tokens_per_s:.1f} tok/s",
+                    f"{leg.tokens_per_s:.1f} tok/s (client CPU {leg.client_cpu_s:.1f} s)",
                     flush=True,
                 )
     sweep = statistics.median(leg.tokens_per_s for leg in legs["sweep"])
