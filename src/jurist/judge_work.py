@@ -134,6 +134,10 @@ class JudgeFeed:
             for judge in work.judges
         }
         self._positions: dict[str, int] | None = None
+        # (judge, model, position, sample) of every job handed out: a baseline answer written while
+        # todo_parts is still reading would otherwise hand out its waiting candidates' jobs twice, once
+        # through answered() and again when todo_parts reaches that question.
+        self._handed: set[tuple[str, str, int, int]] = set()
 
     def indexes(self) -> dict[str, AnswerIndex]:
         """The answer index of every candidate and baseline, as the feed follows them."""
@@ -197,7 +201,17 @@ class JudgeFeed:
         return self._positions[uid]
 
     def _entry(self, pair: Pair, position: int, item: JudgeItem) -> Entry | None:
-        """``item``'s job, or None when its current judgment is stored (and valid, or kept as it is)."""
+        """``item``'s job, or None when its current judgment is stored (and valid, or kept as it is) or the
+        job was handed out already."""
+        handed = (pair[0], pair[1], position, item.sample)
+        if handed in self._handed:
+            return None
+        entry = self._new_entry(pair, position, item)
+        if entry is not None:
+            self._handed.add(handed)
+        return entry
+
+    def _new_entry(self, pair: Pair, position: int, item: JudgeItem) -> Entry | None:
         key = self.work.kinds[pair[0]].key(item)
         stored = self.stored[pair]
         if key not in stored:
