@@ -705,3 +705,45 @@ def test_a_real_sweep_killed_mid_way_resumes_with_only_what_is_missing(
     assert doc["usage"]["total"]["requests"] > 0
     assert (out / "plots" / "starter.png").is_file() and (out / "plots" / "all_tasks.png").is_file()
     print(f"resumed sweep: {time.monotonic() - started:.0f} s")
+
+
+@pytest.mark.slow
+def test_a_local_sweep_loads_each_checkpoint_in_process_and_a_rerun_sends_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``jurist sweep --local``: two GGUF "checkpoints" answered by llama-cpp-python inside the sweep's
+    own process (no server is started), ifeval limit 2, one sample; the same command again asks nothing."""
+    monkeypatch.setenv("JURIST_DATA_DIR", str(SHARED_DATA))
+    gguf_run(tmp_path / "run", steps=(100, 200))
+    out = tmp_path / "sweep"
+    command = [
+        sys.executable, "-m", "jurist", "sweep", "--checkpoints", str(tmp_path / "run"), "--local",
+        "--tasks", "ifeval", "--limit", "2", "--out", str(out), "--no-progress", "--no-cache",
+    ]  # fmt: skip
+    names = ["step_100", "step_200"]
+    sweep = subprocess.Popen(
+        command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    started: set[int] = set()
+    while sweep.poll() is None:  # bounded by the sweep itself: its models load in-process
+        started.update(_children(sweep.pid))
+        time.sleep(0.05)
+    output = sweep.stdout.read() if sweep.stdout else ""
+    assert sweep.returncode == 0, output[-3000:]
+    assert started == set()  # no server process: both checkpoints ran inside the sweep
+    for name in names:
+        run = _read(out / name / "ifeval" / "run.json")
+        assert run["status"] == "finished" and run["local"] is True
+        assert lines(out / name / "ifeval" / "answers" / f"{name}.jsonl") == 2
+        assert not list((out / name).glob("logs/*.log"))  # a server would have left its log
+    doc = _read(out / "sweep.json")
+    assert [(c["name"], c["status"]) for c in doc["checkpoints"]] == [(n, "complete") for n in names]
+    rows = {r["checkpoint"]: r for r in doc["results"] if r["metric"] == "prompt_strict"}
+    assert set(rows) == set(names)
+    assert rows["step_100"]["value"] == rows["step_200"]["value"]  # the same weights at temperature 0
+
+    again = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]
+    for name in names:  # nothing was missing: no answer added, no request counted in the rerun's usage
+        assert lines(out / name / "ifeval" / "answers" / f"{name}.jsonl") == 2
+        assert _read(out / name / "ifeval" / "run.json")["usage"]["requests"] == 0
