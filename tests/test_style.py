@@ -94,3 +94,68 @@ def test_style_vector_sums_groups_by_name() -> None:
         "header_count": {"h1": 1, "h2": 2, "h3": 0, "h4": 0, "h5": 0, "h6": 0},
     }
     assert style_vector(meta) == (40, 3, 7, 3)
+
+
+def _row(uid: str, answer: str, metadata: object = None) -> dict[str, object]:
+    row: dict[str, object] = {"uid": uid, "messages": [{"role": "assistant", "content": {"answer": answer}}]}
+    if metadata is not None:
+        row["metadata"] = metadata
+    return row
+
+
+def test_stored_style_metadata_is_taken_only_in_arena_hards_exact_shape() -> None:
+    from jurist.style import stored_style_metadata
+
+    good = {
+        "token_len": 7,
+        "header_count": {f"h{n}": 0 for n in range(1, 7)},
+        "list_count": {"ordered": 1, "unordered": 2},
+        "bold_count": {"**": 3, "__": 0},
+    }
+    assert stored_style_metadata({"metadata": good}) == good
+    assert stored_style_metadata({}) is None
+    for broken in (
+        {**good, "token_len": -1},
+        {**good, "token_len": True},
+        {**good, "token_len": "7"},
+        {**good, "list_count": {"ordered": 1}},  # a group short of a key
+        {**good, "bold_count": {"**": 3, "__": 0.5}},
+        {k: v for k, v in good.items() if k != "header_count"},
+        [good],
+    ):
+        assert stored_style_metadata({"metadata": broken}) is None, broken
+
+
+@needs_ranks
+def test_shipped_answers_are_written_with_the_metadata_their_file_stores(tmp_path: Path) -> None:
+    """A baseline file's stored counts are written as they are (upstream's show_result reads them); a row
+    without them, or with a malformed copy, is counted by jurist."""
+    from jurist.benchmarks.arena_hard import load_question_file
+    from jurist.shipped import write_shipped_answers
+    from jurist.store.jsonl import read_jsonl
+    from jurist.store.run_dir import RunDir
+
+    folder = tmp_path / "arena-hard-v2.0"
+    (folder / "model_answer").mkdir(parents=True)
+    questions = [{"uid": f"q{n}", "category": "hard_prompt", "prompt": f"question {n}"} for n in range(3)]
+    (folder / "question.jsonl").write_text("".join(json.dumps(q) + "\n" for q in questions))
+    stored = {  # not what counting would give: proves it was taken, not recomputed
+        "token_len": 999,
+        "header_count": {f"h{n}": 0 for n in range(1, 7)},
+        "list_count": {"ordered": 0, "unordered": 0},
+        "bold_count": {"**": 5, "__": 0},
+    }
+    rows = [
+        _row("q0", "# Title\nsome **bold** text", stored),
+        _row("q1", "# Title\nsome **bold** text"),
+        _row("q2", "# Title\nsome **bold** text", {**stored, "token_len": None}),
+    ]
+    answers = folder / "model_answer" / "o3-mini-2025-01-31.jsonl"
+    answers.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    bench = load_question_file(folder / "question.jsonl")
+    assert set(bench.shipped_metadata["o3-mini-2025-01-31"]) == {"q0"}
+    run_dir = RunDir(tmp_path / "run")
+    write_shipped_answers(run_dir, bench, ["o3-mini-2025-01-31"])
+    written = {r["uid"]: r["metadata"] for r in read_jsonl(run_dir.answers("o3-mini-2025-01-31"))}
+    counted = answer_style_metadata("# Title\nsome **bold** text")
+    assert written == {"q0": stored, "q1": counted, "q2": counted}

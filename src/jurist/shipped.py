@@ -22,6 +22,7 @@ def write_shipped_answers(run_dir: RunDir, bench: Benchmark, aliases: Iterable[s
         if not shipped:
             continue
         source = str(bench.info.get("answers_source", {}).get(alias, "benchmark"))
+        stored = bench.shipped_metadata.get(alias, {})
         existing = run_dir.load_answers(alias)
         missing = [
             q
@@ -41,13 +42,14 @@ def write_shipped_answers(run_dir: RunDir, bench: Benchmark, aliases: Iterable[s
                     answer=shipped[q.uid],
                     tstamp=time.time(),
                     source=source,
-                    metadata=answer_style_metadata(shipped[q.uid]),  # as generated answers have
+                    # as generated answers have: the stored counts where the source brings them
+                    metadata=dict(stored.get(q.uid) or answer_style_metadata(shipped[q.uid])),
                 )
                 out.append(dict(record))
 
 
 def start_writing_shipped(run_dir: RunDir, bench: Benchmark, aliases: Iterable[str]) -> asyncio.Future[None]:
-    """:func:`write_shipped_answers` in a thread, started now: the style metadata of each shipped answer
-    is tokenised (1,500 for Arena-Hard v2.0: 1.8 s measured before the first request when written first),
-    so the first requests go out while it runs. Await it before anything reads those answers."""
+    """:func:`write_shipped_answers` in a thread, started now, so the first requests go out while it runs
+    (a shipped answer without stored style metadata is tokenised: 1.8 s for Arena-Hard v2.0's 1,500 when
+    none was stored). Await it before anything reads those answers."""
     return asyncio.ensure_future(asyncio.to_thread(write_shipped_answers, run_dir, bench, list(aliases)))

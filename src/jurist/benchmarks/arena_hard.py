@@ -14,6 +14,7 @@ answers shipped rather than generated again.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -94,39 +95,69 @@ def load_question_file(path: str | Path) -> Benchmark:
     if not all(category in ARENA_HARD_BASELINES for category in categories):
         return Benchmark(name, questions)  # not Arena-Hard's categories: --baseline decides
     baselines = {category: ARENA_HARD_BASELINES[category] for category in categories}
-    shipped, sources = official_answers(path.parent / "model_answer", baselines.values(), questions)
+    shipped = official_answers(path.parent / "model_answer", baselines.values(), questions)
+    sources = shipped.sources
     return Benchmark(
         name,
         questions,
-        shipped_answers=shipped,
+        shipped_answers=shipped.texts,
+        shipped_metadata=shipped.metadata,
         baselines_by_category=baselines,
         score_categories=tuple(categories) if len(categories) > 1 else (),
         info={"baseline_answers": sources} if sources else {},
     )
 
 
-def official_answers(
-    folder: Path, baselines: Iterable[str], questions: list[Question]
-) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
-    """The answers of each baseline found in an Arena-Hard ``model_answer/`` folder (any shape
-    :func:`answer_text` reads), with the file each came from. A baseline whose file lacks some question is
-    not shipped (the run then generates or finds its answers as for any baseline)."""
-    shipped: dict[str, dict[str, str]] = {}
-    sources: dict[str, str] = {}
+@dataclass
+class ShippedAnswers:
+    """Answers read from answer files: alias -> uid -> text, the style metadata each row stored, and the
+    file each alias came from."""
+
+    texts: dict[str, dict[str, str]] = field(default_factory=dict)
+    metadata: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def add(self, alias: str, path: Path, wanted: set[str]) -> dict[str, str]:
+        """Read ``alias``'s answers to the ``wanted`` uids from ``path``; returns them (kept here too)."""
+        texts, metadata = read_answer_file(path, wanted)
+        self.texts[alias], self.metadata[alias], self.sources[alias] = texts, metadata, str(path)
+        return texts
+
+    def drop(self, alias: str) -> None:
+        for part in (self.texts, self.metadata, self.sources):
+            part.pop(alias, None)
+
+
+def read_answer_file(path: Path, wanted: set[str]) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
+    """uid -> answer text of an Arena-Hard answer file (any shape :func:`answer_text` reads) for the uids in
+    ``wanted``, and uid -> the style metadata rows store (:func:`jurist.style.stored_style_metadata`)."""
+    from jurist.style import stored_style_metadata
+
+    answers: dict[str, str] = {}
+    stored: dict[str, dict[str, Any]] = {}
+    for line, row in iter_numbered_jsonl(path, repair=False):
+        uid = str(row.get("uid", row.get("question_id", "")))
+        if uid in wanted:
+            text = answer_text(row)
+            if text is None:
+                raise InputError(path, f"line {line}", "no answer text (messages / choices / answer)")
+            answers[uid] = text
+            metadata = stored_style_metadata(row)
+            if metadata is not None:
+                stored[uid] = metadata
+            else:
+                stored.pop(uid, None)  # a later row of the uid without it: its text is counted again
+    return answers, stored
+
+
+def official_answers(folder: Path, baselines: Iterable[str], questions: list[Question]) -> ShippedAnswers:
+    """The answers of each baseline found in an Arena-Hard ``model_answer/`` folder. A baseline whose
+    file lacks some question is not shipped (the run then generates or finds its answers as for any
+    baseline)."""
+    shipped = ShippedAnswers()
     wanted = {q.uid for q in questions}
     for baseline in dict.fromkeys(baselines):
         file = folder / f"{baseline}.jsonl"
-        if not file.is_file():
-            continue
-        answers: dict[str, str] = {}
-        for line, row in iter_numbered_jsonl(file, repair=False):
-            uid = str(row.get("uid", row.get("question_id", "")))
-            if uid in wanted:
-                text = answer_text(row)
-                if text is None:
-                    raise InputError(file, f"line {line}", "no answer text (messages / choices / answer)")
-                answers[uid] = text
-        if wanted <= answers.keys():
-            shipped[baseline] = answers
-            sources[baseline] = str(file)
-    return shipped, sources
+        if file.is_file() and not wanted <= shipped.add(baseline, file, wanted).keys():
+            shipped.drop(baseline)
+    return shipped

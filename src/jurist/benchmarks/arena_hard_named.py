@@ -23,13 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jurist.benchmarks.arena_hard import read_questions
+from jurist.benchmarks.arena_hard import ShippedAnswers, read_questions
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions, OfficialScoring, Question, take_options
 from jurist.benchmarks.data_files import DATA_DIR_ENV, PinnedFile, cache_dir, data_dirs, resolve
 from jurist.benchmarks.presets import REFERENCE_KEY, ReferenceJudge
 from jurist.errors import InputError, JuristError
-from jurist.store.jsonl import iter_numbered_jsonl
-from jurist.store.line_index import answer_text
 
 REPOSITORY = "lmarena/arena-hard-auto"
 COMMIT = "196f6b826783b3da7310e361a805fa36f0be83f3"
@@ -148,19 +146,6 @@ def _fetch(pinned: PinnedFile) -> tuple[Path | None, str | None]:
         return None, str(exc).split("; ", 1)[0]
 
 
-def _answers(path: Path, wanted: set[str]) -> dict[str, str]:
-    """uid -> answer text of an official answer file, for the questions in ``wanted``."""
-    answers: dict[str, str] = {}
-    for line, row in iter_numbered_jsonl(path, repair=False):
-        uid = str(row.get("uid", row.get("question_id", "")))
-        if uid in wanted:
-            text = answer_text(row)
-            if text is None:
-                raise InputError(path, f"line {line}", "no answer text (messages / choices / answer)")
-            answers[uid] = text
-    return answers
-
-
 def _missing_note(version: str, baseline: str, category: str, n: int, why: str, pinned: PinnedFile) -> str:
     return (
         f"{version}: {n} {category} question(s) have no official {baseline} answer ({why}), so they are "
@@ -181,17 +166,14 @@ def load_version(version: Version) -> Benchmark:
             "(../shared/data is laid out so)"
         )
     upstream = read_questions(questions_path)
-    shipped: dict[str, dict[str, str]] = {}
+    shipped = ShippedAnswers()
     notes: list[str] = []
     missing: dict[str, dict[str, Any]] = {}
-    sources: dict[str, str] = {}
     kept: list[Question] = []
     for baseline, pinned in version.answers.items():
         mine = [q for q in upstream if version.baselines.get(q.category) == baseline]
         path, why = _fetch(pinned)
-        answers = _answers(path, {q.uid for q in mine}) if path is not None else {}
-        if path is not None:
-            shipped[baseline], sources[baseline] = answers, str(path)
+        answers = shipped.add(baseline, path, {q.uid for q in mine}) if path is not None else {}
         lacking = [q.uid for q in mine if q.uid not in answers]
         if lacking:
             reason = why or f"{path} has no answer for them"
@@ -213,7 +195,7 @@ def load_version(version: Version) -> Benchmark:
         "version": version.name,
         "source": version.questions.origin,
         "sha256": version.questions.sha256,
-        "baseline_answers": sources,
+        "baseline_answers": shipped.sources,
         "missing_baseline_answers": missing,
         "n_questions_upstream": len(upstream),
         REFERENCE_KEY: version.reference.as_info(),
@@ -226,7 +208,8 @@ def load_version(version: Version) -> Benchmark:
     return Benchmark(
         version.name,
         kept,
-        shipped_answers=shipped,
+        shipped_answers=shipped.texts,
+        shipped_metadata=shipped.metadata,
         baselines_by_category={c: version.baselines[c] for c in categories},
         judge_protocol="arena-hard",
         score_categories=categories if len(categories) > 1 else (),

@@ -67,6 +67,9 @@ class Benchmark:
     questions: Sequence[Question]
     shipped_answers: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     """Answers the benchmark brings: model alias -> uid -> text (written to ``answers/`` as sample 0)."""
+    shipped_metadata: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
+    """Style metadata stored with shipped answers (alias -> uid -> Arena-Hard's ``metadata``), written with
+    them instead of counting again; an answer without it is counted when written."""
     baseline: str | None = None
     """The baseline every question is judged against, unless ``baselines_by_category`` names another."""
     baselines_by_category: Mapping[str, str] = field(default_factory=dict)
