@@ -129,3 +129,48 @@ def test_judge_work_holds_offsets_not_answer_texts(tmp_path: Path) -> None:
     assert len(jobs[("j", "m")]) == 400
     assert held < 2_000_000, f"{held} bytes held for 400 answers"
     assert peak < 4_000_000, f"{peak} bytes at peak"
+
+
+def test_a_rerun_of_a_finished_run_reads_each_file_once_and_no_answer_text(
+    tmp_path: Path, mock_server: object, run_quiet: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Resuming a finished run looks judgments up by the answers' hashes kept in the indexes, and its
+    scoring reuses the same indexes (and their stored token lengths): each answer and judgment file is
+    indexed once, and no answer record is read back (a 50k-question re-run had read 200k of them)."""
+    from typing import Any
+
+    from conftest import write_models_file
+    from jurist.store import line_index
+
+    server = mock_server()  # type: ignore[operator]
+    models = write_models_file(tmp_path / "m.yaml", server.base_url, {"strong": {}, "judge-good": {}})
+    args: dict[str, Any] = {"models_file": models, "models": ["strong"], "judges": ["judge-good"]}
+    first = run_quiet(**args, out=tmp_path / "run", limit=6)  # type: ignore[operator]
+    assert first.exit_code == 0
+    indexed: list[str] = []
+    reads: list[tuple[str, int]] = []
+    answer_init, judgment_init = AnswerIndex.__init__, JudgmentIndex.__init__
+    answer_record = AnswerIndex.record
+
+    def counting_answers(self: AnswerIndex, path: Path, *rest: Any) -> None:
+        indexed.append(f"answers/{path.name}")
+        answer_init(self, path, *rest)
+
+    def counting_judgments(self: JudgmentIndex, path: Path) -> None:
+        indexed.append(f"judgments/{path.name}")
+        judgment_init(self, path)
+
+    def counting_reads(self: AnswerIndex, uid: str, sample: int) -> Any:
+        reads.append((uid, sample))
+        return answer_record(self, uid, sample)
+
+    monkeypatch.setattr(line_index.AnswerIndex, "__init__", counting_answers)
+    monkeypatch.setattr(line_index.JudgmentIndex, "__init__", counting_judgments)
+    monkeypatch.setattr(line_index.AnswerIndex, "record", counting_reads)
+    requests = server.stats.requests  # type: ignore[attr-defined]
+    again = run_quiet(**args, out=tmp_path / "run", limit=6)  # type: ignore[operator]
+    assert again.exit_code == 0 and server.stats.requests == requests  # type: ignore[attr-defined]
+    assert sorted(indexed) == sorted(set(indexed))  # nothing indexed twice
+    assert "judgments/strong.jsonl" in indexed and "answers/strong.jsonl" in indexed
+    assert reads == []
+    assert again.leaderboard == first.leaderboard  # the same scores, avg_tokens included

@@ -11,14 +11,14 @@ as its answers exist, so the two stages run at once instead of one after the oth
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jurist.benchmarks.base import Benchmark
+from jurist.benchmarks.base import Benchmark, Question
 from jurist.judging.base import CacheMode, JudgeItem, JudgeKind
 from jurist.stages import JudgeJob, PartialGames
-from jurist.store.line_index import AnswerIndex
+from jurist.store.line_index import AnswerIndex, JudgmentIndex
 from jurist.store.run_dir import RunDir
 
 Judged = tuple[JudgeItem, dict[str, Any]]
@@ -42,11 +42,20 @@ class JudgeWork:
     built: Mapping[str, AnswerIndex] = field(default_factory=dict)
     """Answer indexes built earlier in the run (the judge stage's): caught up with their files and used
     instead of reading every answer again."""
+    built_judgments: Mapping[Pair, JudgmentIndex] = field(default_factory=dict)
+    """Judgment indexes built earlier in the run (the judge stage's), used so likewise."""
 
     def _index(self, alias: str) -> AnswerIndex:
         index = self.built.get(alias)
         if index is None:
             return self.run_dir.answer_index(alias, self.bench.shipped_answers.get(alias))
+        index.catch_up()
+        return index
+
+    def _judgments(self, judge: str, model: str) -> JudgmentIndex:
+        index = self.built_judgments.get((judge, model))
+        if index is None:
+            return self.run_dir.judgment_index(judge, model)
         index.catch_up()
         return index
 
@@ -63,18 +72,50 @@ class JudgeWork:
         baselines: dict[str, AnswerIndex],
     ) -> JudgeItem | None:
         """The item for question ``position``'s sample, texts read now; None when an answer is missing."""
+        found = self._both(position, sample, answers, baselines, AnswerIndex.text)
+        if found is None:
+            return None
+        question, baseline, answer, base = found
+        return JudgeItem(judge, model, question, sample, answer, baseline, base)
+
+    def keyed_at(
+        self,
+        judge: str,
+        model: str,
+        position: int,
+        sample: int,
+        answers: AnswerIndex,
+        baselines: dict[str, AnswerIndex],
+    ) -> JudgeItem | None:
+        """:meth:`item_at` for looking a judgment up: the answers' hashes from the indexes, no text read
+        (``answer`` is ""); None when an answer is missing."""
+        found = self._both(position, sample, answers, baselines, AnswerIndex.text_hash)
+        if found is None:
+            return None
+        question, baseline, answer, base = found
+        return JudgeItem(judge, model, question, sample, "", baseline, None, hashes=(answer, base))
+
+    def _both(
+        self,
+        position: int,
+        sample: int,
+        answers: AnswerIndex,
+        baselines: dict[str, AnswerIndex],
+        get: Callable[[AnswerIndex, str, int], str | None],
+    ) -> tuple[Question, str | None, str, str | None] | None:
+        """(question, its baseline, ``get`` of the answer, of the baseline's answer); None when missing."""
         question = self.bench.questions[position]
-        answer = answers.text(question.uid, sample)
+        answer = get(answers, question.uid, sample)
         if answer is None:
             return None
         baseline = self.bench.baseline_for(question)
         base: str | None = None
         if baseline is not None:
             index = baselines.get(baseline)
-            base = index.text(question.uid, 0) if index is not None else None
+            base = get(index, question.uid, 0) if index is not None else None
             if base is None:
                 return None
-        return JudgeItem(judge, model, question, sample, answer, baseline, base)
+        return question, baseline, answer, base
 
     def _items(
         self,
@@ -84,22 +125,23 @@ class JudgeWork:
         baselines: dict[str, AnswerIndex],
         positions: range | None = None,
     ) -> Iterator[tuple[int, JudgeItem]]:
+        """Keyed items (:meth:`keyed_at`) of every answer on disk at ``positions`` (default: all)."""
         for position in positions if positions is not None else range(len(self.bench.questions)):
             question = self.bench.questions[position]
             for sample in range(self.samples):
                 if (question.uid, sample) in answers:
-                    item = self.item_at(judge, model, position, sample, answers, baselines)
+                    item = self.keyed_at(judge, model, position, sample, answers, baselines)
                     if item is not None:
                         yield position, item
 
     def judged(self) -> Iterator[Judged]:
         """Every answer's stored judgment for the *current* answers and prompt (answers with none are left
-        out), one (judge, model) file at a time."""
+        out), one (judge, model) file at a time; the items are keyed ones (:meth:`keyed_at`: no texts)."""
         baselines = self._baseline_indexes()
         for judge in self.judges:
             kind = self.kinds[judge]
             for model in self.candidates:
-                stored = self.run_dir.judgment_index(judge, model)
+                stored = self._judgments(judge, model)
                 if not len(stored):
                     continue
                 for _, item in self._items(judge, model, self._index(model), baselines):
@@ -128,11 +170,8 @@ class JudgeFeed:
         self.paid = PartialGames.load(work.run_dir.partial_games)
         self.baselines = work._baseline_indexes()
         self.answers = {model: work._index(model) for model in work.candidates}
-        self.stored = {
-            (judge, model): work.run_dir.judgment_index(judge, model)
-            for model in work.candidates
-            for judge in work.judges
-        }
+        pairs = [(judge, model) for model in work.candidates for judge in work.judges]
+        self.stored = {pair: work._judgments(*pair) for pair in pairs}
         self._positions: dict[str, int] | None = None
         # (judge, model, position, sample) of every job handed out: a baseline answer written while
         # todo_parts is still reading would otherwise hand out its waiting candidates' jobs twice, once
@@ -189,7 +228,7 @@ class JudgeFeed:
         entries: dict[Pair, list[Entry]] = {}
         for model, s in waiting:
             for judge in self.work.judges:
-                item = self.work.item_at(judge, model, position, s, self.answers[model], self.baselines)
+                item = self.work.keyed_at(judge, model, position, s, self.answers[model], self.baselines)
                 entry = None if item is None else self._entry((judge, model), position, item)
                 if entry is not None:
                     entries.setdefault((judge, model), []).append(entry)

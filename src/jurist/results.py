@@ -16,10 +16,11 @@ from rich.console import Console
 
 from jurist.benchmarks.base import Benchmark
 from jurist.judging.base import JudgeItem, JudgeKind
-from jurist.judging.pairwise import battles_from_judgment, text_hash
+from jurist.judging.pairwise import battles_from_judgment
 from jurist.run_config import RunConfig
 from jurist.store.jsonl import iter_numbered_jsonl, rewrite_jsonl_atomic, write_json_atomic
-from jurist.store.records import judgment_kind, sample_of
+from jurist.store.line_index import AnswerIndex
+from jurist.store.records import judgment_kind, sample_of, text_hash
 from jurist.store.run_dir import RunDir
 
 Judged = tuple[JudgeItem, dict[str, Any]]
@@ -84,9 +85,12 @@ class Outcome:
     scored: bool
 
 
-def score_outcomes(run: RunView, judged: Iterable[Judged], console: Console) -> Outcome:
+def score_outcomes(
+    run: RunView, judged: Iterable[Judged], console: Console, answers: Mapping[str, AnswerIndex] | None = None
+) -> Outcome:
     """Write outcomes, score every metric of the benchmark, print the tables. ``judged`` is streamed
-    once (JudgeBench's few hundred pairs are the exception: its accuracy reads them again)."""
+    once (JudgeBench's few hundred pairs are the exception: its accuracy reads them again); ``answers``:
+    the run's answer indexes (:func:`jurist.scoring.score_run`)."""
     if "judge-accuracy" in run.bench.metrics:
         pairs = list(judged)
         write_outcomes(run, pairs, [])
@@ -95,7 +99,7 @@ def score_outcomes(run: RunView, judged: Iterable[Judged], console: Console) -> 
     earlier, notes = earlier_judgments(run)
     counts = write_outcomes(run, judged, earlier)
     baselines = list(dict.fromkeys([*run.baselines, *(str(r["baseline"]) for r in earlier)]))
-    rows = _win_rates(run, counts, baselines, console)
+    rows = _win_rates(run, counts, baselines, console, answers)
     for note in notes:
         console.print(f"note: {note}", style="dim", markup=False, highlight=False)
     _warn_unscored(counts, console)
@@ -117,7 +121,11 @@ def _warn_unscored(counts: OutcomeCounts, console: Console) -> None:
 
 
 def _win_rates(
-    run: RunView, counts: OutcomeCounts, baselines: list[str], console: Console
+    run: RunView,
+    counts: OutcomeCounts,
+    baselines: list[str],
+    console: Console,
+    answers: Mapping[str, AnswerIndex] | None = None,
 ) -> list[dict[str, Any]]:
     from jurist.report.formats import print_scored, render_table
     from jurist.scoring import ScoreOptions, ratings_document, score_run, win_rate_leaderboard, write_outputs
@@ -161,7 +169,7 @@ def _win_rates(
         ci_level=config.ci_level,
     )
     by_row = {(judge, model, "*"): n for (judge, model), n in invalid.items()}
-    scored = score_run(run.run_dir.root, options, invalid=by_row)
+    scored = score_run(run.run_dir.root, options, invalid=by_row, answers=answers)
     write_outputs(run.run_dir.root, scored)
     print_scored(console, scored, title=f"jurist: {run.bench.name}")
     return scored.rows

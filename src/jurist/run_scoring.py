@@ -32,7 +32,7 @@ def score_finished_run(view: RunView, work: JudgeWork, samples: int, console: Co
 
         outcome = Outcome(*score_arena_run(view, judged, console))
     else:
-        outcome = score_outcomes(view, judged, console)
+        outcome = score_outcomes(view, judged, console, work.built)
     if not plain:
         from jurist.report.formats import print_rows
 

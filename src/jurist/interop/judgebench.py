@@ -34,8 +34,8 @@ from jurist.benchmarks.judgebench_scoring import (
 )
 from jurist.errors import InputError
 from jurist.judging.base import JudgeItem, JudgeKind
-from jurist.judging.pairwise import text_hash
 from jurist.store.jsonl import JsonlAppender, iter_numbered_jsonl
+from jurist.store.records import text_hash
 from jurist.store.run_dir import RunDir
 
 

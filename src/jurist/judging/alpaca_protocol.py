@@ -33,8 +33,8 @@ from jurist.config import ModelSpec
 from jurist.engine.client import ModelClient
 from jurist.errors import InputError
 from jurist.judging.base import CacheMode, JudgeItem, OutcomeKind
-from jurist.judging.pairwise import cap_raw, judgment_key, text_hash
-from jurist.store.records import sample_of
+from jurist.judging.pairwise import cap_raw, judgment_key
+from jurist.store.records import sample_of, text_hash
 
 PROTOCOL = "alpaca-eval"
 SWITCH_SEED = "is_switched_outputs"
@@ -238,14 +238,15 @@ class AlpacaJudge:
         return {"max_tokens": 1, "logprobs": True, "top_logprobs": TOP_LOGPROBS}
 
     def key(self, item: JudgeItem) -> str:
-        assert item.baseline is not None and item.baseline_answer is not None
+        base_hash = item.baseline_hash()
+        assert item.baseline is not None and base_hash is not None
         return judgment_key(
             item.judge,
             item.model,
             item.baseline,
             item.question.uid,
-            text_hash(item.answer),
-            text_hash(item.baseline_answer),
+            item.answer_hash(),
+            base_hash,
             self._fingerprint,
             item.sample,
             (1,),

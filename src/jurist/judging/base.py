@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol
 
 from jurist.benchmarks.base import Question
 from jurist.engine.client import ModelClient, RequestFailed
+from jurist.store.records import text_hash
 
 CacheMode = Literal["use", "refresh", "off"]
 """How a judge request uses the request cache: ``refresh`` asks again (re-judging an invalid verdict)."""
@@ -23,7 +24,11 @@ OutcomeKind = Literal["battle", "point"]
 
 @dataclass(frozen=True, slots=True)
 class JudgeItem:
-    """One answer (one sample of one model) to judge, with what it is compared against, if anything."""
+    """One answer (one sample of one model) to judge, with what it is compared against, if anything.
+
+    An item made only to look its judgment up (:meth:`jurist.judge_work.JudgeWork.keyed_at`) carries the
+    answers' hashes instead of their texts (``answer`` is then ""): a key needs no more, and a re-run that
+    finds every judgment stored then reads no answer text twice (the 50k-question re-run read 200k)."""
 
     judge: str
     model: str
@@ -32,6 +37,16 @@ class JudgeItem:
     answer: str
     baseline: str | None = None
     baseline_answer: str | None = None
+    hashes: tuple[str, str | None] | None = None
+    """(answer hash, baseline answer hash) where the texts were not read; None: hash the texts."""
+
+    def answer_hash(self) -> str:
+        return self.hashes[0] if self.hashes is not None else text_hash(self.answer)
+
+    def baseline_hash(self) -> str | None:
+        if self.hashes is not None:
+            return self.hashes[1]
+        return None if self.baseline_answer is None else text_hash(self.baseline_answer)
 
 
 class PartialJudgment(Exception):

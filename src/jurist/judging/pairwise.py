@@ -23,7 +23,7 @@ from jurist.engine.client import ModelClient, RequestFailed
 from jurist.judging.base import CacheMode, JudgeItem, OutcomeKind, PartialJudgment
 from jurist.judging.protocols import JudgeProtocol
 from jurist.judging.verdict import LABEL_OUTCOME
-from jurist.store.records import sample_of
+from jurist.store.records import sample_of, text_hash
 
 # A judge reply is stored whole up to 2 x RAW_KEEP characters; past that, its head and tail with a marker.
 RAW_KEEP = 16_384
@@ -58,10 +58,6 @@ def _stored(game: dict[str, Any], field: str, text: str) -> None:
     game[field], chars = cap_raw(text)
     if chars is not None:
         game[f"{field}_chars"] = chars
-
-
-def text_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def judgment_key(
@@ -206,14 +202,15 @@ class PairwiseJudge:
         return self._fingerprints.get(category, self._fingerprint)
 
     def key(self, item: JudgeItem) -> str:
-        assert item.baseline is not None and item.baseline_answer is not None
+        base_hash = item.baseline_hash()
+        assert item.baseline is not None and base_hash is not None
         return judgment_key(
             item.judge,
             item.model,
             item.baseline,
             item.question.uid,
-            text_hash(item.answer),
-            text_hash(item.baseline_answer),
+            item.answer_hash(),
+            base_hash,
             self.prompt_hash(item.question.category),
             item.sample,
             games_of(item.question),

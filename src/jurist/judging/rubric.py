@@ -20,9 +20,10 @@ from typing import Any
 from jurist.config import ModelSpec
 from jurist.engine.client import ModelClient, RequestFailed
 from jurist.judging.base import CacheMode, JudgeItem, OutcomeKind, PartialJudgment
-from jurist.judging.pairwise import cap_raw, reask_context, text_hash
+from jurist.judging.pairwise import cap_raw, reask_context
 from jurist.judging.rubric_prompts import RubricGrader
 from jurist.rules.answers import visible_text
+from jurist.store.records import text_hash
 
 MAX_REASKS = 1
 """Re-asks after an unreadable reply before the item is recorded unscored."""
@@ -88,7 +89,7 @@ class RubricJudge:
             item.judge,
             item.model,
             item.question.uid,
-            text_hash(item.answer),
+            item.answer_hash(),
             self._fingerprint,
             self.rubric_hash(item),
             item.sample,

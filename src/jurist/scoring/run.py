@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,17 +24,25 @@ from jurist.scoring.tokens import TokenLengths, add_avg_tokens
 from jurist.scoring.winrate import ratings_document, win_rate_leaderboard
 
 if TYPE_CHECKING:
+    from jurist.store.line_index import AnswerIndex
     from jurist.store.run_dir import RunDir
 
 InvalidCounts = dict[tuple[str, str, str], int]
 """Questions left out for invalid verdicts, per (judge, model, category or ``ALL``)."""
 
 
-def score_run(root: Path, opts: ScoreOptions, *, invalid: InvalidCounts | None = None) -> Scored:
+def score_run(
+    root: Path,
+    opts: ScoreOptions,
+    *,
+    invalid: InvalidCounts | None = None,
+    answers: Mapping[str, AnswerIndex] | None = None,
+) -> Scored:
     """Score a run directory's battles as ``opts`` says; pure reading, no writes.
 
     ``invalid`` overrides the invalid-question counts otherwise read from run.json or leaderboard.json
-    (``jurist run`` knows them before it has written either).
+    (``jurist run`` knows them before it has written either); ``answers``: the run's own answer indexes,
+    whose stored token lengths spare reading the answer files again.
     """
     from jurist.store.run_dir import RunDir
 
@@ -60,7 +69,7 @@ def score_run(root: Path, opts: ScoreOptions, *, invalid: InvalidCounts | None =
         _note_pooled_baselines(battles, baselines, notes)
     rows: list[Row] = []
     warnings: list[str] = []
-    lengths = TokenLengths(run, notes)
+    lengths = TokenLengths(run, notes, answers)
     for category, subset in _by_category(battles, opts.categories):
         known = _invalid_for(counts, category)
         styled = _styled(opts, subset, notes)

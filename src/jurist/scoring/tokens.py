@@ -10,22 +10,27 @@ exist (a battles-only run) or the tokenizer is unavailable, ``avg_tokens`` is No
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from jurist.scoring.common import Battle, Row
 
 if TYPE_CHECKING:
+    from jurist.store.line_index import AnswerIndex
     from jurist.store.run_dir import RunDir
 
 
 class TokenLengths:
     """uid -> token lengths (one per sample) of each model's answers, read once per model."""
 
-    def __init__(self, run: RunDir, notes: list[str]) -> None:
+    def __init__(
+        self, run: RunDir, notes: list[str], indexes: Mapping[str, AnswerIndex] | None = None
+    ) -> None:
         self.run = run
         self.notes = notes
         self._models: dict[str, dict[str, list[int]]] = {}
         self._no_tokenizer = False
+        self._indexes = indexes or {}  # the run's own answer indexes: stored lengths, no file read again
 
     def model(self, name: str) -> dict[str, list[int]]:
         if name not in self._models:
@@ -37,11 +42,19 @@ class TokenLengths:
         from jurist.store.line_index import answer_text
         from jurist.store.records import sample_of
 
+        latest: dict[tuple[str, int], int | None] = {}
+        missing: dict[tuple[str, int], str] = {}
+        index = self._indexes.get(name)
+        if index is not None:
+            index.catch_up()
+            for uid, sample in index.keys():
+                latest[(uid, sample)] = index.token_len(uid, sample)
+                if latest[(uid, sample)] is None and (text := index.text(uid, sample)) is not None:
+                    missing[(uid, sample)] = text
+            return self._lengths(name, latest, missing)
         path = self.run.answers(name)
         if not path.is_file():
             return {}
-        latest: dict[tuple[str, int], int | None] = {}
-        missing: dict[tuple[str, int], str] = {}
         for _, record in iter_numbered_jsonl(path, repair=False):
             key = (str(record.get("uid", record.get("question_id"))), sample_of(record))
             metadata = record.get("metadata") or record.get("conv_metadata")
@@ -52,6 +65,11 @@ class TokenLengths:
             elif (text := answer_text(record)) is not None:
                 latest[key] = None
                 missing[key] = text
+        return self._lengths(name, latest, missing)
+
+    def _lengths(
+        self, name: str, latest: dict[tuple[str, int], int | None], missing: dict[tuple[str, int], str]
+    ) -> dict[str, list[int]]:
         if missing:
             self._count(name, latest, missing)
         lengths: dict[str, list[int]] = defaultdict(list)

@@ -15,7 +15,7 @@ from typing import Any
 
 from jurist.errors import InputError
 from jurist.store.jsonl import iter_jsonl_lines, parse_jsonl_line, read_jsonl_line
-from jurist.store.records import AnswerRecord, judgment_kind, sample_of
+from jurist.store.records import AnswerRecord, judgment_kind, sample_of, text_hash
 
 AnswerKey = tuple[str, int]
 """(uid, sample)."""
@@ -61,11 +61,12 @@ class AnswerIndex:
     def __init__(self, path: Path, shipped: Mapping[str, str] | None = None) -> None:
         self.path = path
         self._shipped = shipped or {}
-        self._lines: dict[AnswerKey, tuple[int, int]] = {}
+        # offset, line number, text hash, stored token_len: what a re-run asks of every answer
+        self._lines: dict[AnswerKey, tuple[int, int, str, int | None]] = {}
         self._last_line = 0
         for number, offset, raw in iter_jsonl_lines(path):
             record = normalized_answer(path, number, parse_jsonl_line(path, number, raw))
-            self._lines[(record["uid"], record["sample"])] = (offset, number)
+            self._lines[(record["uid"], record["sample"])] = _entry(offset, number, record)
             self._last_line = number
         self._end = path.stat().st_size if path.exists() else 0  # after a torn tail was cut or ended
 
@@ -83,7 +84,8 @@ class AnswerIndex:
                 if raw.strip():
                     parsed = parse_jsonl_line(self.path, self._last_line, raw)
                     record = normalized_answer(self.path, self._last_line, parsed)
-                    self._lines[(record["uid"], record["sample"])] = (self._end, self._last_line)
+                    key = (record["uid"], record["sample"])
+                    self._lines[key] = _entry(self._end, self._last_line, record)
                 self._end += len(raw)
 
     def __contains__(self, key: object) -> bool:
@@ -101,16 +103,38 @@ class AnswerIndex:
         """The answer record for (uid, sample), read from disk now (or the shipped text, sample 0)."""
         where = self._lines.get((uid, sample))
         if where is not None:
-            offset, number = where
+            offset, number, _, _ = where
             return normalized_answer(self.path, number, read_jsonl_line(self.path, offset, number))
         if sample == 0 and uid in self._shipped:
             shipped = {"kind": "answer", "uid": uid, "sample": 0, "answer": self._shipped[uid]}
             return shipped  # type: ignore[return-value]
         return None
 
+    def text_hash(self, uid: str, sample: int) -> str | None:
+        """:func:`text_hash` of the answer's text, kept from when its line was indexed (no read now)."""
+        where = self._lines.get((uid, sample))
+        if where is not None:
+            return where[2]
+        if sample == 0 and uid in self._shipped:
+            return text_hash(self._shipped[uid])
+        return None
+
+    def token_len(self, uid: str, sample: int) -> int | None:
+        """The ``token_len`` the answer's record stores in its style metadata, if any (no read now)."""
+        where = self._lines.get((uid, sample))
+        return where[3] if where is not None else None
+
     def text(self, uid: str, sample: int) -> str | None:
         record = self.record(uid, sample)
         return record["answer"] if record is not None else None
+
+
+def _entry(offset: int, number: int, record: AnswerRecord) -> tuple[int, int, str, int | None]:
+    fields: dict[str, Any] = dict(record)
+    metadata = fields.get("metadata") or fields.get("conv_metadata")
+    stored = metadata.get("token_len") if isinstance(metadata, dict) else None
+    token_len = stored if isinstance(stored, int) and not isinstance(stored, bool) else None
+    return (offset, number, text_hash(record["answer"]), token_len)
 
 
 class JudgmentIndex:
@@ -120,12 +144,34 @@ class JudgmentIndex:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lines: dict[str, tuple[int, int, bool]] = {}
+        self._last_line = 0
         for number, offset, raw in iter_jsonl_lines(path):
-            record = parse_jsonl_line(path, number, raw)
-            key = record.get("key")
-            if key is None:
-                raise InputError(path, f"line {number}", "field 'key' is missing")
-            self._lines[str(key)] = (offset, number, bool(record.get("invalid")))
+            self._add(number, offset, raw)
+        self._end = path.stat().st_size if path.exists() else 0
+
+    def _add(self, number: int, offset: int, raw: bytes) -> None:
+        record = parse_jsonl_line(self.path, number, raw)
+        key = record.get("key")
+        if key is None:
+            raise InputError(self.path, f"line {number}", "field 'key' is missing")
+        self._lines[str(key)] = (offset, number, bool(record.get("invalid")))
+        self._last_line = number
+
+    def catch_up(self) -> None:
+        """Index the judgments appended since (the judge stage writes them while the index serves it; its
+        scoring then reads them through the same index instead of reading the file whole again)."""
+        if not self.path.exists():
+            return
+        with open(self.path, "rb") as fh:
+            fh.seek(self._end)
+            for raw in fh:
+                if not raw.endswith(b"\n"):
+                    break
+                number = self._last_line + 1
+                if raw.strip():
+                    self._add(number, self._end, raw)
+                self._last_line = number
+                self._end += len(raw)
 
     def __contains__(self, key: object) -> bool:
         return key in self._lines

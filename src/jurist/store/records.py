@@ -11,6 +11,7 @@ sits in); 2 adds both.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Literal, TypedDict
 
 SCHEMA_VERSION = 2
@@ -167,3 +168,8 @@ class PointRecord(_PointRecordFields, total=False):
 
     category: str
     detail: dict[str, Any]
+
+
+def text_hash(text: str) -> str:
+    """The identity of an answer text in judgment keys and records (a changed answer is judged again)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
