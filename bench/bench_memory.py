@@ -10,7 +10,11 @@ peak open files a poll of ``/proc/<pid>/fd``. A flat run costs the same at 2k an
 ``--trace`` runs jurist under tracemalloc instead (several times slower) and prints, at the moment traced
 memory peaked, the source lines that had allocated the most live memory: what holds memory as N grows.
 
-Usage: ``python bench/bench_memory.py [--questions 2000 20000] [--models 8] [--conc 256] [--trace]``.
+``--rerun`` runs the same command a second time once everything is on disk and prints its wall time, peak
+RSS and requests (none are due): what resuming a finished run costs.
+
+Usage: ``python bench/bench_memory.py [--questions 2000 20000] [--models 8] [--conc 256] [--trace]
+[--rerun]``.
 """
 
 from __future__ import annotations
@@ -57,7 +61,7 @@ def jurist_args(questions: Path, models_file: Path, models: list[str], conc: int
     return args + ["--no-progress", "--no-check", "--out", "run", "--bootstrap", "20"]
 
 
-def measure(n: int, n_models: int, conc: int, trace: bool, top: int) -> dict[str, Any]:
+def measure(n: int, n_models: int, conc: int, trace: bool, top: int, rerun: bool = False) -> dict[str, Any]:
     from mock_process import mock_stats, run_watched, spawn_mock, stop_process
 
     models = [f"m{i}" for i in range(n_models)]
@@ -85,6 +89,11 @@ def measure(n: int, n_models: int, conc: int, trace: bool, top: int) -> dict[str
                 head + jurist_args(questions, models_file, models, conc), cwd=folder, env=env, timeout=7200
             )
             requests = mock_stats(urls[0])["requests"]
+            again = None
+            if rerun and run.returncode == 0:  # everything is on disk: the same command sends nothing
+                argv = head + jurist_args(questions, models_file, models, conc)
+                again = run_watched(argv, cwd=folder, env=env, timeout=7200)
+                rerun_requests = mock_stats(urls[0])["requests"] - requests
         finally:
             stop_process(mock)
         if run.returncode != 0:
@@ -97,6 +106,14 @@ def measure(n: int, n_models: int, conc: int, trace: bool, top: int) -> dict[str
             "peak_rss_mb": run.peak_rss_mb,
             "peak_fds": run.peak_fds,
         }
+        if again is not None:
+            if again.returncode != 0:
+                raise SystemExit(f"the re-run exited {again.returncode} at N={n}:\n{again.stderr[-3000:]}")
+            result |= {
+                "rerun_seconds": again.seconds,
+                "rerun_rss_mb": again.peak_rss_mb,
+                "rerun_requests": rerun_requests,
+            }
         if trace:
             result["trace"] = json.loads((folder / "trace.json").read_text())
         return result
@@ -169,10 +186,11 @@ def child_trace(out: Path, top: int, args: list[str]) -> None:
 
     import asyncio
 
+    import jurist.judge_stage
     import jurist.pipeline
 
-    for name in ("generate", "judge", "score_outcomes"):
-        at_entry(jurist.pipeline, name)
+    at_entry(jurist.judge_stage, "generate")  # the answer stage (the judge stage runs beside it)
+    at_entry(jurist.pipeline, "score_finished_run")
     atexit.register(finish)
     threading.Thread(target=watch, daemon=True).start()
     from jurist.cli import main as jurist_main
@@ -190,6 +208,13 @@ def report(results: list[dict[str, Any]]) -> None:
             f"{r['questions']:>9} {r['models']:>6} {r['requests']:>9} {r['seconds']:>8.1f} "
             f"{r['peak_rss_mb']:>12.1f} {r['peak_fds']:>9}"
         )
+    for r in results:
+        if "rerun_seconds" in r:
+            print(
+                f"N={r['questions']}: the same command again (everything on disk): "
+                f"{r['rerun_seconds']:.2f} s, peak RSS {r['rerun_rss_mb']:.1f} MB, "
+                f"{r['rerun_requests']} requests"
+            )
     if len(results) >= 2:
         low, high = results[0], results[-1]
         slope = (high["peak_rss_mb"] - low["peak_rss_mb"]) / (high["questions"] - low["questions"])
@@ -227,10 +252,13 @@ def main() -> None:
     parser.add_argument("--conc", type=int, default=256)
     parser.add_argument("--trace", action="store_true", help="find the top holders with tracemalloc")
     parser.add_argument("--top", type=int, default=15)
+    parser.add_argument(
+        "--rerun", action="store_true", help="then run the same command again and time it (sends nothing)"
+    )
     args = parser.parse_args()
     results = []
     for n in args.questions:
-        result = measure(n, args.models, args.conc, args.trace, args.top)
+        result = measure(n, args.models, args.conc, args.trace, args.top, args.rerun)
         results.append(result)
         print(f"N={n}: {result['seconds']:.1f} s, peak RSS {result['peak_rss_mb']:.1f} MB", flush=True)
     report(results)
