@@ -138,6 +138,8 @@ def test_pipeline_run_round_trips_through_arena_hard_files(
     )
     run = tmp_path / "run"
     run_quiet(models_file=models, models=["mixed", "better"], judges=["judge-p70"], out=run, limit=12)
+    for path in (run / "judgments").glob("*/*.jsonl"):  # judgments arrive in any order: the last first
+        path.write_bytes(b"".join(reversed(path.read_bytes().splitlines(keepends=True))))
     export_arena_hard(run, tmp_path / "upstream", bench="starter")
     judgment_dir = tmp_path / "upstream/data/starter/model_judgment/judge-p70"
     assert sorted(p.name for p in judgment_dir.iterdir()) == ["better.jsonl", "mixed.jsonl"]

@@ -35,6 +35,7 @@ from jurist.interop.common import (
 )
 from jurist.judging.pairwise import battles_from_judgment, judgment_key
 from jurist.judging.verdict import canonical_label, swap_label
+from jurist.store.jsonl import iter_jsonl
 from jurist.store.line_index import answer_text
 from jurist.store.run_dir import RunDir
 from jurist.store.run_dir import legacy_stem as file_stem  # Arena-Hard's own folders keep its plain names
@@ -380,7 +381,15 @@ def _export_answers(run: RunDir, bench_dir: Path, style: StyleFn | None, summary
 
 
 def _export_judgments(run: RunDir, bench_dir: Path, summary: ExportSummary) -> None:
+    """Each (judge, model) file in the order of that model's battles (the order its run scored them in),
+    not in the order the judgments arrived: the bootstrap resamples questions in order of appearance, so
+    an import of the export scores exactly as the run did."""
     root = run.root / "judgments"
+    orders: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
+    for battle in iter_jsonl(run.battles) if run.battles.is_file() else ():
+        for side in ("model_a", "model_b"):
+            order = orders[(str(battle.get("judge")), str(battle.get(side)))]
+            order.setdefault(str(battle.get("uid")), len(order))
     for path in sorted(root.glob("*/*.jsonl")) if root.is_dir() else []:
         records = []
         for judgment in last_per_uid(path):
@@ -391,6 +400,8 @@ def _export_judgments(run: RunDir, bench_dir: Path, summary: ExportSummary) -> N
                 records.append(converted)
         if records:
             judge, model = records[0]["judge"], records[0]["model"]
+            order = orders.get((str(judge), str(model)), {})
+            records.sort(key=lambda record: order.get(str(record["uid"]), len(order)))  # stable: others last
             target = bench_dir / "model_judgment" / file_stem(judge) / f"{file_stem(model)}.jsonl"
             summary.judgments.setdefault(judge, {})[model] = write_jsonl(target, records)
 
