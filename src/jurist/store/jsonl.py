@@ -131,15 +131,26 @@ def read_input_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
 def rewrite_jsonl_atomic(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
     """Replace a derived JSONL file (battles, points) whole: written beside it, then renamed over it."""
     tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.parent.mkdir(parents=True, exist_ok=True)
     tmp.unlink(missing_ok=True)
-    with JsonlAppender(tmp) as out:
+    # Buffered, not line by line: the file only counts once renamed whole (100k battles: one write call
+    # per line cost 0.5 s), and fsynced before the rename replaces the old one.
+    with open(tmp, "wb", buffering=1 << 20) as out:
         for record in records:
-            out.append(dict(record))
+            line = _ENCODER.encode(record if isinstance(record, dict) else dict(record))
+            out.write(line.encode("utf-8") + b"\n")
+        out.flush()
+        os.fsync(out.fileno())
     tmp.replace(path)
 
 
 def read_jsonl(path: str | Path, *, repair: bool = True) -> list[dict[str, Any]]:
     return list(iter_jsonl(path, repair=repair))
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+"""``json.dumps(record, ensure_ascii=False)``, with one encoder kept instead of one made per call (dumps
+builds a new encoder whenever an option is set: a third of its cost on a small record)."""
 
 
 class JsonlAppender:
@@ -162,7 +173,7 @@ class JsonlAppender:
         self._dirty = False
 
     def append(self, record: dict[str, Any]) -> None:
-        line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+        line = (_ENCODER.encode(record) + "\n").encode("utf-8")
         try:
             written = os.write(self._fd, line)
             while written < len(line):  # only on exotic filesystems; still one record per call sequence
