@@ -346,7 +346,10 @@ class Pipeline:
     async def stages(self, engine: Engine, progress: StageProgress | None = None) -> None:
         """Answer what is missing and judge what is missing, both at once (:func:`answer_and_judge`);
         ``progress``: a display shared with other tasks (else the run has its own)."""
-        shipped = start_writing_shipped(self.run_dir, self.bench, self.candidates + self.baselines)
+        # A baseline's shipped answers are written where they are judged against; answers only, they would
+        # cost the first requests ~0.1 s of GIL (8 MB of JSON for Arena-Hard v2.0) and serve nothing.
+        judged = [] if self.config.mode == "inference-only" else self.baselines
+        shipped = start_writing_shipped(self.run_dir, self.bench, self.candidates + judged)
         work, self._work = self._pending_work(), None
         files = {alias: self.run_dir.answers(alias) for alias in work}
         judging = Judging(self.judges, self._judge_feed, self.run_dir) if self.judges else None
