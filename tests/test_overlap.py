@@ -321,3 +321,80 @@ def test_a_resumed_run_judges_old_and_new_answers_each_once(
         boards[overlap] = artifacts(out)
     assert judged[True] == judged[False] == 2 * count * len(CANDIDATES)
     assert boards[True] == boards[False]
+
+
+def test_the_answer_writer_keeps_arrival_order_and_raises_what_failed_a_write(tmp_path: Path) -> None:
+    """Workers hand answers to the sink and go on; its writer counts their style metadata in a thread and
+    writes them in the order they arrived, telling the judge feed of each; a write that fails (a full
+    disk) is raised to the next worker that hands one over, and by ``settle``."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from jurist.benchmarks.base import Question
+    from jurist.engine.transport import Completion
+    from jurist.errors import StorageError
+    from jurist.report.progress import StageProgress
+    from jurist.stages import AnswerSink, FailureLog
+    from jurist.store.jsonl import JsonlAppender
+    from jurist.style import answer_style_metadata
+
+    texts = [f"# Answer {i}\n\n**bold** {'word ' * i}" for i in range(40)]
+    told: list[tuple[str, str, int]] = []
+
+    def completion(text: str) -> Completion:
+        return Completion(text, None, 3, 5, 0.01, 1)
+
+    async def write_all(path: Path) -> AnswerSink:
+        out = JsonlAppender(path)
+        progress = StageProgress(Console(quiet=True), enabled=False)
+        bar = progress.add_bar("answer  m", len(texts))
+        client: Any = SimpleNamespace(alias="m")  # what the sink asks of a client: its alias
+        failures = FailureLog(tmp_path / "failures.jsonl", "run")
+        sink = AnswerSink(client, out, progress, bar, failures, lambda *what: told.append(what))
+        for i, text in enumerate(texts):
+            sink.write(Question(f"q{i}", "p"), 0, completion(text), batched=False)
+            if i % 7 == 0:
+                await asyncio.sleep(0)  # some arrive while a batch is being counted
+        await sink.settle()
+        out.close()
+        return sink
+
+    path = tmp_path / "answers.jsonl"
+    asyncio.run(write_all(path))
+    written = read_jsonl(path)
+    assert [r["uid"] for r in written] == [f"q{i}" for i in range(len(texts))]
+    assert [r["metadata"] for r in written] == [answer_style_metadata(t) for t in texts]
+    assert told == [("m", f"q{i}", 0) for i in range(len(texts))]
+
+    class FullDisk(JsonlAppender):
+        def append(self, record: dict[str, Any]) -> None:
+            raise StorageError(self.path, "a record", OSError(28, "No space left on device"))
+
+    async def on_a_full_disk() -> list[str]:
+        out = FullDisk(tmp_path / "full.jsonl")
+        progress = StageProgress(Console(quiet=True), enabled=False)
+        client: Any = SimpleNamespace(alias="m")
+        sink = AnswerSink(
+            client,
+            out,
+            progress,
+            progress.add_bar("answer  m", 2),
+            FailureLog(tmp_path / "failures.jsonl", "run"),
+        )
+        raised = []
+        sink.write(Question("q0", "p"), 0, completion("one"), batched=False)
+        await asyncio.sleep(0.5)  # the writer meets the full disk
+        try:
+            sink.write(Question("q1", "p"), 0, completion("two"), batched=False)
+        except StorageError as exc:
+            raised.append(f"write: {exc}")
+        try:
+            await sink.settle()
+        except StorageError as exc:
+            raised.append(f"settle: {exc}")
+        return raised
+
+    raised = asyncio.run(on_a_full_disk())
+    assert len(raised) == 2 and raised[0].startswith("write: ") and raised[1].startswith("settle: ")
