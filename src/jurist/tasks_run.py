@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -54,6 +54,17 @@ def task_options(options: dict[str, str], tasks: Sequence[str]) -> dict[str, dic
     return chosen
 
 
+def open_runs(pipelines: Iterable[Pipeline], stack: ExitStack) -> None:
+    """Each run directory locked (released when ``stack`` closes) and its run.json written as running:
+    what runs sharing one engine (``--tasks``, a sweep's checkpoint) do before their first request."""
+    for pipeline in pipelines:
+        lock = RunDirLock(pipeline.run_dir.root)
+        stack.callback(lock.release)
+        if pipeline.run_dir.root.is_dir():
+            lock.acquire()
+        pipeline.open_run(lock)
+
+
 def run_tasks(config: RunConfig, tasks: Sequence[str], console: Console | None = None) -> RunResult:
     """Every task of ``tasks`` for ``config``'s models and judges; the worst exit code of them all."""
     console = console or Console(stderr=True)
@@ -68,12 +79,7 @@ def run_tasks(config: RunConfig, tasks: Sequence[str], console: Console | None =
         for task in tasks
     ]
     with ExitStack() as stack:
-        for pipeline in pipelines:
-            lock = RunDirLock(pipeline.run_dir.root)
-            stack.callback(lock.release)
-            if pipeline.run_dir.root.is_dir():
-                lock.acquire()
-            pipeline.open_run(lock)
+        open_runs(pipelines, stack)
         first = pipelines[0].new_engine()
         engines = [first] + [p.new_engine(shares=first) for p in pipelines[1:]]
         try:

@@ -57,24 +57,25 @@ def normalized_answer(path: Path, line: int, record: dict[str, Any]) -> AnswerRe
     return record  # type: ignore[return-value]
 
 
-class AnswerIndex:
-    """(uid, sample) -> the line of a model's answers file; shipped answers not yet written count too."""
+class _FollowedFile:
+    """An index of an append-only JSONL file that follows it: built from every line, then caught up with
+    the lines appended since (the answer stage writes answers while the judge stage reads them, and the
+    judge stage judgments while scoring waits to read them through the same index)."""
 
-    def __init__(self, path: Path, shipped: Mapping[str, str] | None = None) -> None:
+    def __init__(self, path: Path) -> None:
         self.path = path
-        self._shipped = shipped or {}
-        # (uid, sample) -> offset, line number, text hash and stored token_len, packed (:data:`_ANSWER`)
-        self._lines: dict[AnswerKey, bytes] = {}
         self._last_line = 0
         for number, offset, raw in iter_jsonl_lines(path):
-            record = normalized_answer(path, number, parse_jsonl_line(path, number, raw))
-            self._lines[(sys.intern(record["uid"]), record["sample"])] = _entry(offset, number, record)
+            self._add(number, offset, raw)
             self._last_line = number
         self._end = path.stat().st_size if path.exists() else 0  # after a torn tail was cut or ended
 
+    def _add(self, number: int, offset: int, raw: bytes) -> None:
+        raise NotImplementedError
+
     def catch_up(self) -> None:
-        """Index the lines appended since the index was built (the generate stage writes answers while the
-        judge stage reads them); a last line without its newline is still being written: left for later."""
+        """Index the lines appended since; a last line without its newline is still being written: left
+        for later."""
         if not self.path.exists():
             return
         with open(self.path, "rb") as fh:
@@ -84,11 +85,22 @@ class AnswerIndex:
                     break
                 self._last_line += 1
                 if raw.strip():
-                    parsed = parse_jsonl_line(self.path, self._last_line, raw)
-                    record = normalized_answer(self.path, self._last_line, parsed)
-                    key = (sys.intern(record["uid"]), record["sample"])
-                    self._lines[key] = _entry(self._end, self._last_line, record)
+                    self._add(self._last_line, self._end, raw)
                 self._end += len(raw)
+
+
+class AnswerIndex(_FollowedFile):
+    """(uid, sample) -> the line of a model's answers file; shipped answers not yet written count too."""
+
+    def __init__(self, path: Path, shipped: Mapping[str, str] | None = None) -> None:
+        self._shipped = shipped or {}
+        # (uid, sample) -> offset, line number, text hash and stored token_len, packed (:data:`_ANSWER`)
+        self._lines: dict[AnswerKey, bytes] = {}
+        super().__init__(path)
+
+    def _add(self, number: int, offset: int, raw: bytes) -> None:
+        record = normalized_answer(self.path, number, parse_jsonl_line(self.path, number, raw))
+        self._lines[(sys.intern(record["uid"]), record["sample"])] = _entry(offset, number, record)
 
     def __contains__(self, key: object) -> bool:
         return key in self._lines or (
@@ -150,17 +162,13 @@ _JUDGMENT = struct.Struct("<QI?")
 """An indexed judgment line: byte offset, line number, invalid."""
 
 
-class JudgmentIndex:
+class JudgmentIndex(_FollowedFile):
     """Judgment key -> the line of a (judge, model) judgments file, and whether that judgment is invalid
     (what the judge stage asks before it reads anything)."""
 
     def __init__(self, path: Path) -> None:
-        self.path = path
         self._lines: dict[str, bytes] = {}  # key -> offset, line number, invalid (:data:`_JUDGMENT`)
-        self._last_line = 0
-        for number, offset, raw in iter_jsonl_lines(path):
-            self._add(number, offset, raw)
-        self._end = path.stat().st_size if path.exists() else 0
+        super().__init__(path)
 
     def _add(self, number: int, offset: int, raw: bytes) -> None:
         record = parse_jsonl_line(self.path, number, raw)
@@ -168,23 +176,6 @@ class JudgmentIndex:
         if key is None:
             raise InputError(self.path, f"line {number}", "field 'key' is missing")
         self._lines[str(key)] = _JUDGMENT.pack(offset, number, bool(record.get("invalid")))
-        self._last_line = number
-
-    def catch_up(self) -> None:
-        """Index the judgments appended since (the judge stage writes them while the index serves it; its
-        scoring then reads them through the same index instead of reading the file whole again)."""
-        if not self.path.exists():
-            return
-        with open(self.path, "rb") as fh:
-            fh.seek(self._end)
-            for raw in fh:
-                if not raw.endswith(b"\n"):
-                    break
-                number = self._last_line + 1
-                if raw.strip():
-                    self._add(number, self._end, raw)
-                self._last_line = number
-                self._end += len(raw)
 
     def __contains__(self, key: object) -> bool:
         return key in self._lines

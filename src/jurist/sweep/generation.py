@@ -28,11 +28,11 @@ from jurist.sweep.phases import (
     close_phase,
     finish_all,
     one_line,
-    open_all,
     root_engine,
     run_stages,
 )
 from jurist.sweep.plan import GpuSlot, SweepPlan, checkpoint_spec, generation_config
+from jurist.tasks_run import open_runs
 
 _WATCH_S = 0.5
 
@@ -106,7 +106,7 @@ async def generate_checkpoint(
     stopped: str | None = None
     with ExitStack() as stack:
         try:
-            open_all(pipelines.values(), stack)
+            open_runs(pipelines.values(), stack)
         except JuristError as exc:  # a run directory in use by another jurist
             await close_phase({}, {}, engine)
             return PhaseOutcome("failed", one_line(exc))

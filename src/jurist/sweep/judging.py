@@ -25,11 +25,11 @@ from jurist.sweep.phases import (
     close_phase,
     finish_all,
     one_line,
-    open_all,
     root_engine,
     run_stages,
 )
 from jurist.sweep.plan import SweepPlan, checkpoint_spec, judging_config
+from jurist.tasks_run import open_runs
 
 
 class JudgePhase:
@@ -62,7 +62,7 @@ class JudgePhase:
         stopped: str | None = None
         with ExitStack() as stack:
             try:
-                open_all(pipelines.values(), stack)
+                open_runs(pipelines.values(), stack)
             except JuristError as exc:
                 return PhaseOutcome("failed", one_line(exc))
             engines = {task: p.new_engine(shares=self.engine) for task, p in pipelines.items()}

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from contextlib import ExitStack
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -26,7 +25,6 @@ from jurist.errors import JuristError, StorageError
 from jurist.pipeline import Pipeline
 from jurist.report.progress import PrefixedProgress, StageProgress
 from jurist.run_config import RunConfig, RunResult
-from jurist.store.lock import RunDirLock
 from jurist.sweep.plan import SweepPlan
 
 log = logging.getLogger("jurist.sweep")
@@ -116,16 +114,6 @@ def build_pipelines(
         except JuristError as exc:
             problems[task] = one_line(exc)
     return pipelines, problems
-
-
-def open_all(pipelines: Iterable[Pipeline], stack: ExitStack) -> None:
-    """Each run directory locked (released when ``stack`` closes) and its run.json written as running."""
-    for pipeline in pipelines:
-        lock = RunDirLock(pipeline.run_dir.root)
-        stack.callback(lock.release)
-        if pipeline.run_dir.root.is_dir():
-            lock.acquire()
-        pipeline.open_run(lock)
 
 
 async def all_or_none(coroutines: Sequence[Awaitable[Any]]) -> None:
