@@ -271,6 +271,7 @@ class Pipeline:
         )
 
     def interrupted(self, engine: Engine) -> None:
+        self.run_dir.save_indexes()  # what they cover is on disk whole: the next run parses only the rest
         usage = {"failures": self.failures.count, "usage": engine.stats.summary(), **self.accounts.fields()}
         self.run_dir.write_run_json(self.run_id, "interrupted", {**self._fields, **usage})
 
@@ -294,6 +295,7 @@ class Pipeline:
             if stopped
             else score_finished_run(self._view(), self.judge_work(), self.samples, self.console)
         )
+        self.run_dir.save_indexes()
         exit_code = BUDGET_STOPPED if stopped else 1 if failures.count or not outcome.scored else 0
         usage = engine.stats.summary()
         summary = {

@@ -61,8 +61,11 @@ def iter_numbered_jsonl(path: str | Path, *, repair: bool = True) -> Iterator[tu
         yield number, parse_jsonl_line(path, number, line)
 
 
-def iter_jsonl_lines(path: Path, *, repair: bool = True) -> Iterator[tuple[int, int, bytes]]:
-    """(line number, byte offset, raw line) of each non-blank whole line, read one line at a time.
+def iter_jsonl_lines(
+    path: Path, *, repair: bool = True, start: int = 0, after_line: int = 0
+) -> Iterator[tuple[int, int, bytes]]:
+    """(line number, byte offset, raw line) of each non-blank whole line, read one line at a time, from
+    byte ``start`` (where line ``after_line`` + 1 begins: what an index read before already covers).
 
     Streaming keeps a reader's memory at one line however large the file (reading it whole cost two
     copies of it: the bytes and their split). A last line without its newline is a record when it parses
@@ -71,8 +74,9 @@ def iter_jsonl_lines(path: Path, *, repair: bool = True) -> Iterator[tuple[int, 
     if not path.exists():
         return
     with open(path, "rb") as fh:
-        offset = 0
-        for number, line in enumerate(fh, start=1):
+        fh.seek(start)
+        offset = start
+        for number, line in enumerate(fh, start=after_line + 1):
             if not line.endswith(b"\n"):  # the last line, without its newline
                 if _is_whole_record(line):
                     if repair:
