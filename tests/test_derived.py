@@ -1,15 +1,21 @@
-"""What a run keeps in ``.derived/``: indexes read back instead of parsing every line again; anything
-changed is derived again."""
+"""What a run keeps in ``.derived/``: indexes read back instead of parsing every line again, and the last
+scoring printed again when nothing it depends on changed; anything changed is derived again."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from jurist.benchmarks.base import Benchmark, Question
+from jurist.config import ModelSpec
 from jurist.errors import InputError
+from jurist.judge_work import JudgeFeed, JudgeWork
+from jurist.judging.pairwise import PairwiseJudge
+from jurist.judging.protocols import protocol_set
 from jurist.store import line_index
 from jurist.store.derived import FileState
 from jurist.store.jsonl import JsonlAppender
@@ -152,3 +158,143 @@ def test_file_state_tells_appended_from_rewritten(tmp_path: Path) -> None:
     assert not state.prefix_of(path)
     assert FileState.of(tmp_path / "missing") is None
     assert FileState.from_json({"inode": 1}) is None
+
+
+# -- the judged digest ------------------------------------------------------------------------------------
+
+
+def _work(run: RunDir, n: int) -> JudgeWork:
+    questions = [Question(f"q{i}", f"prompt {i}") for i in range(n)]
+    bench = Benchmark("t", questions, baseline="base")
+    for alias in ("m", "base"):
+        if not run.answers(alias).exists():
+            _append(run.answers(alias), [{"uid": q.uid, "answer": f"{alias} {q.uid}"} for q in questions])
+    spec = ModelSpec(alias="j", model="j")
+    protocol, by_category = protocol_set("structured", spec, None, "structured")
+    kind = PairwiseJudge(protocol, spec, by_category=by_category)
+    return JudgeWork(bench, run, ["j"], ["m"], ["base"], 1, {"j": kind})
+
+
+def _judge(run: RunDir, work: JudgeWork, count: int) -> None:
+    """Store judgments (any content: only keys matter here) for the first ``count`` jobs still to do."""
+    jobs = list(work.todo(rejudge_invalid=False)[("j", "m")])[:count]
+    _append(run.judgments("j", "m"), [{"key": work.kinds["j"].key(job.item), "games": []} for job in jobs])
+
+
+def test_the_feeds_digest_of_what_is_judged_is_the_one_computed_afresh(tmp_path: Path) -> None:
+    run = RunDir(tmp_path / "run")
+    _judge(run, _work(run, 30), 20)
+    work = _work(run, 30)
+    fresh = work.judged_digest()
+    feed = JudgeFeed(work, rejudge_invalid=False)
+    assert feed.judged_digest() is None  # no pass over the answers yet
+    for _ in feed.todo_parts(questions=7):
+        pass
+    assert feed.judged_digest() == fresh
+    _judge(run, _work(run, 30), 1)  # one more judgment since the feed was built: its pass is stale
+    assert feed.judged_digest() is None
+    assert _work(run, 30).judged_digest() != fresh
+
+
+# -- the scoring kept -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def scored_run(
+    tmp_path: Path, mock_server: Any, run_quiet: Any, capsys: pytest.CaptureFixture[str]
+) -> tuple[dict[str, Any], Any, str]:
+    """A finished judged run (6 questions, one model, one judge): its arguments, result, printed tables."""
+    from conftest import write_models_file
+
+    server = mock_server()
+    models = write_models_file(tmp_path / "m.yaml", server.base_url, {"strong": {}, "judge-good": {}})
+    args: dict[str, Any] = {"models_file": models, "models": ["strong"], "judges": ["judge-good"]}
+    args |= {"out": tmp_path / "run", "limit": 6, "n_bootstrap": 20}
+    capsys.readouterr()
+    first = run_quiet(**args)
+    assert first.exit_code == 0
+    return args, first, capsys.readouterr().out
+
+
+def _scoring_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    from jurist import run_scoring
+
+    calls: list[int] = []
+    score = run_scoring.score_outcomes
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return score(*args, **kwargs)
+
+    monkeypatch.setattr(run_scoring, "score_outcomes", counting)
+    return calls
+
+
+def test_a_rerun_with_nothing_new_prints_the_kept_scoring_without_rescoring(
+    scored_run: tuple[dict[str, Any], Any, str],
+    run_quiet: Any,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    args, first, printed = scored_run
+    calls = _scoring_calls(monkeypatch)
+    battles = (args["out"] / "battles.jsonl").stat()
+    again = run_quiet(**args)
+    assert calls == [] and again.exit_code == 0
+    assert again.leaderboard == first.leaderboard
+    assert capsys.readouterr().out == printed  # the same tables, sanity and warnings
+    assert (args["out"] / "battles.jsonl").stat().st_mtime_ns == battles.st_mtime_ns  # not rewritten
+
+
+@pytest.mark.parametrize("change", ["seed", "leaderboard edited", "judgment appended", "memo garbage"])
+def test_anything_the_scoring_depends_on_changed_scores_again(
+    scored_run: tuple[dict[str, Any], Any, str],
+    run_quiet: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    change: str,
+) -> None:
+    args, first, _ = scored_run
+    out: Path = args["out"]
+    if change == "seed":
+        args = {**args, "seed": 7}
+    elif change == "leaderboard edited":
+        rows = json.loads((out / "leaderboard.json").read_text())
+        rows[0]["score"] = 99.0
+        (out / "leaderboard.json").write_text(json.dumps(rows))
+    elif change == "judgment appended":  # a later line for a key wins: q's verdict flipped by hand
+        path = next((out / "judgments").glob("*/*.jsonl"))
+        last = json.loads(path.read_text().splitlines()[-1])
+        for game in last["games"]:
+            game["label"] = {"A>>B": "B>>A", "B>>A": "A>>B"}[game["label"]]
+        with open(path, "a") as fh:
+            fh.write(json.dumps(last) + "\n")
+    else:
+        (out / ".derived" / "scoring.json").write_text("{")
+    calls = _scoring_calls(monkeypatch)
+    again = run_quiet(**args)
+    assert calls == [1] and again.exit_code == 0
+    if change in ("leaderboard edited", "memo garbage"):
+        assert again.leaderboard == first.leaderboard  # written again from the judgments
+    if change == "judgment appended":
+        assert again.leaderboard != first.leaderboard
+    calls.clear()
+    assert run_quiet(**args).leaderboard == again.leaderboard and calls == []  # kept again
+
+
+def test_a_judge_prompt_switched_back_finds_its_own_judgments_and_scores_them_again(
+    scored_run: tuple[dict[str, Any], Any, str],
+    run_quiet: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Judgments of two judge prompts in one file: switching back to the first sends nothing, and the
+    scoring kept from the other prompt's run is not the one printed."""
+    args, first, _ = scored_run
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text("[system]\nBe fair.\n[user]\n{question}\nA: {answer_a}\nB: {answer_b}\nVerdict?\n")
+    other = run_quiet(**args, judge_prompt=prompt)
+    assert other.requests > 0  # the mock judge's verdicts do not parse with this prompt: no matter
+    calls = _scoring_calls(monkeypatch)
+    back = run_quiet(**args)
+    assert back.exit_code == 0 and back.requests == 0 and calls == [1]
+    assert back.leaderboard == first.leaderboard

@@ -11,6 +11,7 @@ as its answers exist, so the two stages run at once instead of one after the oth
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,6 +45,8 @@ class JudgeWork:
     instead of reading every answer again."""
     built_judgments: Mapping[Pair, JudgmentIndex] = field(default_factory=dict)
     """Judgment indexes built earlier in the run (the judge stage's), used so likewise."""
+    feed: JudgeFeed | None = None
+    """The judge stage's feed, whose pass over every answer saw which were judged already."""
 
     def _index(self, alias: str) -> AnswerIndex:
         index = self.built.get(alias)
@@ -137,6 +140,14 @@ class JudgeWork:
     def judged(self) -> Iterator[Judged]:
         """Every answer's stored judgment for the *current* answers and prompt (answers with none are left
         out), one (judge, model) file at a time; the items are keyed ones (:meth:`keyed_at`: no texts)."""
+        for item, stored, key in self.judged_keys():
+            record = stored.record(key)
+            if record is not None:
+                yield item, record
+
+    def judged_keys(self) -> Iterator[tuple[JudgeItem, JudgmentIndex, str]]:
+        """:meth:`judged` before any judgment is read: each item with a stored judgment, the index that
+        holds it and its key (what a judgment's identity is: :mod:`jurist.score_memo`)."""
         baselines = self._baseline_indexes()
         for judge in self.judges:
             kind = self.kinds[judge]
@@ -145,14 +156,49 @@ class JudgeWork:
                 if not len(stored):
                     continue
                 for _, item in self._items(judge, model, self._index(model), baselines):
-                    record = stored.record(kind.key(item))
-                    if record is not None:
-                        yield item, record
+                    key = kind.key(item)
+                    if key in stored:
+                        yield item, stored, key
+
+    def judged_digest(self) -> str:
+        """A digest of :meth:`judged_keys`: which stored judgment of each (judge, model) belongs to the
+        current answers, and where its line lies. The judge stage's feed computed it already when nothing
+        was written since (its pass over 50k answers costs ~0.4 s); else it is computed now."""
+        if self.feed is not None and (earlier := self.feed.judged_digest()) is not None:
+            return earlier
+        digest = JudgedDigest()
+        for item, stored, key in self.judged_keys():
+            digest.add((item.judge, item.model), key, stored)
+        return digest.hexdigest(self._canonical_pairs())
+
+    def _canonical_pairs(self) -> list[Pair]:
+        return [(judge, model) for judge in self.judges for model in self.candidates]
 
     def todo(self, rejudge_invalid: bool) -> dict[Pair, JudgeJobs]:
         """Per (judge, model): answers with no judgment yet (or an invalid one, with ``rejudge_invalid``);
         games an earlier run paid for (``partial_games.jsonl``) go with their job."""
         return JudgeFeed(self, rejudge_invalid).todo()
+
+
+class JudgedDigest:
+    """Per (judge, model), a running hash of the judged answers' keys and where their judgments lie, in
+    question order: equal digests mean scoring would read the same judgments."""
+
+    def __init__(self) -> None:
+        self._pairs: dict[Pair, Any] = {}
+
+    def add(self, pair: Pair, key: str, stored: JudgmentIndex) -> None:
+        running = self._pairs.get(pair)
+        if running is None:
+            running = self._pairs[pair] = hashlib.blake2b(digest_size=20)
+        running.update(f"{key}\0".encode() + (stored.entry(key) or b""))
+
+    def hexdigest(self, pairs: Sequence[Pair]) -> str:
+        total = hashlib.blake2b(digest_size=20)
+        for judge, model in pairs:
+            running = self._pairs.get((judge, model))
+            total.update(f"{judge}\0{model}\0".encode() + (running.digest() if running else b"") + b"\0")
+        return total.hexdigest()
 
 
 class JudgeFeed:
@@ -177,6 +223,11 @@ class JudgeFeed:
         # todo_parts is still reading would otherwise hand out its waiting candidates' jobs twice, once
         # through answered() and again when todo_parts reaches that question.
         self._handed: set[tuple[str, str, int, int]] = set()
+        # Which answers are judged already, seen on the way (see judged_digest); valid while the files
+        # stay as they were when the feed was built.
+        self._judged = JudgedDigest()
+        self._passed = False
+        self._ends = self._file_ends()
 
     def indexes(self) -> dict[str, AnswerIndex]:
         """The answer index of every candidate and baseline, as the feed follows them."""
@@ -185,7 +236,25 @@ class JudgeFeed:
     def todo(self) -> dict[Pair, JudgeJobs]:
         """Per (judge, model): the jobs whose answers are on disk now."""
         everything = range(len(self.work.bench.questions))
-        return {pair: self._jobs(pair, self._todo_entries(pair, everything)) for pair in self._pairs()}
+        jobs = {pair: self._jobs(pair, self._todo_entries(pair, everything)) for pair in self._pairs()}
+        self._passed = True
+        return jobs
+
+    def judged_digest(self) -> str | None:
+        """:meth:`JudgeWork.judged_digest` as this feed's pass over every answer saw it; None unless the
+        pass was whole and no answer or judgment has been written since the feed was built."""
+        if not self._passed:
+            return None
+        for index in [*self.answers.values(), *self.baselines.values(), *self.stored.values()]:
+            index.catch_up()
+        if self._file_ends() != self._ends:
+            return None
+        return self._judged.hexdigest(self.work._canonical_pairs())
+
+    def _file_ends(self) -> list[int]:
+        return [
+            index.end for index in [*self.answers.values(), *self.baselines.values(), *self.stored.values()]
+        ]
 
     def todo_parts(self, questions: int = 64) -> Iterator[dict[Pair, JudgeJobs]]:
         """:meth:`todo` ``questions`` questions at a time, so that the caller can let requests go out
@@ -196,6 +265,7 @@ class JudgeFeed:
             part = range(start, min(start + questions, total))
             found = {pair: self._todo_entries(pair, part) for pair in self._pairs()}
             yield {pair: self._jobs(pair, entries) for pair, entries in found.items() if entries}
+        self._passed = True
 
     def _pairs(self) -> list[Pair]:
         return [(judge, model) for model in self.answers for judge in self.work.judges]
@@ -255,6 +325,7 @@ class JudgeFeed:
         stored = self.stored[pair]
         if key not in stored:
             return (position, item.sample, "use", self.paid.get(key))
+        self._judged.add(pair, key, stored)
         if self.rejudge_invalid and stored.invalid(key):
             return (position, item.sample, "refresh", None)
         return None

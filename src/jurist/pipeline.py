@@ -344,6 +344,7 @@ class Pipeline:
     """Judge each answer as soon as it and its baseline's exist; False: only once every answer is in."""
     _feed_indexes: dict[str, AnswerIndex] | None = None
     _feed_judgments: dict[tuple[str, str], JudgmentIndex] = {}  # noqa: RUF012 (replaced, never mutated)
+    _feed: JudgeFeed | None = None
 
     async def stages(self, engine: Engine, progress: StageProgress | None = None) -> None:
         """Answer what is missing and judge what is missing, both at once (:func:`answer_and_judge`);
@@ -397,13 +398,14 @@ class Pipeline:
         no answer file is read whole twice (at 50k questions each read cost ~0.6 s)."""
         built = {**self._read_indexes, **(self._feed_indexes or {})}
         judgments, self._feed_indexes, self._feed_judgments = self._feed_judgments, None, {}
+        feed, self._feed = self._feed, None
         names = (self.judges, self.candidates, self.baselines)
-        return JudgeWork(self.bench, self.run_dir, *names, self.samples, self.kinds, built, judgments)
+        return JudgeWork(self.bench, self.run_dir, *names, self.samples, self.kinds, built, judgments, feed)
 
     def _judge_feed(self) -> JudgeFeed:
         """The judge stage's work, followed as answers are written."""
         feed = JudgeFeed(self.judge_work(), self.config.rejudge_invalid)
-        self._feed_indexes, self._feed_judgments = feed.indexes(), feed.stored
+        self._feed_indexes, self._feed_judgments, self._feed = feed.indexes(), feed.stored, feed
         return feed
 
     def _judging_work(self) -> dict[tuple[str, str], JudgeJobs]:

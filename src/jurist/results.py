@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -22,6 +22,9 @@ from jurist.store.jsonl import iter_numbered_jsonl, rewrite_jsonl_atomic, write_
 from jurist.store.line_index import AnswerIndex
 from jurist.store.records import judgment_kind, sample_of, text_hash
 from jurist.store.run_dir import RunDir
+
+if TYPE_CHECKING:
+    from jurist.scoring.options import Scored
 
 Judged = tuple[JudgeItem, dict[str, Any]]
 
@@ -78,11 +81,36 @@ def write_outcomes(
 
 
 @dataclass(frozen=True)
+class WinRateReport:
+    """What the end of a win-rate run prints besides its rows (leaderboard.json): kept by
+    :mod:`jurist.score_memo` so that a re-run with nothing new prints it again without rescoring."""
+
+    title: str
+    ci_level: float
+    sanity: list[dict[str, Any]]
+    warnings: list[str]
+    notes: list[str]
+    unscored: list[str]
+
+    def print(self, console: Console, rows: list[dict[str, Any]]) -> None:
+        from jurist.report.formats import print_scored
+        from jurist.scoring.options import Scored
+
+        settings = {"ci_level": self.ci_level}
+        scored = Scored(rows, self.notes, settings, [], self.sanity, self.warnings)
+        print_scored(console, scored, title=self.title)
+        for line in self.unscored:
+            console.print(line, style="bold yellow", markup=False, highlight=False)
+
+
+@dataclass(frozen=True)
 class Outcome:
-    """The headline rows, and whether anything could be scored at all (else the run exits non-zero)."""
+    """The headline rows, and whether anything could be scored at all (else the run exits non-zero);
+    ``report``: the rest of what was printed, for a win-rate run."""
 
     rows: list[dict[str, Any]]
     scored: bool
+    report: WinRateReport | None = None
 
 
 def score_outcomes(
@@ -99,61 +127,86 @@ def score_outcomes(
     earlier, notes = earlier_judgments(run)
     counts = write_outcomes(run, judged, earlier)
     baselines = list(dict.fromkeys([*run.baselines, *(str(r["baseline"]) for r in earlier)]))
-    rows = _win_rates(run, counts, baselines, console, answers)
-    for note in notes:
-        console.print(f"note: {note}", style="dim", markup=False, highlight=False)
-    _warn_unscored(counts, console)
-    return Outcome(rows, scored=bool(counts.battles))
+    if not counts.battles:
+        from jurist.report.formats import print_notes
+
+        rows = _no_battles(run, counts, baselines, console)
+        print_notes(console, notes)
+        _print_unscored(console, _unscored(counts))
+        return Outcome(rows, scored=False)
+    scored = _win_rates(run, counts, baselines, answers)
+    report = WinRateReport(
+        f"jurist: {run.bench.name}",
+        float(scored.settings["ci_level"]),
+        scored.sanity,
+        scored.warnings,
+        [*scored.notes, *notes],
+        _unscored(counts),
+    )
+    report.print(console, scored.rows)
+    return Outcome(scored.rows, scored=True, report=report)
 
 
-def _warn_unscored(counts: OutcomeCounts, console: Console) -> None:
-    """Say loudly when a judge's every verdict on a model was unreadable: its row has no score at all."""
-    for (judge, model), n in sorted(counts.invalid.items()):
-        if (judge, model) not in counts.sides:
-            console.print(
-                f"warning: none of the {n} verdict(s) of judge {judge} on {model} could be read, so {model} "
-                "has no score from it; see its judgments' raw text, then try --judge-protocol structured "
-                "or --rejudge-invalid",
-                style="bold yellow",
-                markup=False,
-                highlight=False,
+def _unscored(counts: OutcomeCounts) -> list[str]:
+    """A loud line for each (judge, model) whose every verdict was unreadable: its row has no score."""
+    return [
+        f"warning: none of the {n} verdict(s) of judge {judge} on {model} could be read, so {model} has "
+        "no score from it; see its judgments' raw text, then try --judge-protocol structured or "
+        "--rejudge-invalid"
+        for (judge, model), n in sorted(counts.invalid.items())
+        if (judge, model) not in counts.sides
+    ]
+
+
+def _print_unscored(console: Console, lines: list[str]) -> None:
+    for line in lines:
+        console.print(line, style="bold yellow", markup=False, highlight=False)
+
+
+def _no_battles(
+    run: RunView, counts: OutcomeCounts, baselines: list[str], console: Console
+) -> list[dict[str, Any]]:
+    """Every verdict invalid (or nothing judged): rows that say so, not an error."""
+    from jurist.report.formats import render_table
+    from jurist.scoring import ratings_document, win_rate_leaderboard
+
+    config = run.config
+    invalid = counts.invalid
+    rows = win_rate_leaderboard(
+        [], set(baselines), invalid=dict(invalid), n_bootstrap=config.n_bootstrap, seed=config.seed
+    )
+    for judge in sorted({judge for judge, _ in invalid} or {""}):  # the baseline keeps its row
+        for name in baselines:
+            rows.append(
+                {"model": name, "judge": judge, "score": 50.0, "ci_low": 50.0, "ci_high": 50.0}
+                | {"n": 0, "invalid": 0, "baseline": True}
             )
+    write_json_atomic(run.run_dir.leaderboard, rows)
+    document = ratings_document(
+        rows,
+        method=config.method,
+        seed=config.seed,
+        n_bootstrap=config.n_bootstrap,
+        ci_level=config.ci_level,
+        battles=[],
+    )
+    write_json_atomic(run.run_dir.root / "ratings.json", document)
+    console.print(render_table(rows, title=f"jurist: {run.bench.name}", ci_level=config.ci_level))
+    return rows
 
 
 def _win_rates(
     run: RunView,
     counts: OutcomeCounts,
     baselines: list[str],
-    console: Console,
     answers: Mapping[str, AnswerIndex] | None = None,
-) -> list[dict[str, Any]]:
-    from jurist.report.formats import print_scored, render_table
-    from jurist.scoring import ScoreOptions, ratings_document, score_run, win_rate_leaderboard, write_outputs
+) -> Scored:
+    """Score the battles just written as the run's options (or the benchmark's official scoring) say;
+    ratings.json and leaderboard.json written."""
+    from jurist.scoring import ScoreOptions, score_run, write_outputs
 
     config = run.config
     invalid = counts.invalid
-    if not counts.battles:  # every verdict invalid (or nothing judged): rows that say so, not an error
-        rows = win_rate_leaderboard(
-            [], set(baselines), invalid=dict(invalid), n_bootstrap=config.n_bootstrap, seed=config.seed
-        )
-        for judge in sorted({judge for judge, _ in invalid} or {""}):  # the baseline keeps its row
-            for name in baselines:
-                rows.append(
-                    {"model": name, "judge": judge, "score": 50.0, "ci_low": 50.0, "ci_high": 50.0}
-                    | {"n": 0, "invalid": 0, "baseline": True}
-                )
-        write_json_atomic(run.run_dir.leaderboard, rows)
-        document = ratings_document(
-            rows,
-            method=config.method,
-            seed=config.seed,
-            n_bootstrap=config.n_bootstrap,
-            ci_level=config.ci_level,
-            battles=[],
-        )
-        write_json_atomic(run.run_dir.root / "ratings.json", document)
-        console.print(render_table(rows, title=f"jurist: {run.bench.name}", ci_level=config.ci_level))
-        return rows
     official = run.bench.official_scoring
     chosen = bool(config.style_control) or config.length_controlled or config.method != "winrate"
     options = ScoreOptions(
@@ -171,8 +224,7 @@ def _win_rates(
     by_row = {(judge, model, "*"): n for (judge, model), n in invalid.items()}
     scored = score_run(run.run_dir.root, options, invalid=by_row, answers=answers)
     write_outputs(run.run_dir.root, scored)
-    print_scored(console, scored, title=f"jurist: {run.bench.name}")
-    return scored.rows
+    return scored
 
 
 def _judge_accuracy(run: RunView, judged: list[Judged], console: Console) -> list[dict[str, Any]]:

@@ -12,6 +12,7 @@ from rich.console import Console
 from jurist.judge_work import JudgeWork
 from jurist.report.formats import table_console
 from jurist.results import Outcome, RunView, score_outcomes
+from jurist.score_memo import ScoreMemo
 
 
 def score_finished_run(view: RunView, work: JudgeWork, samples: int, console: Console) -> Outcome:
@@ -26,13 +27,16 @@ def score_finished_run(view: RunView, work: JudgeWork, samples: int, console: Co
         return _score_rubric(view, work)
     plain = config.output_format == "table"
     console = table_console() if plain else console
-    judged = work.judged()
     if {"arena-elo", "arena-calibration"} & set(bench.metrics):
         from jurist.arena_run import score_arena_run
 
-        outcome = Outcome(*score_arena_run(view, judged, console))
+        outcome = Outcome(*score_arena_run(view, work.judged(), console))
     else:
-        outcome = score_outcomes(view, judged, console, work.built)
+        memo = ScoreMemo(view, work)
+        replayed = memo.replay(console)
+        outcome = replayed or score_outcomes(view, work.judged(), console, work.built)
+        if replayed is None:
+            memo.record(outcome)
     if not plain:
         from jurist.report.formats import print_rows
 
