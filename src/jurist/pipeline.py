@@ -193,19 +193,7 @@ class Pipeline:
             "limit": config.limit,
             "cache": config.cache,
             "local": config.local,  # served models ran in-process (--local), not on servers
-            "scoring": {
-                "metrics": list(self.bench.metrics),
-                "method": config.method,
-                "style_control": list(config.style_control),
-                "categories": list(config.categories),
-                "length_controlled": config.length_controlled,
-                "ensemble": config.ensemble,
-                "strong_weight": config.strong_weight,
-                "bootstrap": config.n_bootstrap,
-                "seed": config.seed,
-                "ci_level": config.ci_level,
-                "resample": "questions",
-            },
+            "scoring": {"metrics": list(self.bench.metrics), **config.scoring_settings()},
             "model_specs": {a: self.specs[a].public_dict() for a in involved if a in self.specs},
         }
 

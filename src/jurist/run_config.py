@@ -54,6 +54,22 @@ class RunConfig:
     max_tokens: int | None = None  # --max-tokens: prompt + completion tokens over the run directory
     local: bool = False  # --local: models with a serve block run in this process (jurist.engine.local)
 
+    def scoring_settings(self) -> dict[str, Any]:
+        """The options that shape the scores (run.json's ``scoring``, and part of what a kept scoring was
+        computed from: :mod:`jurist.score_memo`)."""
+        return {
+            "method": self.method,
+            "style_control": list(self.style_control),
+            "categories": list(self.categories),
+            "length_controlled": self.length_controlled,
+            "ensemble": self.ensemble,
+            "strong_weight": self.strong_weight,
+            "bootstrap": self.n_bootstrap,
+            "seed": self.seed,
+            "ci_level": self.ci_level,
+            "resample": "questions",
+        }
+
 
 @dataclass
 class RunResult:

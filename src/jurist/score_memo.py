@@ -86,8 +86,7 @@ class ScoreMemo:
         return self._key
 
     def _parts(self) -> Iterator[bytes]:
-        run, config = self.run, self.run.config
-        bench = run.bench
+        run, bench = self.run, self.run.bench
         settings = {
             "jurist": __version__,
             "bench": bench.name,
@@ -99,17 +98,7 @@ class ScoreMemo:
             "candidates": list(run.candidates),
             "baselines": list(run.baselines),
             "kinds": {judge: kind.fingerprint for judge, kind in run.kinds.items()},
-            "scoring": {
-                "method": config.method,
-                "style_control": list(config.style_control),
-                "categories": list(config.categories),
-                "length_controlled": config.length_controlled,
-                "ensemble": config.ensemble,
-                "strong_weight": config.strong_weight,
-                "n_bootstrap": config.n_bootstrap,
-                "seed": config.seed,
-                "ci_level": config.ci_level,
-            },
+            "scoring": run.config.scoring_settings(),
         }
         yield json.dumps(settings, sort_keys=True, default=str).encode()
         for question in bench.questions:
