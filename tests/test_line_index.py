@@ -175,3 +175,37 @@ def test_a_rerun_of_a_finished_run_reads_each_file_once_and_no_answer_text(
     assert "judgments/strong.jsonl" in indexed and "answers/strong.jsonl" in indexed
     assert reads == []
     assert again.leaderboard == first.leaderboard  # the same scores, avg_tokens included
+
+
+def test_the_feed_hands_each_sample_of_each_job_out_once(tmp_path: Path) -> None:
+    """Two samples per question; the baseline's answers arrive while the feed reads: each (question,
+    sample) job comes out once, through answered() or through the pass, never both."""
+    from jurist.judge_work import JudgeFeed
+
+    run = RunDir(tmp_path / "run")
+    questions = [Question(f"q{i}", f"prompt {i}") for i in range(10)]
+    bench = Benchmark("t", questions, baseline="base")
+    _write(
+        run.answers("m"),
+        [{"uid": q.uid, "sample": s, "answer": f"m {q.uid} {s}"} for q in questions for s in (0, 1)],
+    )
+    _write(run.answers("base"), [{"uid": q.uid, "answer": f"base {q.uid}"} for q in questions[:4]])
+    spec = ModelSpec(alias="j", model="j")
+    protocol, by_category = protocol_set("structured", spec, None, "structured")
+    kind = PairwiseJudge(protocol, spec, by_category=by_category)
+    feed = JudgeFeed(JudgeWork(bench, run, ["j"], ["m"], ["base"], 2, {"j": kind}), rejudge_invalid=False)
+    handed: list[tuple[str, int]] = []
+    parts = feed.todo_parts(questions=3)
+    for jobs in next(parts).values():  # q0..q2 have both answers
+        handed += [(job.item.question.uid, job.item.sample) for job in jobs]
+    with JsonlAppender(run.answers("base")) as out:  # q4..q9's baseline answers arrive now
+        for q in questions[4:]:
+            out.append({"uid": q.uid, "answer": f"base {q.uid}"})
+    for q in questions[4:]:
+        for jobs in feed.answered("base", q.uid, 0).values():
+            handed += [(job.item.question.uid, job.item.sample) for job in jobs]
+    for part in parts:
+        for jobs in part.values():
+            handed += [(job.item.question.uid, job.item.sample) for job in jobs]
+    assert sorted(handed) == sorted((q.uid, s) for q in questions for s in (0, 1))
+    assert feed.todo() == {} or all(not jobs for jobs in feed.todo().values())

@@ -45,8 +45,9 @@ class JudgeWork:
     instead of reading every answer again."""
     built_judgments: Mapping[Pair, JudgmentIndex] = field(default_factory=dict)
     """Judgment indexes built earlier in the run (the judge stage's), used so likewise."""
-    feed: JudgeFeed | None = None
-    """The judge stage's feed, whose pass over every answer saw which were judged already."""
+    judged_before: str | None = None
+    """:meth:`judged_digest` as the judge stage's feed saw it on its pass over every answer, when nothing
+    was written since (:meth:`JudgeFeed.judged_digest`)."""
 
     def _index(self, alias: str) -> AnswerIndex:
         index = self.built.get(alias)
@@ -164,8 +165,8 @@ class JudgeWork:
         """A digest of :meth:`judged_keys`: which stored judgment of each (judge, model) belongs to the
         current answers, and where its line lies. The judge stage's feed computed it already when nothing
         was written since (its pass over 50k answers costs ~0.4 s); else it is computed now."""
-        if self.feed is not None and (earlier := self.feed.judged_digest()) is not None:
-            return earlier
+        if self.judged_before is not None:
+            return self.judged_before
         digest = JudgedDigest()
         for item, stored, key in self.judged_keys():
             digest.add((item.judge, item.model), key, stored)
@@ -219,10 +220,12 @@ class JudgeFeed:
         pairs = [(judge, model) for model in work.candidates for judge in work.judges]
         self.stored = {pair: work._judgments(*pair) for pair in pairs}
         self._positions: dict[str, int] | None = None
-        # (judge, model, position, sample) of every job handed out: a baseline answer written while
-        # todo_parts is still reading would otherwise hand out its waiting candidates' jobs twice, once
-        # through answered() and again when todo_parts reaches that question.
-        self._handed: set[tuple[str, str, int, int]] = set()
+        # Per (judge, model), a bit per (position, sample) whose job was handed out: a baseline answer
+        # written while todo_parts is still reading would otherwise hand out its waiting candidates' jobs
+        # twice, once through answered() and again when todo_parts reaches that question. (A set of
+        # tuples held ~150 bytes per job: 7 MB of a 50k-question run.)
+        slots = len(work.bench.questions) * work.samples
+        self._handed = {pair: bytearray((slots + 7) // 8) for pair in pairs}
         # Which answers are judged already, seen on the way (see judged_digest); valid while the files
         # stay as they were when the feed was built.
         self._judged = JudgedDigest()
@@ -312,12 +315,12 @@ class JudgeFeed:
     def _entry(self, pair: Pair, position: int, item: JudgeItem) -> Entry | None:
         """``item``'s job, or None when its current judgment is stored (and valid, or kept as it is) or the
         job was handed out already."""
-        handed = (pair[0], pair[1], position, item.sample)
-        if handed in self._handed:
+        handed, slot = self._handed[pair], position * self.work.samples + item.sample
+        if handed[slot >> 3] & (1 << (slot & 7)):
             return None
         entry = self._new_entry(pair, position, item)
         if entry is not None:
-            self._handed.add(handed)
+            handed[slot >> 3] |= 1 << (slot & 7)
         return entry
 
     def _new_entry(self, pair: Pair, position: int, item: JudgeItem) -> Entry | None:

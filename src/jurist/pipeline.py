@@ -386,9 +386,11 @@ class Pipeline:
         no answer file is read whole twice (at 50k questions each read cost ~0.6 s)."""
         built = {**self._read_indexes, **(self._feed_indexes or {})}
         judgments, self._feed_indexes, self._feed_judgments = self._feed_judgments, None, {}
-        feed, self._feed = self._feed, None
+        # The feed is let go (its bookkeeping is not needed to score), what its pass saw is kept.
+        judged = self._feed.judged_digest() if self._feed is not None else None
+        self._feed = None
         names = (self.judges, self.candidates, self.baselines)
-        return JudgeWork(self.bench, self.run_dir, *names, self.samples, self.kinds, built, judgments, feed)
+        return JudgeWork(self.bench, self.run_dir, *names, self.samples, self.kinds, built, judgments, judged)
 
     def _judge_feed(self) -> JudgeFeed:
         """The judge stage's work, followed as answers are written."""
