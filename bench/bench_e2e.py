@@ -6,7 +6,9 @@ Systems (bench/e2e_systems.py says how each is set up): jurist (this checkout), 
 ``llm-eval-framework``, the seed framework, installed into a venv of its own on first use) and, with
 ``--arena-hard-auto DIR`` (a checkout, or a bare git directory), arena-hard-auto's gen_answer/gen_judgment;
 with ``--jurist-ref DIR`` (another jurist source tree, e.g. ``git archive HEAD`` unpacked), that version as
-system ``jurist-ref``, to measure a change against the code before it in the same conditions.
+system ``jurist-ref``, to measure a change against the code before it in the same conditions; and
+``floor`` (bench/e2e_floor.py), no harness at all but the same requests from one aiohttp session: what any
+client pays on this machine above the limit.
 
 Each run gets a fresh mock process that records the start and end of every request (bench/e2e_mock.py),
 so the figures below come from the server's side as well as the client's:
@@ -28,7 +30,7 @@ systems, so background load falls on all of them alike. A short untimed warm-up 
 runs each system once first. The load average is printed: this is a shared 2-core machine.
 
 Usage: ``python bench/bench_e2e.py [--rounds 3] [--conc 32] [--latency 0.2] [--limit N]
-[--systems jurist eval_framework arena-hard-auto] [--modes answers full] [--arena-hard-auto DIR]
+[--systems jurist eval_framework arena-hard-auto floor] [--modes answers full] [--arena-hard-auto DIR]
 [--jurist-ref DIR] [--json F]``.
 """
 
@@ -55,7 +57,7 @@ import e2e_systems as systems  # noqa: E402
 from mock_process import free_port, stop_process  # noqa: E402
 
 MOCK = Path(__file__).resolve().parent / "e2e_mock.py"
-SYSTEMS = ("jurist", "eval_framework", "arena-hard-auto")
+SYSTEMS = ("jurist", "eval_framework", "arena-hard-auto", "floor")
 MODES = ("answers", "full")
 
 
@@ -191,6 +193,8 @@ class Bench:
         if system == "jurist-ref":
             assert self.args.jurist_ref is not None
             return systems.jurist_launch(run, data, url, conc, full, src=self.args.jurist_ref / "src")
+        if system == "floor":
+            return systems.floor_launch(run, data, url, conc, full)
         if system == "eval_framework":
             return systems.eval_framework_launch(self.ef_python, run, data.parent.parent, url, conc, full)
         assert self.aha is not None

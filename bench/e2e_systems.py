@@ -7,6 +7,8 @@ same number of requests in flight, the same candidate and judge names. What each
 * eval_framework: PyPI ``llm-eval-framework`` (pinned) in a venv of its own, its ``arena-hard`` task with
   ``--arena-hard-dir`` on the shared data folder, ``--num-threads`` = the concurrency, its default
   request throttle (5 ms between starts) on a state file of the run's own.
+* floor: bench/e2e_floor.py, no harness at all: the same requests from one aiohttp session and nothing
+  else, to show what any client pays on this machine above R·L/C.
 * arena-hard-auto: upstream's ``gen_answer.py`` then ``gen_judgment.py`` from a checkout (or a bare git
   directory, read with ``git archive``), run in a folder laid out as upstream expects, ``parallel`` = the
   concurrency, in a venv with its requirements (pinned; gradio, plotly and scikit-learn left out: these
@@ -134,6 +136,14 @@ def jurist_launch(run: Path, data: Path, url: str, conc: int, full: bool, src: P
     if PROMPTS_DIR.is_dir():
         env["JURIST_ARENA_HARD_PROMPTS"] = str(PROMPTS_DIR)
     return Launch(argv, run, env)
+
+
+def floor_launch(run: Path, data: Path, url: str, conc: int, full: bool) -> Launch:
+    """bench/e2e_floor.py: the same requests from the least client (this interpreter, its aiohttp)."""
+    argv = [sys.executable, str(ROOT / "bench" / "e2e_floor.py"), "--questions", str(data / "question.jsonl")]
+    argv += ["--base-url", url, "--conc", str(conc), "--out", str(run / "answers.jsonl")]
+    argv += ["--full"] if full else []
+    return Launch(argv, run, dict(os.environ))
 
 
 def eval_framework_launch(python: Path, run: Path, work: Path, url: str, conc: int, full: bool) -> Launch:
