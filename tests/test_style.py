@@ -155,7 +155,13 @@ def test_shipped_answers_are_written_with_the_metadata_their_file_stores(tmp_pat
     bench = load_question_file(folder / "question.jsonl")
     assert set(bench.shipped_metadata["o3-mini-2025-01-31"]) == {"q0"}
     run_dir = RunDir(tmp_path / "run")
-    write_shipped_answers(run_dir, bench, ["o3-mini-2025-01-31"])
+    indexes = write_shipped_answers(run_dir, bench, ["o3-mini-2025-01-31"])
     written = {r["uid"]: r["metadata"] for r in read_jsonl(run_dir.answers("o3-mini-2025-01-31"))}
     counted = answer_style_metadata("# Title\nsome **bold** text")
     assert written == {"q0": stored, "q1": counted, "q2": counted}
+    index = indexes["o3-mini-2025-01-31"]  # what the judge stage reads them through, caught up
+    assert sorted(index.keys()) == [("q0", 0), ("q1", 0), ("q2", 0)]
+    assert index.token_len("q0", 0) == 999 and index.text("q1", 0) == "# Title\nsome **bold** text"
+    size = run_dir.answers("o3-mini-2025-01-31").stat().st_size
+    assert write_shipped_answers(run_dir, bench, ["o3-mini-2025-01-31"])["o3-mini-2025-01-31"].end == size
+    assert run_dir.answers("o3-mini-2025-01-31").stat().st_size == size  # written once

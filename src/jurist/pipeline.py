@@ -7,6 +7,7 @@ for what is missing, so re-running a finished run sends nothing and a crashed on
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from pathlib import Path
 from typing import Any
@@ -340,7 +341,7 @@ class Pipeline:
         # A baseline's shipped answers are written where they are judged against; answers only, they would
         # cost the first requests ~0.1 s of GIL (8 MB of JSON for Arena-Hard v2.0) and serve nothing.
         judged = [] if self.config.mode == "inference-only" else self.baselines
-        shipped = start_writing_shipped(self.run_dir, self.bench, self.candidates + judged)
+        shipped = asyncio.ensure_future(self._write_shipped(self.candidates + judged))
         work, self._work = self._pending_work(), None
         files = {alias: self.run_dir.answers(alias) for alias in work}
         judging = Judging(self.judges, self._judge_feed, self.run_dir) if self.judges else None
@@ -348,6 +349,11 @@ class Pipeline:
             await answer_and_judge(
                 engine, work, files, judging, shipped, self.failures, bars, overlap=self.overlap_stages
             )
+
+    async def _write_shipped(self, aliases: list[str]) -> None:
+        """The benchmark's own answers written (in a thread), their files' indexes kept for the judge
+        stage."""
+        self._read_indexes.update(await start_writing_shipped(self.run_dir, self.bench, aliases))
 
     _work: dict[str, list[AnswerJob]] | None = None
 

@@ -10,25 +10,32 @@ from collections.abc import Iterable
 
 from jurist.benchmarks.base import Benchmark
 from jurist.store.jsonl import JsonlAppender
-from jurist.store.records import answer_record
+from jurist.store.line_index import AnswerIndex
+from jurist.store.records import answer_record, text_hash
 from jurist.store.run_dir import RunDir
 from jurist.style import answer_style_metadata
 
 
-def write_shipped_answers(run_dir: RunDir, bench: Benchmark, aliases: Iterable[str]) -> None:
-    """Append each shipped answer that is missing on disk or whose text differs (the last line wins)."""
+def write_shipped_answers(
+    run_dir: RunDir, bench: Benchmark, aliases: Iterable[str]
+) -> dict[str, AnswerIndex]:
+    """Append each shipped answer that is missing on disk or whose text differs (the last line wins).
+
+    Returns the index of each alias's answers file, caught up with what was written: the judge stage
+    reads the shipped answers through it. Built here, in the writer's thread, it is not built on the
+    event loop, where parsing Arena-Hard v2.0's 1,500 baseline answers held the first requests ~0.1 s."""
+    indexes: dict[str, AnswerIndex] = {}
     for alias in aliases:
         shipped = bench.shipped_answers.get(alias)
         if not shipped:
             continue
         source = str(bench.info.get("answers_source", {}).get(alias, "benchmark"))
         stored = bench.shipped_metadata.get(alias, {})
-        existing = run_dir.load_answers(alias)
+        index = indexes[alias] = run_dir.answer_index(alias)
         missing = [
             q
             for q in bench.questions
-            if q.uid in shipped
-            and ((q.uid, 0) not in existing or existing[(q.uid, 0)]["answer"] != shipped[q.uid])
+            if q.uid in shipped and index.text_hash(q.uid, 0) != text_hash(shipped[q.uid])
         ]
         if not missing:
             continue
@@ -46,9 +53,13 @@ def write_shipped_answers(run_dir: RunDir, bench: Benchmark, aliases: Iterable[s
                     metadata=dict(stored.get(q.uid) or answer_style_metadata(shipped[q.uid])),
                 )
                 out.append(dict(record))
+        index.catch_up()
+    return indexes
 
 
-def start_writing_shipped(run_dir: RunDir, bench: Benchmark, aliases: Iterable[str]) -> asyncio.Future[None]:
+def start_writing_shipped(
+    run_dir: RunDir, bench: Benchmark, aliases: Iterable[str]
+) -> asyncio.Future[dict[str, AnswerIndex]]:
     """:func:`write_shipped_answers` in a thread, started now, so the first requests go out while it runs
     (a shipped answer without stored style metadata is tokenised: 1.8 s for Arena-Hard v2.0's 1,500 when
     none was stored). Await it before anything reads those answers."""
