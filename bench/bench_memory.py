@@ -70,8 +70,9 @@ def measure(n: int, n_models: int, conc: int, trace: bool, top: int, rerun: bool
         mock, urls = spawn_mock(4)
         try:
             questions, models_file = write_inputs(folder, n, models, urls)
-            env = {
-                **os.environ,
+            env = {  # bytecode cached outside the checkout, as an installed jurist has it (e2e_systems)
+                **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+                "PYTHONPYCACHEPREFIX": str(Path(tempfile.gettempdir()) / "jurist-bench-pycache"),
                 "JURIST_CACHE_DIR": str(folder / "cache"),
                 "JURIST_ARENA_HARD_PROMPTS": str(PROMPTS_DIR),
                 "PYTHONPATH": str(ROOT / "src"),
