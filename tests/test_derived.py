@@ -112,6 +112,19 @@ def test_an_index_whose_file_changed_is_built_again(
         assert len(index) == 10
 
 
+def test_an_index_is_not_saved_for_a_file_renamed_over_the_one_it_read(tmp_path: Path) -> None:
+    run = RunDir(tmp_path / "run")
+    path = run.answers("m")
+    _append(path, _answers(6))
+    index = run.answer_index("m")
+    other = path.with_name("other.jsonl")
+    _append(other, _answers(6, text="other"))  # the same length, other texts
+    os.replace(other, path)
+    index.save()
+    assert not (tmp_path / "run" / ".derived" / "index" / "answers" / "m.jsonl.idx").exists()
+    assert run.answer_index("m").text("q2", 0) == "other 2"
+
+
 def test_a_torn_tail_after_the_saved_part_is_cut_as_on_a_full_build(tmp_path: Path) -> None:
     run = RunDir(tmp_path / "run")
     path = run.answers("m")

@@ -82,7 +82,9 @@ class _FollowedFile:
         for number, offset, raw in iter_jsonl_lines(path, start=self._end, after_line=self._last_line):
             self._add(number, offset, raw)
             self._last_line = number
-        self._end = path.stat().st_size if path.exists() else 0  # after a torn tail was cut or ended
+        stat = path.stat() if path.exists() else None
+        self._end = stat.st_size if stat else 0  # after a torn tail was cut or ended
+        self._inode = stat.st_ino if stat else None  # the file indexed: save() keeps no other's state
 
     @property
     def end(self) -> int:
@@ -121,7 +123,7 @@ class _FollowedFile:
         if self._derived is None or (self._saved is not None and self._saved.size == self._end):
             return
         state = FileState.of(self.path, self._end)
-        if state is None:
+        if state is None or state.inode != self._inode:  # gone, or another file renamed over it
             return
         keys, entries = self._dump()
         header = {"kind": self.KIND, "state": state.to_json(), "last_line": self._last_line}
