@@ -283,6 +283,61 @@ def test_answering_goes_on_while_the_tokenizer_loads(
     assert all(r["metadata"]["token_len"] > 0 for r in answers)
 
 
+def _fake_tokenizer(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """What the answer stage's warm-up does, in order, with the tokenizer's two steps faked."""
+    from jurist import stages
+
+    events: list[str] = []
+    built = [False]
+
+    def build() -> None:
+        events.append("build")
+        built[0] = True
+
+    monkeypatch.setattr(stages, "o200k_loaded", lambda: built[0])
+    monkeypatch.setattr(stages, "preload_o200k_ranks", lambda: events.append("ranks"))
+    monkeypatch.setattr(stages, "o200k_encoding", build)
+    return events
+
+
+async def test_the_tokenizer_is_read_ahead_and_built_once_the_first_answers_are_in(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The ranks are read while the first requests are out; tiktoken's constructor (the GIL held for
+    0.1-0.17 s) waits until the first answers were taken in, and a second writer waits for the same build."""
+    from jurist.stages import TokenizerWarmup
+
+    events = _fake_tokenizer(monkeypatch)
+    warm = TokenizerWarmup(start=True)
+    await asyncio.sleep(0.1)
+    assert events == ["ranks"]  # no answer yet: not built
+    started = time.monotonic()
+    await asyncio.gather(warm.ready(), warm.ready())  # the first answers' writers
+    assert events == ["ranks", "build"]
+    assert time.monotonic() - started >= TokenizerWarmup.BUILD_AFTER_FIRST_ANSWER_S * 0.9
+    await warm.finish()
+    await warm.ready()  # built: at once, nothing more
+    assert events == ["ranks", "build"]
+
+
+async def test_no_answer_no_tokenizer_and_nothing_to_answer_nothing_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from jurist.stages import TokenizerWarmup
+
+    events = _fake_tokenizer(monkeypatch)
+    failed = TokenizerWarmup(start=True)  # every request failed: finish drops the build
+    await asyncio.sleep(0.05)
+    await failed.finish()
+    assert events == ["ranks"]
+    idle = TokenizerWarmup(start=False)  # nothing to answer
+    await asyncio.sleep(0.05)
+    await idle.finish()
+    assert events == ["ranks"]
+    await idle.ready()  # an answer after all (a sink of its own): built then
+    assert events == ["ranks", "build"]
+
+
 def test_a_resumed_run_judges_old_and_new_answers_each_once(
     tmp_path: Path, mock_server: Any, run_quiet: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Mapping
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from jurist.judging.base import CacheMode, JudgeItem, JudgeKind
 from jurist.report.progress import StageProgress
 from jurist.store.jsonl import JsonlAppender
 from jurist.store.records import answer_record
-from jurist.style import answer_style_metadata, o200k_encoding, o200k_loaded
+from jurist.style import answer_style_metadata, o200k_encoding, o200k_loaded, preload_o200k_ranks
 
 AnswerWritten = Callable[[str, str, int], None]
 """Told (model alias, uid, sample) the moment an answer's line is on disk: the judge stage's feed."""
@@ -124,9 +124,11 @@ class AnswerSink:
         bar: TaskID,
         failures: FailureLog,
         written: AnswerWritten | None = None,
+        tokenizer: TokenizerWarmup | None = None,
     ) -> None:
         self.client, self.out, self.progress, self.bar = client, out, progress, bar
         self.failures, self.written = failures, written
+        self.tokenizer = tokenizer or TokenizerWarmup(start=False)
         self._waiting: list[tuple[Question, int, Completion, bool]] = []
         self._flush: asyncio.Future[None] | None = None
 
@@ -143,7 +145,7 @@ class AnswerSink:
             self._flush = asyncio.ensure_future(self._write_waiting())
 
     async def _write_waiting(self) -> None:
-        await _tokenizer_ready()
+        await self.tokenizer.ready()
         while self._waiting:
             batch, self._waiting = self._waiting, []
             counted = await asyncio.to_thread(_style_metadata, [entry[2].text for entry in batch])
@@ -178,8 +180,8 @@ async def generate(
 
     Each model's jobs are taken one at a time by its pool of workers (:func:`workers_for`), so a caller
     may pass lazy collections (a length and an iterator) and nothing per job is held before its turn."""
-    asking = any(work.values())  # nothing to answer: no tokenizer (57 MB, 0.25 s) for no answer
-    warm = asyncio.ensure_future(_build_tokenizer_once_asked()) if asking and not o200k_loaded() else None
+    # nothing to answer: no tokenizer (57 MB, 0.25 s) for no answer
+    tokenizer = TokenizerWarmup(start=any(work.values()))
     with ExitStack() as stack:
         pools, sinks = [], []
         for alias, todo in work.items():
@@ -188,36 +190,62 @@ async def generate(
             bar = progress.add_bar(f"answer  {alias}", sum(len(job.samples) for job in todo))
             out = stack.enter_context(JsonlAppender(files[alias]))
             client = engine.client(alias)
-            sinks.append(sink := AnswerSink(client, out, progress, bar, failures, written))
+            sinks.append(sink := AnswerSink(client, out, progress, bar, failures, written, tokenizer))
             pools.append(run_jobs(lazy_jobs(_answer_one, todo, sink), workers_for(engine, client, len(todo))))
         try:
             await asyncio.gather(*pools)
         finally:  # what was answered is written, however the stage ends
             for sink in sinks:
                 await sink.settle()
-    if warm is not None:
-        await warm
+    await tokenizer.finish()
 
 
-BUILD_AFTER_S = 0.02
-"""How long the answer stage lets its first requests go out before it builds the tokenizer."""
+class TokenizerWarmup:
+    """The o200k tokenizer (the style metadata of every answer), built in a thread while the answer stage's
+    requests are out, at the moments that cost them least.
 
+    Its ranks are read first, 20 ms after the stage starts (0.11 s, the GIL free between slices). tiktoken's
+    constructor then holds the GIL for 0.1-0.17 s in one stretch, during which no answer is taken in and no
+    request goes out: started with the stage it delayed the first requests; started as the first answer
+    came in, it held the rest of that burst of answers back with every slot waiting. It runs once the
+    first answers have been taken in and their slots have asked again (20 ms later), and the answers
+    wait for it in memory, not the workers.
+    """
 
-async def _build_tokenizer_once_asked() -> None:
-    """Build the o200k tokenizer (the style metadata of every answer) in a thread, once the first requests
-    are on the wire. Building takes ~0.25 s of GIL time, 0.1-0.17 s of it in one stretch inside tiktoken's
-    constructor, where no other thread runs: started with the stage, it delayed the first requests; started
-    on the first answer, it stalled the loop with every slot waiting (0.1-0.2 s with nothing in flight).
-    Between the two, it runs while the first requests wait for their answers."""
-    await asyncio.sleep(BUILD_AFTER_S)
-    if not o200k_loaded():
+    READ_AFTER_S = 0.02
+    BUILD_AFTER_FIRST_ANSWER_S = 0.02
+
+    def __init__(self, *, start: bool) -> None:
+        self._answered = asyncio.Event()
+        needed = start and not o200k_loaded()
+        self._task = asyncio.ensure_future(self._build()) if needed else None
+
+    async def _build(self) -> None:
+        await asyncio.sleep(self.READ_AFTER_S)
+        if o200k_loaded():
+            return
+        await asyncio.to_thread(preload_o200k_ranks)
+        await self._answered.wait()
+        await asyncio.sleep(self.BUILD_AFTER_FIRST_ANSWER_S)
         await asyncio.to_thread(o200k_encoding)
 
+    async def ready(self) -> None:
+        """Wait, off the event loop, until the tokenizer is built (instant once it is): called by the
+        writer of the first answers, which is what lets the build start."""
+        self._answered.set()
+        if self._task is not None:
+            await asyncio.shield(self._task)
+        elif not o200k_loaded():
+            await asyncio.to_thread(o200k_encoding)
 
-async def _tokenizer_ready() -> None:
-    """Wait, off the event loop, for the tokenizer the answer records need (instant once built)."""
-    if not o200k_loaded():
-        await asyncio.to_thread(o200k_encoding)
+    async def finish(self) -> None:
+        """End with the stage: a build under way is awaited; one that no answer asked for is dropped."""
+        if self._task is None:
+            return
+        if not self._answered.is_set():  # every request failed: no answer needs it
+            self._task.cancel()
+        with suppress(asyncio.CancelledError):
+            await self._task
 
 
 def sample_params(client: ModelClient, sample: int) -> dict[str, Any]:

@@ -93,15 +93,23 @@ def load_o200k_ranks(path: Path | None = None) -> dict[bytes, int]:
     return ranks
 
 
+def preload_o200k_ranks() -> None:
+    """Read and verify the ranks now (0.11 s, the GIL free between slices), so that building the encoding
+    later is only tiktoken's constructor (0.1-0.17 s with the GIL held), which a caller can then place."""
+    global _ranks
+    with _loading:
+        if _encoding is None and _ranks is None:
+            _ranks = load_o200k_ranks()
+
+
 def _build_o200k() -> TokenEncoder:
     """The o200k_base tiktoken encoding built from the bundled ranks (loaded once, ~0.5 s)."""
     import tiktoken
 
+    global _ranks
+    ranks, _ranks = _ranks or load_o200k_ranks(), None
     encoding: TokenEncoder = tiktoken.Encoding(
-        "o200k_base",
-        pat_str=_O200K_PATTERN,
-        mergeable_ranks=load_o200k_ranks(),
-        special_tokens=_O200K_SPECIAL,
+        "o200k_base", pat_str=_O200K_PATTERN, mergeable_ranks=ranks, special_tokens=_O200K_SPECIAL
     )
     # The encoder keeps its own copy of the ranks (in Rust); tiktoken holds the Python dict only to pickle
     # the encoding, which jurist never does: 27 MB of a run's resident memory, released.
@@ -111,6 +119,7 @@ def _build_o200k() -> TokenEncoder:
 
 
 _encoding: TokenEncoder | None = None
+_ranks: dict[bytes, int] | None = None  # read ahead of the build (preload_o200k_ranks)
 _loading = threading.Lock()
 _RANKS_SLICE = 1 << 16
 
