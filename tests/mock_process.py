@@ -21,29 +21,46 @@ MOCK_SCRIPT = Path(__file__).resolve().parent / "mock_openai.py"
 
 def free_port() -> int:
     """A port nobody listens on right now on 127.0.0.1."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    return free_ports(1)[0]
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct ports nobody listens on right now on 127.0.0.1 (all held open while chosen, so
+    the kernel cannot hand out one twice)."""
+    socks = [socket.socket() for _ in range(count)]
+    try:
+        for sock in socks:
+            sock.bind(("127.0.0.1", 0))
+        return [int(sock.getsockname()[1]) for sock in socks]
+    finally:
+        for sock in socks:
+            sock.close()
 
 
 def spawn_mock(ports: int = 1, options: Sequence[str] = ()) -> tuple[subprocess.Popen[bytes], list[str]]:
     """This mock in a process of its own (own descriptor limit, own CPU) on ``ports`` ports; returns the
-    process, once it answers, and one base URL per port. Stop it with :func:`stop_process`."""
-    numbers = [free_port() for _ in range(ports)]
-    command = [sys.executable, str(MOCK_SCRIPT), "--port", str(numbers[0])]
-    command += [arg for port in numbers[1:] for arg in ("--extra-port", str(port))] + list(options)
-    process = subprocess.Popen(command, stdin=subprocess.DEVNULL)
-    urls = [f"http://127.0.0.1:{port}/v1" for port in numbers]
-    for _ in range(400):
-        try:
-            for url in urls:
-                urllib.request.urlopen(f"{url}/models", timeout=1).read()  # noqa: S310 (loopback)
-            return process, urls
-        except OSError:
-            if process.poll() is not None:
-                break
-            time.sleep(0.05)
-    stop_process(process)
+    process, once it answers, and one base URL per port. Stop it with :func:`stop_process`.
+
+    A port free when chosen can be taken before the mock binds it (the suite's own client connections
+    use the same range): the mock then exits at once, and it is started again on other ports."""
+    for _ in range(5):
+        numbers = free_ports(ports)
+        command = [sys.executable, str(MOCK_SCRIPT), "--port", str(numbers[0])]
+        command += [arg for port in numbers[1:] for arg in ("--extra-port", str(port))] + list(options)
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL)
+        urls = [f"http://127.0.0.1:{port}/v1" for port in numbers]
+        for _ in range(400):
+            try:
+                for url in urls:
+                    urllib.request.urlopen(f"{url}/models", timeout=1).read()  # noqa: S310 (loopback)
+                return process, urls
+            except OSError:
+                if process.poll() is not None:
+                    break
+                time.sleep(0.05)
+        if process.poll() is None:  # alive but not answering in 20 s: not a port race
+            stop_process(process)
+            break
     raise RuntimeError("the mock server did not start")
 
 
