@@ -112,6 +112,19 @@ def test_an_index_whose_file_changed_is_built_again(
         assert len(index) == 10
 
 
+def test_an_index_begun_before_its_file_existed_is_saved_and_read_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fresh run indexes an answers file before its first answer is written, then follows it."""
+    run = RunDir(tmp_path / "run")
+    index = run.answer_index("m")
+    _append(run.answers("m"), _answers(5))
+    index.catch_up()
+    run.save_indexes()
+    parsed = _parsed(monkeypatch)
+    assert len(run.answer_index("m")) == 5 and parsed == []
+
+
 def test_an_index_is_not_saved_for_a_file_renamed_over_the_one_it_read(tmp_path: Path) -> None:
     run = RunDir(tmp_path / "run")
     path = run.answers("m")

@@ -9,6 +9,7 @@ Files are append-only while indexed, so an offset stays valid; the last line for
 
 from __future__ import annotations
 
+import os
 import struct
 import sys
 from collections.abc import Iterator, Mapping
@@ -136,6 +137,8 @@ class _FollowedFile:
         if not self.path.exists():
             return
         with open(self.path, "rb") as fh:
+            if self._inode is None:  # the file did not exist when the index was built: it does now
+                self._inode = os.fstat(fh.fileno()).st_ino
             fh.seek(self._end)
             for raw in fh:
                 if not raw.endswith(b"\n"):
