@@ -54,7 +54,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import e2e_systems as systems  # noqa: E402
 
-from mock_process import free_port, stop_process  # noqa: E402
+import mock_process  # noqa: E402
+from mock_process import stop_process  # noqa: E402
 
 MOCK = Path(__file__).resolve().parent / "e2e_mock.py"
 SYSTEMS = ("jurist", "eval_framework", "arena-hard-auto", "floor")
@@ -95,20 +96,9 @@ def process_seconds(pid: int) -> float:
 
 
 def spawn_mock(latency: float) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    command = [sys.executable, str(MOCK), "--port", str(port), "--delay", str(latency)]
-    process = subprocess.Popen(command, stdin=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/v1"
-    for _ in range(400):
-        try:
-            urllib.request.urlopen(f"{url}/models", timeout=1).read()  # noqa: S310 (loopback)
-            return process, url
-        except OSError:
-            if process.poll() is not None:
-                break
-            time.sleep(0.05)
-    stop_process(process)
-    raise RuntimeError("the mock server did not start")
+    """bench/e2e_mock.py on a port of its own, answering (tests/mock_process.py starts and waits for it)."""
+    process, urls = mock_process.spawn_mock(1, ["--delay", str(latency)], script=MOCK)
+    return process, urls[0]
 
 
 def mock_spans(url: str) -> list[tuple[float, float]]:

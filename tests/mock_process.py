@@ -37,15 +37,18 @@ def free_ports(count: int) -> list[int]:
             sock.close()
 
 
-def spawn_mock(ports: int = 1, options: Sequence[str] = ()) -> tuple[subprocess.Popen[bytes], list[str]]:
-    """This mock in a process of its own (own descriptor limit, own CPU) on ``ports`` ports; returns the
-    process, once it answers, and one base URL per port. Stop it with :func:`stop_process`.
+def spawn_mock(
+    ports: int = 1, options: Sequence[str] = (), script: Path = MOCK_SCRIPT
+) -> tuple[subprocess.Popen[bytes], list[str]]:
+    """This mock (or ``script``, a variant taking the same ``--port`` option) in a process of its own (own
+    descriptor limit, own CPU) on ``ports`` ports; returns the process, once it answers, and one base URL
+    per port. Stop it with :func:`stop_process`.
 
     A port free when chosen can be taken before the mock binds it (the suite's own client connections
     use the same range): the mock then exits at once, and it is started again on other ports."""
     for _ in range(5):
         numbers = free_ports(ports)
-        command = [sys.executable, str(MOCK_SCRIPT), "--port", str(numbers[0])]
+        command = [sys.executable, str(script), "--port", str(numbers[0])]
         command += [arg for port in numbers[1:] for arg in ("--extra-port", str(port))] + list(options)
         process = subprocess.Popen(command, stdin=subprocess.DEVNULL)
         urls = [f"http://127.0.0.1:{port}/v1" for port in numbers]
