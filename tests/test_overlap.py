@@ -28,7 +28,7 @@ from jurist.judge_work import JudgeFeed
 from jurist.pipeline import Pipeline
 from jurist.report.progress import PrefixedProgress, StageProgress
 from jurist.store.jsonl import read_jsonl
-from jurist.style import o200k_encoding
+from jurist.style import o200k_counter
 
 ROOT = Path(__file__).resolve().parents[1]
 CANDIDATES = ["strong", "mixed"]
@@ -66,7 +66,7 @@ def test_overlapped_and_staged_runs_write_the_same_results(
     tmp_path: Path, mock_server: Any, run_quiet: Any, monkeypatch: pytest.MonkeyPatch, samples: int
 ) -> None:
     questions = question_file(tmp_path / "question.jsonl", 12)
-    o200k_encoding()  # loaded already, so that the first answers are written (and judged) at once
+    o200k_counter()  # loaded already, so that the first answers are written (and judged) at once
     results, first_judge, last_answer, requests = {}, {}, {}, {}
     for overlap in (True, False):
         server = mock_server(delay=0.02)
@@ -262,7 +262,7 @@ def test_answering_goes_on_while_the_tokenizer_loads(
         sent_while_building.append(len(server.stats.arrivals["strong"]))
         return build()
 
-    monkeypatch.setattr(style, "_encoding", None)
+    monkeypatch.setattr(style, "_counter", None)
     monkeypatch.setattr(style, "_build_o200k", slow_build)
     models = write_models_file(tmp_path / "m.yaml", server.base_url, {"strong": {"parallel": 1}})
     out = tmp_path / "run"
@@ -296,15 +296,15 @@ def _fake_tokenizer(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(stages, "o200k_loaded", lambda: built[0])
     monkeypatch.setattr(stages, "preload_o200k_ranks", lambda: events.append("ranks"))
-    monkeypatch.setattr(stages, "o200k_encoding", build)
+    monkeypatch.setattr(stages, "o200k_counter", build)
     return events
 
 
 async def test_the_tokenizer_is_read_ahead_and_built_once_the_first_answers_are_in(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The ranks are read while the first requests are out; tiktoken's constructor (the GIL held for
-    0.1-0.17 s) waits until the first answers were taken in, and a second writer waits for the same build."""
+    """The ranks are read while the first requests are out; the tables' build waits until the first
+    answers were taken in, and a second writer waits for the same build."""
     from jurist.stages import TokenizerWarmup
 
     events = _fake_tokenizer(monkeypatch)
@@ -345,7 +345,7 @@ def test_a_resumed_run_judges_old_and_new_answers_each_once(
     ones are written) and answers written during it are each judged once, as a staged run judges them."""
     count = 200
     questions = question_file(tmp_path / "question.jsonl", count)
-    o200k_encoding()
+    o200k_counter()
     parts = JudgeFeed.todo_parts
 
     def slow_parts(feed: JudgeFeed, questions: int = 64) -> Iterator[dict[Any, Any]]:

@@ -25,7 +25,7 @@ from jurist.judging.base import CacheMode, JudgeItem, JudgeKind
 from jurist.report.progress import StageProgress
 from jurist.store.jsonl import JsonlAppender
 from jurist.store.records import answer_record
-from jurist.style import answer_style_metadata, o200k_encoding, o200k_loaded, preload_o200k_ranks
+from jurist.style import answer_style_metadata, o200k_counter, o200k_loaded, preload_o200k_ranks
 
 AnswerWritten = Callable[[str, str, int], None]
 """Told (model alias, uid, sample) the moment an answer's line is on disk: the judge stage's feed."""
@@ -111,9 +111,9 @@ class AnswerSink:
 
     An answer record carries style metadata counted with the o200k tokenizer. Counting it on the event
     loop, answer by answer, held every slot's next request back while a burst of answers was counted
-    (~0.35 ms each: 0.2 s over 750 answers at 32 in flight); and the tokenizer takes ~0.25 s to build.
-    So the workers hand their answers over and go on asking; a writer task counts what has arrived in a
-    thread, a batch at a time (tiktoken releases the GIL while it encodes), and writes it in order.
+    (0.3-1 ms each); and the tokenizer takes 0.35 s to build. So the workers hand their answers over and
+    go on asking; a writer task counts what has arrived in a thread, a batch at a time (the interpreter
+    hands the GIL back to the event loop every 5 ms), and writes it in order.
     """
 
     def __init__(
@@ -204,12 +204,11 @@ class TokenizerWarmup:
     """The o200k tokenizer (the style metadata of every answer), built in a thread while the answer stage's
     requests are out, at the moments that cost them least.
 
-    Its ranks are read first, 20 ms after the stage starts (0.11 s, the GIL free between slices). tiktoken's
-    constructor then holds the GIL for 0.1-0.17 s in one stretch, during which no answer is taken in and no
-    request goes out: started with the stage it delayed the first requests; started as the first answer
-    came in, it held the rest of that burst of answers back with every slot waiting. It runs once the
-    first answers have been taken in and their slots have asked again (20 ms later), and the answers
-    wait for it in memory, not the workers.
+    Its ranks are read and parsed first, 20 ms after the stage starts, once the first requests are out
+    (0.15 s). Its tables (0.2 s) are built once the first answers have been taken in and their slots have
+    asked again (20 ms later), so that the build does not share the interpreter with that burst of
+    answers; the answers wait for it in memory, not the workers. A run whose every request failed never
+    builds them.
     """
 
     READ_AFTER_S = 0.02
@@ -227,7 +226,7 @@ class TokenizerWarmup:
         await asyncio.to_thread(preload_o200k_ranks)
         await self._answered.wait()
         await asyncio.sleep(self.BUILD_AFTER_FIRST_ANSWER_S)
-        await asyncio.to_thread(o200k_encoding)
+        await asyncio.to_thread(o200k_counter)
 
     async def ready(self) -> None:
         """Wait, off the event loop, until the tokenizer is built (instant once it is): called by the
@@ -236,7 +235,7 @@ class TokenizerWarmup:
         if self._task is not None:
             await asyncio.shield(self._task)
         elif not o200k_loaded():
-            await asyncio.to_thread(o200k_encoding)
+            await asyncio.to_thread(o200k_counter)
 
     async def finish(self) -> None:
         """End with the stage: a build under way is awaited; one that no answer asked for is dropped."""

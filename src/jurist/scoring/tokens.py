@@ -89,7 +89,7 @@ class TokenLengths:
         try:
             for key, text in texts.items():
                 latest[key] = count_tokens(text)
-        except (RuntimeError, ImportError) as exc:  # no tiktoken or no offline o200k ranks: say so once
+        except (RuntimeError, ImportError) as exc:  # no offline o200k ranks: say so once
             self._no_tokenizer = True
             self.notes.append(f"avg_tokens left out for answers without stored token_len: {exc}")
             return
