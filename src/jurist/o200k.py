@@ -104,8 +104,10 @@ class O200kCounter:
         ranks = list(map(self._short.get, [data[i : i + 2] for i in range(len(data) - 1)], repeat(_EMPTY)))
         ranks += (_EMPTY, _EMPTY)
         while (lowest := min(ranks)) != _EMPTY:
-            i = ranks.index(lowest)
             parts = len(starts)
+            if parts == 4:  # three parts: one merge leaves two, which cannot join (the piece is no token)
+                return 2
+            i = ranks.index(lowest)
             if i > 0:
                 ranks[i - 1] = found(data[starts[i - 1] : starts[i + 2]]) if i + 2 < parts else _EMPTY
             ranks[i] = found(data[starts[i] : starts[i + 3]]) if i + 3 < parts else _EMPTY
