@@ -151,13 +151,3 @@ def test_the_tables_stay_small() -> None:
 def test_a_ranks_file_without_tokens_is_refused() -> None:
     with pytest.raises(ValueError, match="no tokens"):
         o200k.tokens_by_length(b"\n")
-
-
-def test_a_released_counter_is_built_again_when_asked() -> None:
-    from jurist import style
-
-    before = count_tokens("Zählwörter und more")
-    style.release_o200k()
-    assert not style.o200k_loaded()
-    assert count_tokens("Zählwörter und more") == before == tiktoken_count("Zählwörter und more")
-    assert style.o200k_loaded()

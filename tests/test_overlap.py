@@ -453,27 +453,3 @@ def test_the_answer_writer_keeps_arrival_order_and_raises_what_failed_a_write(tm
 
     raised = asyncio.run(on_a_full_disk())
     assert len(raised) == 2 and raised[0].startswith("write: ") and raised[1].startswith("settle: ")
-
-
-def test_the_answer_stage_lets_the_tokenizer_go_when_it_ends(
-    tmp_path: Path, mock_server: Any, run_quiet: Any
-) -> None:
-    """Scoring, a run's memory peak, follows the answers: the counter (8-15 MB) is not kept for it."""
-    import jurist.style as style
-
-    server = mock_server(delay=0.0)
-    models = write_models_file(tmp_path / "m.yaml", server.base_url, {"strong": {"parallel": 4}})
-    questions = question_file(tmp_path / "question.jsonl", 5)
-    out = tmp_path / "run"
-    result = run_quiet(
-        bench=str(questions),
-        models_file=models,
-        models=["strong"],
-        mode="inference-only",
-        out=out,
-        cache=False,
-    )
-    assert result.exit_code == 0
-    assert not style.o200k_loaded()
-    answers = read_jsonl(out / "answers" / "strong.jsonl")
-    assert [r["metadata"]["token_len"] for r in answers] == [style.count_tokens(r["answer"]) for r in answers]

@@ -25,13 +25,7 @@ from jurist.judging.base import CacheMode, JudgeItem, JudgeKind
 from jurist.report.progress import StageProgress
 from jurist.store.jsonl import JsonlAppender
 from jurist.store.records import answer_record
-from jurist.style import (
-    answer_style_metadata,
-    o200k_counter,
-    o200k_loaded,
-    preload_o200k_ranks,
-    release_o200k,
-)
+from jurist.style import answer_style_metadata, o200k_counter, o200k_loaded, preload_o200k_ranks
 
 AnswerWritten = Callable[[str, str, int], None]
 """Told (model alias, uid, sample) the moment an answer's line is on disk: the judge stage's feed."""
@@ -204,7 +198,6 @@ async def generate(
             for sink in sinks:
                 await sink.settle()
     await tokenizer.finish()
-    release_o200k()
 
 
 class TokenizerWarmup:

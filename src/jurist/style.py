@@ -107,14 +107,6 @@ def o200k_loaded() -> bool:
     return _counter is not None
 
 
-def release_o200k() -> None:
-    """Let the counter go (8-15 MB with its cache) once the answers are counted: scoring, a run's memory
-    peak, follows, and can reuse that memory. Whatever asks for a count later builds it again."""
-    global _counter, _ranks
-    with _loading:
-        _counter = _ranks = None
-
-
 def count_tokens(text: str) -> int:
     """Number of o200k_base tokens; special-token text is counted as ordinary text, as upstream does."""
     return o200k_counter().count(text)
