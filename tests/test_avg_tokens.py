@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from jurist.scoring.common import Battle, Row
 from jurist.scoring.tokens import TokenLengths, add_avg_tokens
 from jurist.store.line_index import AnswerIndex
@@ -52,3 +54,24 @@ def test_a_model_with_no_answers_has_no_average(tmp_path: Path) -> None:
     rows: list[Row] = [{"model": "ghost", "judge": "j"}]  # type: ignore[typeddict-item]
     add_avg_tokens(rows, battles("ghost", ["q0"]), TokenLengths(run, []))
     assert rows[0]["avg_tokens"] is None
+
+
+def test_without_the_tokenizer_uncounted_answers_are_left_out_with_one_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import jurist.style as style
+
+    def no_ranks(text: str) -> int:
+        raise RuntimeError("no offline copy of the o200k_base token ranks")
+
+    monkeypatch.setattr(style, "count_tokens", no_ranks)
+    run = RunDir(tmp_path / "run")
+    answers_file(run.answers("m"))
+    answers_file(run.answers("n"))
+    notes: list[str] = []
+    lengths = TokenLengths(run, notes)
+    rows: list[Row] = [{"model": "m", "judge": "j"}, {"model": "n", "judge": "j"}]  # type: ignore[typeddict-item]
+    add_avg_tokens(rows, battles("m", ["q3", "q4"]) + battles("n", ["q4"]), lengths)
+    assert rows[0]["avg_tokens"] == round((30 + 99) / 2, 1)  # q4 has no stored length: left out
+    assert rows[1]["avg_tokens"] is None
+    assert len(notes) == 1 and notes[0].startswith("avg_tokens left out for answers without stored token_len")

@@ -12,7 +12,7 @@ pattern (run by ``regex``, as tiktoken's own reference Python implementation doe
 token counts one; any other is merged pair by pair, lowest rank first and leftmost among equals
 (tiktoken's ``_byte_pair_merge``), and counts the parts left. Special-token text is ordinary text, as
 with ``disallowed_special=()``, and lone surrogates are replaced as tiktoken replaces them. The price is
-CPU: about 1 µs a lookup in Python, so a piece that is not one token costs ~30 µs; counts of recent
+CPU: about 1 µs a lookup in Python, so a piece that is not one token costs 20-30 µs; counts of recent
 pieces are kept (up to ``CACHE_PIECES``), which makes running text mostly look-ups.
 """
 

@@ -73,7 +73,7 @@ def preload_o200k_ranks() -> None:
 
 
 def _parsed_ranks() -> TokensByLength:
-    from jurist.o200k import tokens_by_length  # imported here: regex is 9 MB once compiled
+    from jurist.o200k import tokens_by_length  # imported here: regex adds 4 MB
 
     return tokens_by_length(read_o200k_ranks())
 

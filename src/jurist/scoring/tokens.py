@@ -59,14 +59,7 @@ class TokenLengths:
                 lengths.append(token_len)
             elif (text := index.text(uid, sample)) is not None:
                 missing[(uid, sample)] = text
-        if missing:  # answers stored without token_len: counted now
-            latest: dict[tuple[str, int], int | None] = dict.fromkeys(missing)
-            self._count(name, latest, missing)
-            for (uid, _), count in latest.items():
-                if count is not None:
-                    uids.append(uid)
-                    lengths.append(count)
-        return uids, lengths
+        return self._with_counted(name, uids, lengths, missing)
 
     def _load_file(self, name: str) -> Lengths:
         """An answers file with no index of this run (an import): the last record of each key counts."""
@@ -89,32 +82,31 @@ class TokenLengths:
             elif (text := answer_text(record)) is not None:
                 latest[key] = None
                 missing[key] = text
-        return self._lengths(name, latest, missing)
+        stored = [(uid, n) for (uid, _), n in latest.items() if n is not None]
+        return self._with_counted(
+            name, [uid for uid, _ in stored], array.array("q", (n for _, n in stored)), missing
+        )
 
-    def _lengths(
-        self, name: str, latest: dict[tuple[str, int], int | None], missing: dict[tuple[str, int], str]
+    def _with_counted(
+        self, name: str, uids: list[str], lengths: array.array[int], missing: dict[tuple[str, int], str]
     ) -> Lengths:
-        if missing:
-            self._count(name, latest, missing)
-        kept = [(uid, n) for (uid, _), n in latest.items() if n is not None]
-        return [uid for uid, _ in kept], array.array("q", (n for _, n in kept))
-
-    def _count(
-        self, name: str, latest: dict[tuple[str, int], int | None], texts: dict[tuple[str, int], str]
-    ) -> None:
-        """Count o200k tokens of answers that store no ``token_len`` (once the tokenizer is known to load)."""
-        if self._no_tokenizer:
-            return
+        """The columns, with the answers that store no ``token_len`` counted now (o200k), once the
+        tokenizer is known to load; without it they are left out and a note says so once."""
+        if not missing or self._no_tokenizer:
+            return uids, lengths
         from jurist.style import count_tokens
 
         try:
-            for key, text in texts.items():
-                latest[key] = count_tokens(text)
-        except (RuntimeError, ImportError) as exc:  # no offline o200k ranks: say so once
+            counted = [(uid, count_tokens(text)) for (uid, _), text in missing.items()]
+        except (RuntimeError, ImportError) as exc:  # no offline o200k ranks
             self._no_tokenizer = True
             self.notes.append(f"avg_tokens left out for answers without stored token_len: {exc}")
-            return
-        self.notes.append(f"avg_tokens: token_len counted for {len(texts)} answers of {name} (none stored)")
+            return uids, lengths
+        for uid, count in counted:
+            uids.append(uid)
+            lengths.append(count)
+        self.notes.append(f"avg_tokens: token_len counted for {len(missing)} answers of {name} (none stored)")
+        return uids, lengths
 
 
 def add_avg_tokens(rows: list[Row], battles: list[Battle], lengths: TokenLengths) -> None:
