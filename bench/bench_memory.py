@@ -187,11 +187,11 @@ def child_trace(out: Path, top: int, args: list[str]) -> None:
 
     import asyncio
 
-    import jurist.judge_stage
-    import jurist.pipeline
+    import jurist.run.judge
+    import jurist.run.pipeline
 
-    at_entry(jurist.judge_stage, "generate")  # the answer stage (the judge stage runs beside it)
-    at_entry(jurist.pipeline, "score_finished_run")
+    at_entry(jurist.run.judge, "generate")  # the answer stage (the judge stage runs beside it)
+    at_entry(jurist.run.pipeline, "score_finished_run")
     atexit.register(finish)
     threading.Thread(target=watch, daemon=True).start()
     from jurist.cli import main as jurist_main

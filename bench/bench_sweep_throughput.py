@@ -38,7 +38,7 @@ from rich.console import Console
 from jurist.config import ModelSpec
 from jurist.engine.embedded import embedded_gguf_path
 from jurist.engine.servers import ManagedServer, server_for
-from jurist.ledger import usage_of_runs
+from jurist.run.budget import usage_of_runs
 from jurist.sweep.build import build_plan
 from jurist.sweep.plan import SweepPlan, checkpoint_spec
 from jurist.sweep.schedule import run_sweep
@@ -121,7 +121,7 @@ def sweep_leg(plan: SweepPlan) -> Leg:
 def request_bodies(plan: SweepPlan, spec: ModelSpec) -> list[bytes]:
     """What the sweep sends for each question, byte for byte the same fields."""
     from jurist.benchmarks.registry import load_benchmark
-    from jurist.stages import answer_messages
+    from jurist.run.generate import answer_messages
 
     bench = load_benchmark("ifeval", {}).limited(plan.limits.get("ifeval"), "first", 0)
     bodies = []

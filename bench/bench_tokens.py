@@ -1,4 +1,4 @@
-"""o200k token counting: jurist.o200k against tiktoken, side by side, each in a fresh interpreter.
+"""o200k token counting: jurist.tokens.o200k against tiktoken, side by side, each in a fresh interpreter.
 
 What the answer stage pays for every answer's ``token_len``: the time to build the counter, the memory it
 adds (resident once built, and at the build's peak, from ``/proc/self/status`` and ``ru_maxrss``), and
@@ -28,14 +28,14 @@ def rss():
     with open("/proc/self/status") as fh:
         return next(int(line.split()[1]) for line in fh if line.startswith("VmRSS")) / 1024
 texts = json.load(open(sys.argv[4]))
-import jurist.style, o200k_oracle  # both measured from here: the modules around the counters imported
+import jurist.tokens.style, o200k_oracle  # both measured from here: the modules around the counters imported
 gc.collect()
 before, start = rss(), time.perf_counter()
 if sys.argv[1] == "tiktoken":
     from o200k_oracle import tiktoken_count as count
     count("warm")
 else:
-    from jurist.style import count_tokens as count
+    from jurist.tokens.style import count_tokens as count
     count("warm")
 out = {"build_s": time.perf_counter() - start, "resident_mb": rss() - before,
        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - before}
@@ -71,7 +71,7 @@ def main() -> None:
     args = parser.parse_args()
     corpus = Path("/tmp") / f"bench_tokens_{Path(sys.executable).stat().st_ino}.json"
     corpus.write_text(json.dumps(texts()))
-    runs: dict[str, list[dict[str, float]]] = {"tiktoken": [], "jurist.o200k": []}
+    runs: dict[str, list[dict[str, float]]] = {"tiktoken": [], "jurist.tokens.o200k": []}
     try:
         for _ in range(args.rounds):
             for system, rows in runs.items():

@@ -14,7 +14,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from jurist.engine.retry import RetryPolicy  # noqa: E402
-from jurist.pipeline import RunConfig, RunResult, run_pipeline  # noqa: E402
+from jurist.run.pipeline import RunConfig, RunResult, run_pipeline  # noqa: E402
 from mock_openai import MockOpenAI  # noqa: E402
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"

@@ -1,5 +1,5 @@
 """tiktoken's own o200k_base encoding, built from the same bundled ranks: the reference the lean counter
-(jurist.o200k) is checked against, and what tests use to cut a reply at a token count."""
+(jurist.tokens.o200k) is checked against, and what tests use to cut a reply at a token count."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import base64
 from functools import cache
 from typing import Any
 
-from jurist.o200k import O200K_PATTERN
-from jurist.style import read_o200k_ranks
+from jurist.tokens.o200k import O200K_PATTERN
+from jurist.tokens.style import read_o200k_ranks
 
 SPECIAL = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
 

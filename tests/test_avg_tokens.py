@@ -59,7 +59,7 @@ def test_a_model_with_no_answers_has_no_average(tmp_path: Path) -> None:
 def test_without_the_tokenizer_uncounted_answers_are_left_out_with_one_note(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import jurist.style as style
+    import jurist.tokens.style as style
 
     def no_ranks(text: str) -> int:
         raise RuntimeError("no offline copy of the o200k_base token ranks")

@@ -15,7 +15,7 @@ import pytest
 from conftest import write_models_file
 from jurist.engine.ledger import Budget
 from jurist.errors import JuristError
-from jurist.ledger import BUDGET_STOPPED
+from jurist.run.budget import BUDGET_STOPPED
 from jurist.store.jsonl import read_jsonl
 from test_ledger import priced_models, run_json
 

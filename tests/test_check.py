@@ -16,7 +16,7 @@ from jurist.engine.check import is_local_url
 from jurist.engine.embedded import EMBEDDED_ALIAS
 from jurist.engine.servers.base import free_port
 from jurist.errors import JuristError
-from jurist.pipeline import Pipeline, RunConfig
+from jurist.run.pipeline import Pipeline, RunConfig
 
 SECRET = "sk-check-SECRET-0123456789"
 

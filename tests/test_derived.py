@@ -13,7 +13,7 @@ import pytest
 from jurist.benchmarks.base import Benchmark, Question
 from jurist.config import ModelSpec
 from jurist.errors import InputError
-from jurist.judge_work import JudgeFeed, JudgeWork
+from jurist.run.work import JudgeFeed, JudgeWork
 from jurist.judging.pairwise import PairwiseJudge
 from jurist.judging.protocols import protocol_set
 from jurist.store import line_index
@@ -243,7 +243,7 @@ def scored_run(
 
 
 def _scoring_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    from jurist import run_scoring
+    from jurist.run import finish as run_scoring
 
     calls: list[int] = []
     score = run_scoring.score_outcomes

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from jurist.dry_run import dry_run, plan_run
+from jurist.run.dry import dry_run, plan_run
 from jurist.engine.embedded import EMBEDDED_ALIAS
-from jurist.run_config import RunConfig
+from jurist.run.config import RunConfig
 from test_ledger import CountingMock, counting_servers, priced_models, rows_of, run_json
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from conftest import write_models_file
-from jurist.interrupts import GracefulInterrupt
+from jurist.run.interrupts import GracefulInterrupt
 
 
 def send_soon(signum: int, after: float = 0.2) -> None:

@@ -11,7 +11,7 @@ import pytest
 from jurist.benchmarks.base import Benchmark, Question
 from jurist.config import ModelSpec
 from jurist.errors import InputError
-from jurist.judge_work import JudgeWork
+from jurist.run.work import JudgeWork
 from jurist.judging.pairwise import PairwiseJudge
 from jurist.judging.protocols import protocol_set
 from jurist.store.jsonl import JsonlAppender, iter_jsonl_lines, read_jsonl_line
@@ -182,7 +182,7 @@ def test_a_rerun_of_a_finished_run_reads_each_file_once_and_no_answer_text(
 def test_the_feed_hands_each_sample_of_each_job_out_once(tmp_path: Path) -> None:
     """Two samples per question; the baseline's answers arrive while the feed reads: each (question,
     sample) job comes out once, through answered() or through the pass, never both."""
-    from jurist.judge_work import JudgeFeed
+    from jurist.run.work import JudgeFeed
 
     run = RunDir(tmp_path / "run")
     questions = [Question(f"q{i}", f"prompt {i}") for i in range(10)]

@@ -1,4 +1,4 @@
-"""jurist.o200k counts exactly what tiktoken counts, text by text: on real answers and prompts in many
+"""jurist.tokens.o200k counts exactly what tiktoken counts, text by text: on real answers and prompts in many
 languages from ../shared/data, on edge cases of the split pattern, and with its cache cut short."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-import jurist.o200k as o200k
-from jurist.style import count_tokens, o200k_counter
+import jurist.tokens.o200k as o200k
+from jurist.tokens.style import count_tokens, o200k_counter
 from o200k_oracle import tiktoken_count
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -23,12 +23,12 @@ import pytest
 from rich.console import Console
 
 from conftest import write_models_file
-from jurist.judge_stage import JobQueue
-from jurist.judge_work import JudgeFeed
-from jurist.pipeline import Pipeline
+from jurist.run.judge import JobQueue
+from jurist.run.work import JudgeFeed
+from jurist.run.pipeline import Pipeline
 from jurist.report.progress import PrefixedProgress, StageProgress
 from jurist.store.jsonl import read_jsonl
-from jurist.style import o200k_counter
+from jurist.tokens.style import o200k_counter
 
 ROOT = Path(__file__).resolve().parents[1]
 CANDIDATES = ["strong", "mixed"]
@@ -246,7 +246,7 @@ def test_answering_goes_on_while_the_tokenizer_loads(
 ) -> None:
     """Answers that come back before the o200k tokenizer is built wait to be written; the workers do not
     wait with them, so requests keep going out (they used to stop once every worker held one answer)."""
-    import jurist.style as style
+    import jurist.tokens.style as style
 
     build = style._build_o200k
     server = mock_server(delay=0.005)
@@ -285,7 +285,7 @@ def test_answering_goes_on_while_the_tokenizer_loads(
 
 def _fake_tokenizer(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """What the answer stage's warm-up does, in order, with the tokenizer's two steps faked."""
-    from jurist import stages
+    from jurist.run import generate as stages
 
     events: list[str] = []
     built = [False]
@@ -305,7 +305,7 @@ async def test_the_tokenizer_is_read_ahead_and_built_once_the_first_answers_are_
 ) -> None:
     """The ranks are read while the first requests are out; the tables' build waits until the first
     answers were taken in, and a second writer waits for the same build."""
-    from jurist.stages import TokenizerWarmup
+    from jurist.run.generate import TokenizerWarmup
 
     events = _fake_tokenizer(monkeypatch)
     warm = TokenizerWarmup(start=True)
@@ -323,7 +323,7 @@ async def test_the_tokenizer_is_read_ahead_and_built_once_the_first_answers_are_
 async def test_no_answer_no_tokenizer_and_nothing_to_answer_nothing_read(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from jurist.stages import TokenizerWarmup
+    from jurist.run.generate import TokenizerWarmup
 
     events = _fake_tokenizer(monkeypatch)
     failed = TokenizerWarmup(start=True)  # every request failed: finish drops the build
@@ -391,9 +391,9 @@ def test_the_answer_writer_keeps_arrival_order_and_raises_what_failed_a_write(tm
     from jurist.engine.transport import Completion
     from jurist.errors import StorageError
     from jurist.report.progress import StageProgress
-    from jurist.stages import AnswerSink, FailureLog
+    from jurist.run.generate import AnswerSink, FailureLog
     from jurist.store.jsonl import JsonlAppender
-    from jurist.style import answer_style_metadata
+    from jurist.tokens.style import answer_style_metadata
 
     texts = [f"# Answer {i}\n\n**bold** {'word ' * i}" for i in range(40)]
     told: list[tuple[str, str, int]] = []

@@ -25,7 +25,7 @@ from jurist.benchmarks.presets import (
 )
 from jurist.benchmarks.registry import benchmark_names, load_benchmark, register, unregister
 from jurist.config import ModelSpec
-from jurist.pipeline import Pipeline
+from jurist.run.pipeline import Pipeline
 
 REFERENCE = ReferenceJudge(
     model="gpt-4.1",

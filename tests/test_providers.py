@@ -232,7 +232,7 @@ def test_missing_litellm_says_how_to_install(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_litellm_is_not_imported_unless_used() -> None:
     code = (
-        "import sys, jurist.cli, jurist.pipeline, jurist.engine.client; "
+        "import sys, jurist.cli, jurist.run.pipeline, jurist.engine.client; "
         "print('jurist.engine.providers' in sys.modules, 'litellm' in sys.modules)"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -12,7 +12,7 @@ from jurist.config import ModelSpec
 from jurist.engine.transport import Completion
 from jurist.judging.pairwise import RAW_KEEP, cap_raw, judge_game, reask_context
 from jurist.judging.protocols import jurist_pairwise_protocol
-from jurist.pipeline import RunResult
+from jurist.run.pipeline import RunResult
 from jurist.store.jsonl import read_jsonl
 from mock_openai import MockOpenAI
 

@@ -32,7 +32,7 @@ def numbers(rows: list[dict[str, Any]]) -> dict[tuple[str, str], tuple[Any, Any,
 def judged_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A finished mock run: three models, two noisy judges (so every CI is non-trivial), 24 questions."""
     from conftest import FAST_RETRY
-    from jurist.pipeline import RunConfig, run_pipeline
+    from jurist.run.pipeline import RunConfig, run_pipeline
     from mock_openai import MockOpenAI
 
     tmp = tmp_path_factory.mktemp("show")

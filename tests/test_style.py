@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from jurist.style import (
+from jurist.tokens.style import (
     O200K_SHA256,
     answer_style_metadata,
     count_tokens,
@@ -104,7 +104,7 @@ def _row(uid: str, answer: str, metadata: object = None) -> dict[str, object]:
 
 
 def test_stored_style_metadata_is_taken_only_in_arena_hards_exact_shape() -> None:
-    from jurist.style import stored_style_metadata
+    from jurist.tokens.style import stored_style_metadata
 
     good = {
         "token_len": 7,
@@ -131,7 +131,7 @@ def test_shipped_answers_are_written_with_the_metadata_their_file_stores(tmp_pat
     """A baseline file's stored counts are written as they are (upstream's show_result reads them); a row
     without them, or with a malformed copy, is counted by jurist."""
     from jurist.benchmarks.arena_hard import load_question_file
-    from jurist.shipped import write_shipped_answers
+    from jurist.run.shipped import write_shipped_answers
     from jurist.store.jsonl import read_jsonl
     from jurist.store.run_dir import RunDir
 

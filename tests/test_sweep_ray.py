@@ -20,7 +20,7 @@ import pytest
 
 from conftest import SHARED_DATA
 from jurist.errors import JuristError
-from jurist.ledger import ledger_of_run, read_run_json
+from jurist.run.budget import ledger_of_run, read_run_json
 from jurist.store.jsonl import read_jsonl, rewrite_jsonl_atomic
 from jurist.sweep.ray_backend import gpus_per_checkpoint, import_ray, pack, unpack
 from jurist.sweep.schedule import run_sweep

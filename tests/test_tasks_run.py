@@ -10,8 +10,8 @@ import pytest
 
 from conftest import FAST_RETRY, write_models_file
 from jurist.errors import JuristError
-from jurist.run_config import RunConfig
-from jurist.tasks_run import headline, parse_tasks, run_tasks, task_options
+from jurist.run.config import RunConfig
+from jurist.run.tasks import headline, parse_tasks, run_tasks, task_options
 from test_cli import jurist
 
 

@@ -23,7 +23,7 @@ from jurist.benchmarks.base import Benchmark, BenchmarkOptions, Question, take_o
 from jurist.benchmarks.registry import register, unregister
 from jurist.engine.retry import RetryPolicy
 from jurist.judging.pairwise import battles_from_judgment
-from jurist.pipeline import RunConfig, run_pipeline
+from jurist.run.pipeline import RunConfig, run_pipeline
 from jurist.store.jsonl import JsonlAppender
 from mock_openai import MockOpenAI
 

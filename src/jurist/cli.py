@@ -193,8 +193,8 @@ def run(
     Exit codes: 0 done, 1 requests failed, 2 usage error, 3 stopped by --max-cost/--max-tokens (a
     larger budget resumes), 130 interrupted."""
     from jurist.engine.retry import RetryPolicy
-    from jurist.pipeline import run_pipeline
-    from jurist.run_config import RunConfig
+    from jurist.run.pipeline import run_pipeline
+    from jurist.run.config import RunConfig
 
     if inference_only and judge_only:
         raise JuristError("--inference-only and --judge-only exclude each other")
@@ -258,13 +258,13 @@ def run(
             raise JuristError(
                 "--dry-run plans one benchmark: run it per task, with --bench and --out OUT/TASK"
             )
-        from jurist.dry_run import dry_run as estimate
+        from jurist.run.dry import dry_run as estimate
 
         raise typer.Exit(estimate(config))
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         if tasks is not None:
-            from jurist.tasks_run import parse_tasks, run_tasks
+            from jurist.run.tasks import parse_tasks, run_tasks
 
             result = run_tasks(config, parse_tasks(tasks))
         else:

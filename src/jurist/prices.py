@@ -3,7 +3,7 @@
 jurist ships no price table: prices change, and a stale table would print wrong dollars with confidence.
 A models-file entry may carry ``price: {input, output, cached_input}`` (USD per 1M tokens), and
 ``--prices FILE`` (YAML or JSON) maps aliases or served model names to prices, so a lab keeps one table
-for all its models files (:func:`jurist.ledger.resolve_prices` says which price a model gets). Tokens
+for all its models files (:func:`jurist.run.budget.resolve_prices` says which price a model gets). Tokens
 a server does not report are counted here, with the o200k tokenizer, to be priced all the same.
 """
 
@@ -88,7 +88,7 @@ def load_prices(path: str | Path) -> dict[str, Price]:
 def count_text_tokens(text: str) -> int:
     """Tokens of ``text`` with the o200k tokenizer (gpt-4o's), or about four bytes a token without it."""
     try:
-        from jurist.style import count_tokens
+        from jurist.tokens.style import count_tokens
 
         return count_tokens(text)
     except (RuntimeError, ImportError, OSError):

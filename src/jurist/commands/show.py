@@ -124,7 +124,7 @@ def show(
     if fmt not in FORMATS:
         raise JuristError(f"--format: {fmt!r} is not table, json, csv or markdown")
     if usage:
-        from jurist.ledger import show_usage
+        from jurist.run.budget import show_usage
 
         show_usage(run_dirs, fmt)
         return
@@ -142,7 +142,7 @@ def show(
     if run_dir.is_dir() and is_judgebench_run(run_dir):
         _show_judgebench(run_dir, opts, fmt, write)
         return
-    from jurist.rubric_points import is_rubric_run
+    from jurist.run.rubric_points import is_rubric_run
 
     if (run_dir / "points").is_dir() and is_rubric_run(run_dir):
         _show_rubric(run_dir, opts, fmt, write, by_instruction)
@@ -220,7 +220,7 @@ def _show_rules(run_dir: Path, opts: ScoreOptions, fmt: str, write: bool, by_ins
 
     from jurist.report.formats import table_console
     from jurist.report.rules_table import print_rule_rows
-    from jurist.rule_points import load_points, summary_document
+    from jurist.run.rule_points import load_points, summary_document
     from jurist.scoring.battles import read_json
     from jurist.scoring.rules import score_points
     from jurist.store.run_dir import RunDir
@@ -258,7 +258,7 @@ def _show_rubric(run_dir: Path, opts: ScoreOptions, fmt: str, write: bool, detai
     from rich.console import Console
 
     from jurist.report.formats import table_console
-    from jurist.rubric_points import show_rubric_run
+    from jurist.run.rubric_points import show_rubric_run
 
     if opts.baselines or opts.categories or opts.style_control or opts.length_controlled or opts.ensemble:
         Console(stderr=True).print("note: a rubric run has no baseline; those options do not apply")

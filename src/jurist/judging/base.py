@@ -26,7 +26,7 @@ OutcomeKind = Literal["battle", "point"]
 class JudgeItem:
     """One answer (one sample of one model) to judge, with what it is compared against, if anything.
 
-    An item made only to look its judgment up (:meth:`jurist.judge_work.JudgeWork.keyed_at`) carries the
+    An item made only to look its judgment up (:meth:`jurist.run.work.JudgeWork.keyed_at`) carries the
     answers' hashes instead of their texts (``answer`` is then ""): a key needs no more, and a re-run that
     finds every judgment stored then reads no answer text twice (the 50k-question re-run read 200k)."""
 

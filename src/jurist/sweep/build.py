@@ -20,7 +20,7 @@ from jurist.sweep.plan import SweepPlan, gpu_slots, judged_tasks
 
 def parse_bench_options(values: Sequence[str], tasks: Sequence[str]) -> dict[str, dict[str, str]]:
     """``-B TASK:KEY=VALUE`` per task (a bare ``KEY=VALUE`` is allowed when there is one task)."""
-    from jurist.tasks_run import task_options
+    from jurist.run.tasks import task_options
 
     options: dict[str, str] = {}
     for value in values:
@@ -116,7 +116,7 @@ def build_plan(
     progress: bool = True,
 ) -> SweepPlan:
     """The plan of a sweep, every option checked; raises :class:`JuristError` (exit 2) on a bad one."""
-    from jurist.tasks_run import parse_tasks
+    from jurist.run.tasks import parse_tasks
 
     if out.exists() and not out.is_dir():
         raise JuristError(f"--out: {out} is a file, not a sweep directory")

@@ -32,7 +32,7 @@ from jurist.sweep.phases import (
     run_stages,
 )
 from jurist.sweep.plan import GpuSlot, SweepPlan, checkpoint_spec, generation_config
-from jurist.tasks_run import open_runs
+from jurist.run.tasks import open_runs
 
 _WATCH_S = 0.5
 

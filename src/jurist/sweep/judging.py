@@ -15,7 +15,7 @@ from rich.console import Console
 
 from jurist.engine.client import Engine
 from jurist.errors import JuristError
-from jurist.pipeline import Pipeline
+from jurist.run.pipeline import Pipeline
 from jurist.report.progress import StageProgress
 from jurist.sweep.checkpoints import Checkpoint
 from jurist.sweep.phases import (
@@ -29,7 +29,7 @@ from jurist.sweep.phases import (
     run_stages,
 )
 from jurist.sweep.plan import SweepPlan, checkpoint_spec, judging_config
-from jurist.tasks_run import open_runs
+from jurist.run.tasks import open_runs
 
 
 class JudgePhase:

@@ -1,7 +1,7 @@
 """What the two phases of a checkpoint share: its pipelines opened under their locks, their stages run
 together (one failing stops the others), and a problem told in one line.
 
-A phase is a set of :class:`~jurist.pipeline.Pipeline` (one per task) with sibling engines under one root
+A phase is a set of :class:`~jurist.run.pipeline.Pipeline` (one per task) with sibling engines under one root
 engine that the sweep owns: the root holds the limits, connections, request cache and servers that the
 tasks share, and only the root stops those servers. Nothing here changes how a run works; it drives the
 pipeline's own steps (open_run, new_engine, stages, finish) as ``jurist run --tasks`` does.
@@ -22,9 +22,9 @@ from jurist.engine.cache import open_cache
 from jurist.engine.client import Engine
 from jurist.engine.pool import ServerFactory, ServerPool
 from jurist.errors import JuristError, StorageError
-from jurist.pipeline import Pipeline
+from jurist.run.pipeline import Pipeline
 from jurist.report.progress import PrefixedProgress, StageProgress
-from jurist.run_config import RunConfig, RunResult
+from jurist.run.config import RunConfig, RunResult
 from jurist.sweep.plan import SweepPlan
 
 log = logging.getLogger("jurist.sweep")

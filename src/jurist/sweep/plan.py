@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from jurist.config import ModelSpec, ServeKind, ServeSpec
 from jurist.engine.retry import RetryPolicy
 from jurist.errors import JuristError
-from jurist.run_config import RunConfig
+from jurist.run.config import RunConfig
 from jurist.sweep.checkpoints import Checkpoint
 
 MODELS_FILE = "models.yaml"

@@ -17,13 +17,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from jurist.pipeline import Pipeline
+from jurist.run.pipeline import Pipeline
 from jurist.ratings.repeated import across_runs
-from jurist.run_config import RunResult
+from jurist.run.config import RunResult
 from jurist.store.jsonl import write_json_atomic
 from jurist.sweep.checkpoints import Checkpoint
 from jurist.sweep.plan import SweepPlan
-from jurist.tasks_run import headline
+from jurist.run.tasks import headline
 
 SWEEP_JSON = "sweep.json"
 SWEEP_CSV = "sweep.csv"
@@ -127,7 +127,7 @@ def result_rows(
 
 def summed_usage(plan: SweepPlan) -> dict[str, Any]:
     """The ledger of every run directory of the sweep added up (issue 16: a sweep sums its runs)."""
-    from jurist.ledger import usage_of_runs
+    from jurist.run.budget import usage_of_runs
 
     dirs = [
         plan.run_dir(c, task)

@@ -22,9 +22,9 @@ from rich.console import Console
 
 from jurist.engine.embedded import EMBEDDED_ALIAS
 from jurist.engine.pool import ServerFactory
-from jurist.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
+from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
 from jurist.report.progress import StageProgress
-from jurist.stages import new_progress
+from jurist.run.generate import new_progress
 from jurist.sweep.checkpoints import Checkpoint
 from jurist.sweep.generation import generate_checkpoint, slot_words
 from jurist.sweep.judging import JudgePhase

@@ -17,7 +17,7 @@ from rich.console import Console
 from jurist.benchmarks.base import Benchmark
 from jurist.judging.base import JudgeItem, JudgeKind
 from jurist.judging.pairwise import battles_from_judgment
-from jurist.run_config import RunConfig
+from jurist.run.config import RunConfig
 from jurist.store.jsonl import iter_numbered_jsonl, rewrite_jsonl_atomic, write_json_atomic
 from jurist.store.line_index import AnswerIndex
 from jurist.store.records import judgment_kind, sample_of, text_hash
@@ -83,7 +83,7 @@ def write_outcomes(
 @dataclass(frozen=True)
 class WinRateReport:
     """What the end of a win-rate run prints besides its rows (leaderboard.json): kept by
-    :mod:`jurist.score_memo` so that a re-run with nothing new prints it again without rescoring."""
+    :mod:`jurist.run.score_memo` so that a re-run with nothing new prints it again without rescoring."""
 
     title: str
     ci_level: float

@@ -131,7 +131,7 @@ def show_rubric_run(
     """``jurist show`` of a rubric run: its point records scored again, the run's settings unless given
     (``judges``: only these judges' points)."""
     from jurist.errors import JuristError
-    from jurist.rule_points import load_points
+    from jurist.run.rule_points import load_points
     from jurist.scoring.battles import read_json
 
     run = RunDir(run_dir)

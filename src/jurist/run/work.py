@@ -18,7 +18,7 @@ from typing import Any
 
 from jurist.benchmarks.base import Benchmark, Question
 from jurist.judging.base import CacheMode, JudgeItem, JudgeKind
-from jurist.stages import JudgeJob, PartialGames
+from jurist.run.generate import JudgeJob, PartialGames
 from jurist.store.line_index import AnswerIndex, JudgmentIndex
 from jurist.store.run_dir import RunDir
 
@@ -148,7 +148,7 @@ class JudgeWork:
 
     def judged_keys(self) -> Iterator[tuple[JudgeItem, JudgmentIndex, str]]:
         """:meth:`judged` before any judgment is read: each item with a stored judgment, the index that
-        holds it and its key (what a judgment's identity is: :mod:`jurist.score_memo`)."""
+        holds it and its key (what a judgment's identity is: :mod:`jurist.run.score_memo`)."""
         baselines = self._baseline_indexes()
         for judge in self.judges:
             kind = self.kinds[judge]

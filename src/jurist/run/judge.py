@@ -5,7 +5,7 @@ Run one after the other, the stages left the server idle twice: while the last a
 (fewer than the limit in flight) and while the judge stage read its work. Run at once, in one event loop
 under the same global and per-model limits, judge requests fill every slot the answers leave, so the
 requests in flight stay at the limit across the boundary. The judge stage's work arrives through a
-:class:`JobQueue` per judge, fed by :class:`jurist.judge_work.JudgeFeed` as answers are written; it ends
+:class:`JobQueue` per judge, fed by :class:`jurist.run.work.JudgeFeed` as answers are written; it ends
 once answering has ended and its queues are empty.
 """
 
@@ -21,10 +21,10 @@ from pathlib import Path
 from rich.progress import TaskID
 
 from jurist.engine.client import Engine, ModelClient, RequestFailed
-from jurist.judge_work import JudgeFeed, Pair
+from jurist.run.work import JudgeFeed, Pair
 from jurist.judging.base import PartialJudgment
 from jurist.report.progress import StageProgress
-from jurist.stages import AnswerJob, FailureLog, JudgeJob, PartialGames, generate, lazy_jobs, workers_for
+from jurist.run.generate import AnswerJob, FailureLog, JudgeJob, PartialGames, generate, lazy_jobs, workers_for
 from jurist.store.jsonl import JsonlAppender
 from jurist.store.run_dir import RunDir
 

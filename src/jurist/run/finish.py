@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from jurist.judge_work import JudgeWork
+from jurist.run.work import JudgeWork
 from jurist.report.formats import table_console
-from jurist.results import Outcome, RunView, score_outcomes
-from jurist.score_memo import ScoreMemo
+from jurist.run.outcomes import Outcome, RunView, score_outcomes
+from jurist.run.score_memo import ScoreMemo
 
 
 def score_finished_run(view: RunView, work: JudgeWork, samples: int, console: Console) -> Outcome:
@@ -28,7 +28,7 @@ def score_finished_run(view: RunView, work: JudgeWork, samples: int, console: Co
     plain = config.output_format == "table"
     console = table_console() if plain else console
     if {"arena-elo", "arena-calibration"} & set(bench.metrics):
-        from jurist.arena_run import score_arena_run
+        from jurist.run.arena import score_arena_run
 
         outcome = Outcome(*score_arena_run(view, work.judged(), console))
     else:
@@ -46,7 +46,7 @@ def score_finished_run(view: RunView, work: JudgeWork, samples: int, console: Co
 
 def _check_rules(view: RunView, samples: int) -> Outcome:
     """Check every answer on disk by rule (no requests), write points and the summary, print."""
-    from jurist.rule_points import check_points, score_rule_run
+    from jurist.run.rule_points import check_points, score_rule_run
 
     points = check_points(view.run_dir, view.bench, list(view.candidates), samples)
     if not points:
@@ -68,7 +68,7 @@ def _check_rules(view: RunView, samples: int) -> Outcome:
 
 def _score_rubric(view: RunView, work: JudgeWork) -> Outcome:
     """Points from the current rubric judgments (one per graded item), scored, summary written."""
-    from jurist.rubric_points import has_scores, report_rubric_scores, write_rubric_points
+    from jurist.run.rubric_points import has_scores, report_rubric_scores, write_rubric_points
 
     points = write_rubric_points(view.run_dir, work.judged(), view.kinds, list(view.candidates))
     if not points:

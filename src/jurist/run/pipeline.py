@@ -27,19 +27,19 @@ from jurist.engine.local import LocalModels
 from jurist.engine.pool import ServerPool
 from jurist.engine.throttle import make_throttle
 from jurist.errors import JuristError
-from jurist.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
-from jurist.judge_stage import Judging, answer_and_judge
-from jurist.judge_work import JudgeFeed, JudgeJobs, JudgeWork
+from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
+from jurist.run.judge import Judging, answer_and_judge
+from jurist.run.work import JudgeFeed, JudgeJobs, JudgeWork
 from jurist.judging.base import JudgeKind
 from jurist.judging.kinds import judge_kind_for
-from jurist.ledger import BUDGET_STOPPED, RunLedger
+from jurist.run.budget import BUDGET_STOPPED, RunLedger
 from jurist.redact import mask
 from jurist.report.progress import StageProgress, display_for
-from jurist.results import Outcome, RunView
-from jurist.run_config import Mode, RunConfig, RunResult
-from jurist.run_scoring import score_finished_run
-from jurist.shipped import start_writing_shipped
-from jurist.stages import AnswerJob, FailureLog
+from jurist.run.outcomes import Outcome, RunView
+from jurist.run.config import Mode, RunConfig, RunResult
+from jurist.run.finish import score_finished_run
+from jurist.run.shipped import start_writing_shipped
+from jurist.run.generate import AnswerJob, FailureLog
 from jurist.store.line_index import AnswerIndex, JudgmentIndex
 from jurist.store.lock import RunDirLock
 from jurist.store.run_dir import RunDir

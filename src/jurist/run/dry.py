@@ -33,13 +33,13 @@ from jurist.engine.retry import RetryPolicy
 from jurist.engine.tokenizers import TokenCounter, counter_for
 from jurist.engine.transport import Completion
 from jurist.judging.base import CacheMode, JudgeItem, JudgeKind, PartialJudgment
-from jurist.ledger import Estimate, estimate_notes, priced_estimate
-from jurist.pipeline import Pipeline
+from jurist.run.budget import Estimate, estimate_notes, priced_estimate
+from jurist.run.pipeline import Pipeline
 from jurist.prices import Price
 from jurist.report.formats import table_console
 from jurist.report.ledger_table import dry_run_table
-from jurist.run_config import RunConfig
-from jurist.stages import PartialGames, answer_messages, sample_params
+from jurist.run.config import RunConfig
+from jurist.run.generate import PartialGames, answer_messages, sample_params
 from jurist.store.line_index import AnswerIndex
 
 _STAND_IN = re.compile(r"JURISTPLANNEDANSWER(\d+)X")
@@ -88,7 +88,7 @@ class DryClient(ModelClient):
 
 
 class Planner:
-    """Walks a run's work as :class:`~jurist.pipeline.Pipeline` would, with :class:`DryClient` s."""
+    """Walks a run's work as :class:`~jurist.run.pipeline.Pipeline` would, with :class:`DryClient` s."""
 
     def __init__(self, pipeline: Pipeline, cache: RequestCache | None, prices: Mapping[str, Price]) -> None:
         self.pipeline = pipeline

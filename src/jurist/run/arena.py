@@ -2,7 +2,7 @@
 
 Above both the statistics (:mod:`jurist.scoring.placement`) and the tables
 (:mod:`jurist.report.placement_table`), so neither needs the other's layer; the pipeline calls it where a
-win-rate benchmark calls :func:`jurist.results.score_outcomes`.
+win-rate benchmark calls :func:`jurist.run.outcomes.score_outcomes`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from rich.console import Console
 from jurist.errors import JuristError
 from jurist.interop.judgearena import evaluated_name, judged_battles
 from jurist.report.placement_table import print_calibration, print_reports
-from jurist.results import Judged, RunView
+from jurist.run.outcomes import Judged, RunView
 from jurist.scoring.placement import (
     CALIBRATION_FILE,
     PlacementSettings,

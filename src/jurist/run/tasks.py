@@ -21,12 +21,12 @@ from rich.table import Table
 
 from jurist.engine.client import Engine
 from jurist.errors import JuristError
-from jurist.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
-from jurist.pipeline import Pipeline
+from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
+from jurist.run.pipeline import Pipeline
 from jurist.report.formats import table_console
 from jurist.report.progress import PrefixedProgress
-from jurist.run_config import RunConfig, RunResult
-from jurist.stages import new_progress
+from jurist.run.config import RunConfig, RunResult
+from jurist.run.generate import new_progress
 from jurist.store.jsonl import write_json_atomic
 from jurist.store.lock import RunDirLock
 

@@ -20,8 +20,8 @@ from pathlib import Path
 from rich.console import Console
 
 from jurist import __version__
-from jurist.judge_work import JudgeWork
-from jurist.results import Outcome, RunView, WinRateReport
+from jurist.run.work import JudgeWork
+from jurist.run.outcomes import Outcome, RunView, WinRateReport
 from jurist.store.derived import DERIVED, FileState, read_derived, write_derived
 
 KIND = "score-memo/1"

@@ -24,9 +24,9 @@ from jurist.errors import JuristError
 from jurist.prices import Price, load_prices
 from jurist.report.formats import render_csv, render_markdown, table_console
 from jurist.report.ledger_table import dollars, print_ledger
-from jurist.run_config import RunConfig
+from jurist.run.config import RunConfig
 
-log = logging.getLogger("jurist.ledger")
+log = logging.getLogger("jurist.run.budget")
 
 BUDGET_STOPPED = 3
 """Exit code of a run the budget stopped (0: done, 1: requests failed, 2: usage error, 130: interrupted)."""

@@ -50,13 +50,13 @@ class RunConfig:
     output_format: str = "table"  # how the final scores are printed: table | json | csv | markdown
     check: bool = True  # probe the models-file endpoints a run will use before it starts
     prices_file: Path | None = None  # --prices: alias or served name -> price (jurist.prices)
-    max_cost: float | None = None  # --max-cost USD over the run directory's requests (jurist.ledger)
+    max_cost: float | None = None  # --max-cost USD over the run directory's requests (jurist.run.budget)
     max_tokens: int | None = None  # --max-tokens: prompt + completion tokens over the run directory
     local: bool = False  # --local: models with a serve block run in this process (jurist.engine.local)
 
     def scoring_settings(self) -> dict[str, Any]:
         """The options that shape the scores (run.json's ``scoring``, and part of what a kept scoring was
-        computed from: :mod:`jurist.score_memo`)."""
+        computed from: :mod:`jurist.run.score_memo`)."""
         return {
             "method": self.method,
             "style_control": list(self.style_control),

