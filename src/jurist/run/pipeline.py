@@ -27,6 +27,7 @@ from jurist.engine.local import LocalModels
 from jurist.engine.pool import ServerPool
 from jurist.engine.throttle import make_throttle
 from jurist.errors import JuristError
+from jurist.run.adopt import adopt_schema1_judgments
 from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
 from jurist.run.judge import Judging, answer_and_judge
 from jurist.run.work import JudgeFeed, JudgeJobs, JudgeWork
@@ -225,8 +226,6 @@ class Pipeline:
         """Everything before the first request: older judgments adopted, the endpoints probed, the lock
         taken, run.json written as running."""
         if self.run_dir.root.is_dir():  # judgments an older jurist stored under other names and keys
-            from jurist.interop.judgebench import adopt_schema1_judgments
-
             for judge_alias, kind in self.kinds.items():
                 if adopt_schema1_judgments(self.run_dir, judge_alias, kind, self.bench):
                     note = f"adopted {judge_alias}'s judgments from an older run"
