@@ -154,35 +154,59 @@ def spent(ledger: Mapping[str, Any] | None, prices: Mapping[str, Price]) -> tupl
     return cost, tokens
 
 
+@dataclass(frozen=True)
+class BudgetPlan:
+    """What a run's ledger starts from, resolved before the first request: each alias's price, what
+    earlier runs of the directory spent, and the budget (``--max-cost``, ``--max-tokens``) if any."""
+
+    prices: Mapping[str, Price]
+    earlier: Mapping[str, Any] | None
+    """The ledger of every earlier run of the directory (run.json's), None for a fresh one."""
+    max_cost: float | None = None
+    max_tokens: int | None = None
+    spent_cost: float = 0.0
+    spent_tokens: int = 0
+
+    @property
+    def bounded(self) -> bool:
+        return self.max_cost is not None or self.max_tokens is not None
+
+
+def resolve_budget(
+    config: RunConfig,
+    specs: Mapping[str, ModelSpec],
+    run_dir: Path,
+    generating: Iterable[str],
+    judging: Iterable[str],
+) -> BudgetPlan:
+    """Prices and the budget of a run in ``run_dir``. ``generating`` and ``judging``: the aliases the run
+    may send requests for; with ``--max-cost`` each of them must have a price (an unknown cost cannot be
+    bounded), else the run is refused before it starts. ``--judge-only`` sends nothing for ``generating``."""
+    table = load_prices(config.prices_file) if config.prices_file is not None else {}
+    prices = resolve_prices(specs, table)
+    earlier = ledger_of_run(read_run_json(run_dir))
+    if config.max_cost is None and config.max_tokens is None:
+        return BudgetPlan(prices, earlier)
+    sending = [*judging] if config.mode == "judge-only" else [*generating, *judging]
+    used = [alias for alias in dict.fromkeys(sending) if alias in specs]
+    _check_budget(config, used, prices, specs)
+    spent_cost, spent_tokens = spent(earlier, prices)
+    return BudgetPlan(prices, earlier, config.max_cost, config.max_tokens, spent_cost, spent_tokens)
+
+
 class RunLedger:
-    """The ledger of one ``jurist run`` and what it needs: prices, the budget, earlier runs' totals.
+    """The ledger of one ``jurist run``, from its :class:`BudgetPlan`: the engine counts into it, and it
+    says what run.json records and what the table at the end shows."""
 
-    ``generating`` and ``judging``: the aliases the run may send requests for; with ``--max-cost`` each
-    of them must have a price (an unknown cost cannot be bounded), else the run is refused before it
-    starts. ``--judge-only`` sends nothing for ``generating``.
-    """
-
-    def __init__(
-        self,
-        config: RunConfig,
-        specs: Mapping[str, ModelSpec],
-        run_json: Path,
-        generating: Iterable[str],
-        judging: Iterable[str],
-    ) -> None:
-        table = load_prices(config.prices_file) if config.prices_file is not None else {}
-        self.prices = resolve_prices(specs, table)
-        self.earlier = ledger_of_run(read_run_json(run_json.parent))
+    def __init__(self, plan: BudgetPlan) -> None:
+        self.prices = plan.prices
+        self.earlier = plan.earlier
         budget = None
-        if config.max_cost is not None or config.max_tokens is not None:
-            sending = [*judging] if config.mode == "judge-only" else [*generating, *judging]
-            used = [alias for alias in dict.fromkeys(sending) if alias in specs]
-            _check_budget(config, used, self.prices, specs)
-            spent_cost, spent_tokens = spent(self.earlier, self.prices)
+        if plan.bounded:
             budget = Budget(
-                config.max_cost, config.max_tokens, spent_cost=spent_cost, spent_tokens=spent_tokens
+                plan.max_cost, plan.max_tokens, spent_cost=plan.spent_cost, spent_tokens=plan.spent_tokens
             )
-        self.ledger = Ledger(self.prices, budget)
+        self.ledger = Ledger(plan.prices, budget)
 
     @property
     def stopped(self) -> bool:

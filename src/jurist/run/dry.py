@@ -33,13 +33,14 @@ from jurist.engine.retry import RetryPolicy
 from jurist.engine.tokenizers import TokenCounter, counter_for
 from jurist.engine.transport import Completion
 from jurist.judging.base import CacheMode, JudgeItem, JudgeKind, PartialJudgment
-from jurist.run.budget import Estimate, estimate_notes, priced_estimate
-from jurist.run.pipeline import Pipeline
 from jurist.prices import Price
 from jurist.report.formats import table_console
 from jurist.report.ledger_table import dry_run_table
+from jurist.run.budget import Estimate, estimate_notes, priced_estimate
 from jurist.run.config import RunConfig
 from jurist.run.generate import PartialGames, answer_messages, sample_params
+from jurist.run.pipeline import Pipeline
+from jurist.run.plan import resolve
 from jurist.store.line_index import AnswerIndex
 
 _STAND_IN = re.compile(r"JURISTPLANNEDANSWER(\d+)X")
@@ -90,11 +91,11 @@ class DryClient(ModelClient):
 class Planner:
     """Walks a run's work as :class:`~jurist.run.pipeline.Pipeline` would, with :class:`DryClient` s."""
 
-    def __init__(self, pipeline: Pipeline, cache: RequestCache | None, prices: Mapping[str, Price]) -> None:
+    def __init__(self, pipeline: Pipeline, cache: RequestCache | None) -> None:
         self.pipeline = pipeline
         self.cache = cache
-        self.prices = prices
-        self.past = pipeline.accounts.earlier  # what earlier runs of the directory observed
+        self.prices: Mapping[str, Price] = pipeline.plan.budget.prices
+        self.past = pipeline.plan.budget.earlier  # what earlier runs of the directory observed
         self.ledger = Ledger()  # the dry clients' cache hits, by phase and model
         self.plan: list[Planned] = []
         self.done: Counter[tuple[str, str]] = Counter()
@@ -311,9 +312,10 @@ def _existing_cache(config: RunConfig) -> RequestCache | None:
 
 def plan_run(config: RunConfig, console: Console | None = None) -> tuple[list[dict[str, Any]], list[str]]:
     """The rows of the estimate (one per phase and model, a total last) and the notes that go with it."""
-    pipeline = Pipeline(config, console or Console(stderr=True))  # prices resolved, budget checked
+    # as the run would: models, benchmark, prices, the budget checked
+    pipeline = Pipeline(resolve(config), console or Console(stderr=True))
     cache = _existing_cache(config)
-    planner = Planner(pipeline, cache, pipeline.accounts.prices)
+    planner = Planner(pipeline, cache)
 
     async def walk() -> None:
         await planner.generation()

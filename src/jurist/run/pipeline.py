@@ -9,150 +9,58 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from jurist.benchmarks.answers_file import read_answers_file, with_answers_file
-from jurist.benchmarks.base import Benchmark
-from jurist.benchmarks.baseline_file import baseline_from
-from jurist.benchmarks.presets import JudgePreset, judge_preset, reference_sampling
-from jurist.benchmarks.registry import benchmark_names, load_benchmark
-from jurist.config import ModelSpec, load_models_file
+from jurist.benchmarks.registry import benchmark_names
 from jurist.engine.cache import open_cache
 from jurist.engine.client import Engine, RequestFailed
-from jurist.engine.embedded import EMBEDDED_ALIAS, embedded_model_spec
 from jurist.engine.local import LocalModels
 from jurist.engine.pool import ServerPool
 from jurist.engine.throttle import make_throttle
 from jurist.errors import JuristError
-from jurist.run.adopt import adopt_schema1_judgments
-from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
-from jurist.run.judge import Judging, answer_and_judge
-from jurist.run.work import JudgeFeed, JudgeJobs, JudgeWork
-from jurist.judging.base import JudgeKind
-from jurist.judging.kinds import judge_kind_for
-from jurist.run.budget import BUDGET_STOPPED, RunLedger
 from jurist.redact import mask
 from jurist.report.progress import StageProgress, display_for
-from jurist.run.outcomes import Outcome, RunView
+from jurist.run.adopt import adopt_schema1_judgments
+from jurist.run.budget import BUDGET_STOPPED, RunLedger
 from jurist.run.config import Mode, RunConfig, RunResult
 from jurist.run.finish import score_finished_run
-from jurist.run.shipped import start_writing_shipped
 from jurist.run.generate import AnswerJob, FailureLog
+from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
+from jurist.run.judge import Judging, answer_and_judge
+from jurist.run.outcomes import Outcome, RunView
+from jurist.run.plan import RunPlan, resolve
+from jurist.run.shipped import start_writing_shipped
+from jurist.run.work import JudgeFeed, JudgeJobs, JudgeWork
 from jurist.store.line_index import AnswerIndex, JudgmentIndex
 from jurist.store.lock import RunDirLock
-from jurist.store.run_dir import RunDir
 from jurist.store.usage import add_usage, previous_usage
 
 __all__ = ["Mode", "Pipeline", "RunConfig", "RunResult", "run_pipeline"]
 
 
 class Pipeline:
-    """One run of one benchmark: resolves models, runs the stages that have work, scores, writes."""
+    """One run of one benchmark, from its :class:`RunPlan`: runs the stages that have work, scores, writes."""
 
-    def __init__(self, config: RunConfig, console: Console | None = None) -> None:
-        self.config = config
+    def __init__(self, plan: RunPlan, console: Console | None = None) -> None:
+        self.plan = plan
         self.console = console or Console(stderr=True)
-        bench = load_benchmark(config.bench, config.bench_options)
-        answers = read_answers_file(config.answers_file, bench) if config.answers_file else None
-        bench = bench.limited(config.limit, config.limit_sample, config.limit_seed)
-        if config.answers_file is not None and answers is not None:
-            if (config.samples or 1) > 1:
-                raise JuristError("--answers gives one answer per prompt: --samples does not apply")
-            bench = with_answers_file(bench, config.answers_file, answers, config.models)
-        if config.baseline is not None:
-            if bench.candidates:
-                raise JuristError(f"--baseline does not apply to {bench.name}: it judges its own pairs")
-            bench = baseline_from(bench, config.baseline)
-        self.bench: Benchmark = bench
-        self.run_dir = RunDir(config.out or Path("runs") / bench.name)
-        if self.run_dir.root.exists() and not self.run_dir.root.is_dir():
-            raise JuristError(f"--out: {self.run_dir.root} is a file, not a run directory")
-        used = {*config.models, *config.judges, *bench.baselines(), *bench.candidates}
-        self.specs: dict[str, ModelSpec] = (
-            load_models_file(config.models_file, aliases=used) if config.models_file else {}
-        )
-        if bench.candidates and config.models and config.answers_file is None:
-            raise JuristError(
-                f"--model does not apply to {bench.name}: it judges fixed response pairs (use --judge)"
-            )
-        if bench.candidates and config.mode == "inference-only":
-            raise JuristError(
-                f"--inference-only does not apply to {bench.name}: there is nothing to generate"
-            )
-        self.candidates = list(bench.candidates) or list(dict.fromkeys(config.models or [EMBEDDED_ALIAS]))
-        self.samples = config.samples or bench.default_samples
-        judging = bench.judge_kind is not None and config.mode != "inference-only"
-        self.judges = list(dict.fromkeys(config.judges or [EMBEDDED_ALIAS])) if judging else []
-        self.baselines = bench.baselines() if bench.judge_kind in ("pairwise", "preference") else []
+        # The plan's parts, under the names the run's steps use.
+        self.config, self.bench, self.run_dir, self.specs = plan.config, plan.bench, plan.run_dir, plan.specs
+        self.candidates, self.baselines, self.judges = plan.candidates, plan.baselines, plan.judges
+        self.samples, self.kinds, self.preset = plan.samples, plan.kinds, plan.preset
         self.run_id = uuid.uuid4().hex[:12]
         self._read_indexes: dict[str, AnswerIndex] = {}  # answer indexes built so far (judge_work)
-        if EMBEDDED_ALIAS not in self.specs:  # jurist serves the embedded model itself (engine/pool.py)
-            self.specs[EMBEDDED_ALIAS] = embedded_model_spec()
-        self._validate()
-        if bench.judge_kind != "rubric":  # the rubric kind sends its grader's reference settings itself
-            self.specs.update(reference_sampling(bench.info, self.judges, self.specs))
-        self.kinds: dict[str, JudgeKind] = {j: self._kind(j) for j in self.judges}
-        self.accounts = RunLedger(  # prices and the budget, known before the first request (a probe)
-            config, self.specs, self.run_dir.run_json, [*self.candidates, *self.baselines], self.judges
-        )
-        self.preset: JudgePreset = judge_preset(
-            bench.info,
-            {j: self.specs[j] for j in self.judges},
-            {j: kind.protocol_name for j, kind in self.kinds.items()},
-            config.judge_prompt,
-        )
+        self.accounts = RunLedger(plan.budget)  # prices and the budget, known before the first request
 
     # -- set-up ---------------------------------------------------------------------------------------------
-    def _shipped(self, alias: str) -> bool:
-        return alias in self.bench.shipped_answers
-
-    def _validate(self) -> None:
-        source = f"models file {self.config.models_file}" if self.config.models_file else "no --models-file"
-        # Candidates need a models-file entry only to generate: --judge-only judges answers on disk.
-        generating = [] if self.config.mode == "judge-only" else self.candidates
-        for alias in [a for a in generating if not self._shipped(a)] + self.judges:
-            if alias not in self.specs:
-                raise JuristError(f"model {alias!r} is not defined ({source})")
-        if self.judges and self.bench.judge_kind in ("pairwise", "preference") and not self.baselines:
-            raise JuristError(
-                "--baseline is required to judge a question file (it has no baseline of its own)"
-            )
-        clash = set(self.baselines) & set(self.candidates)
-        if clash:
-            raise JuristError(f"--baseline {sorted(clash)[0]!r} is also a candidate --model")
-        if self.config.mode == "judge-only":
-            for alias in self.candidates + self.baselines:
-                path = self.run_dir.answers(alias)
-                if not self._shipped(alias) and (not path.exists() or not self.run_dir.load_answers(alias)):
-                    raise JuristError(f"--judge-only: no answers for {alias!r} at {path}")
-        if self.judges:
-            for alias in self.baselines:
-                if not (self._shipped(alias) or alias in self.specs or self.run_dir.answers(alias).exists()):
-                    raise JuristError(
-                        f"baseline {alias!r} has no answers at {self.run_dir.answers(alias)} "
-                        "and is not in the models file"
-                    )
-
     def _say_notes(self) -> None:
         """What the benchmark left out or estimated, and where a judge departs from the benchmark's
         reference judge: said when the run starts and again under its results."""
         lines = [str(note) for note in self.bench.info.get("notes") or ()]
         for line in lines + self.preset.lines(self.bench.name):
             self.console.print(f"note: {line}", style="yellow", markup=False, highlight=False, soft_wrap=True)
-
-    def _kind(self, judge_alias: str) -> JudgeKind:
-        assert self.bench.judge_kind is not None
-        return judge_kind_for(
-            self.bench.judge_kind,
-            protocol=self.config.judge_protocol,
-            default_protocol=self.bench.judge_protocol,
-            spec=self.specs[judge_alias],
-            prompt_file=self.config.judge_prompt,
-            strong_weight=self.config.strong_weight,
-        )
 
     def _precheck(self) -> None:
         """Probe the models-file aliases that have work in this run, so a dead endpoint fails it at once."""
@@ -245,10 +153,10 @@ class Pipeline:
     def new_engine(self, shares: Engine | None = None) -> Engine:
         """This run's engine, or (``--tasks``) a sibling of another task's, sharing its limits."""
         if shares is not None:
-            return shares.sibling(self.specs, ledger=self.accounts.ledger)
+            return shares.sibling(dict(self.specs), ledger=self.accounts.ledger)
         notify = lambda text: self.console.print(text, style="dim", markup=False, highlight=False)  # noqa: E731
         return Engine(
-            self.specs,
+            dict(self.specs),
             max_concurrency=self.config.max_concurrency,
             policy=self.config.retry,
             throttle=make_throttle(self.config.min_interval, self.config.throttle_file),
@@ -271,7 +179,13 @@ class Pipeline:
 
     def _view(self) -> RunView:
         return RunView(
-            self.bench, self.config, self.run_dir, self.judges, self.candidates, self.baselines, self.kinds
+            self.bench,
+            self.config,
+            self.run_dir,
+            self.judges,
+            self.candidates,
+            self.baselines,
+            dict(self.kinds),
         )
 
     def finish(self, engine: Engine) -> RunResult:
@@ -339,8 +253,8 @@ class Pipeline:
         ``progress``: a display shared with other tasks (else the run has its own)."""
         # A baseline's shipped answers are written where they are judged against; answers only, they would
         # cost the first requests ~0.1 s of GIL (8 MB of JSON for Arena-Hard v2.0) and serve nothing.
-        judged = [] if self.config.mode == "inference-only" else self.baselines
-        shipped = asyncio.ensure_future(self._write_shipped(self.candidates + judged))
+        judged = () if self.plan.mode == "inference-only" else self.baselines
+        shipped = asyncio.ensure_future(self._write_shipped([*self.candidates, *judged]))
         work, self._work = self._pending_work(), None
         files = {alias: self.run_dir.answers(alias) for alias in work}
         judging = Judging(self.judges, self._judge_feed, self.run_dir) if self.judges else None
@@ -365,15 +279,13 @@ class Pipeline:
 
     def _generation_work(self) -> dict[str, list[AnswerJob]]:
         """Per model alias, the (question, sample) answers still missing; baselines need sample 0 only."""
-        if self.config.mode == "judge-only":
+        if self.plan.mode == "judge-only":
             return {}
-        wanted: dict[str, int] = {
-            alias: self.samples for alias in self.candidates if not self._shipped(alias)
-        }
+        wanted = {alias: self.samples for alias in self.candidates if not self.plan.shipped(alias)}
         # Inference-only generates the baselines too, so a later --judge-only has every answer it needs.
-        if self.judges or self.config.mode == "inference-only":
+        if self.judges or self.plan.mode == "inference-only":
             for alias in self.baselines:
-                if not self._shipped(alias) and alias in self.specs:
+                if not self.plan.shipped(alias) and alias in self.specs:
                     wanted.setdefault(alias, 1)
         work: dict[str, list[AnswerJob]] = {}
         for alias, samples in wanted.items():
@@ -395,7 +307,9 @@ class Pipeline:
         judged = self._feed.judged_digest() if self._feed is not None else None
         self._feed = None
         names = (self.judges, self.candidates, self.baselines)
-        return JudgeWork(self.bench, self.run_dir, *names, self.samples, self.kinds, built, judgments, judged)
+        return JudgeWork(
+            self.bench, self.run_dir, *names, self.samples, dict(self.kinds), built, judgments, judged
+        )
 
     def _judge_feed(self) -> JudgeFeed:
         """The judge stage's work, followed as answers are written."""
@@ -409,7 +323,8 @@ class Pipeline:
 
 
 def run_pipeline(config: RunConfig, console: Console | None = None) -> RunResult:
+    """``jurist run``: ``config``'s run resolved (:func:`resolve`), run, scored."""
     try:
-        return Pipeline(config, console).run()
+        return Pipeline(resolve(config), console).run()
     except RequestFailed as exc:  # pragma: no cover - every stage catches these per item
         raise JuristError(mask(str(exc))) from None

@@ -21,12 +21,13 @@ from rich.table import Table
 
 from jurist.engine.client import Engine
 from jurist.errors import JuristError
-from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
-from jurist.run.pipeline import Pipeline
 from jurist.report.formats import table_console
 from jurist.report.progress import PrefixedProgress
 from jurist.run.config import RunConfig, RunResult
 from jurist.run.generate import new_progress
+from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
+from jurist.run.pipeline import Pipeline
+from jurist.run.plan import resolve
 from jurist.store.jsonl import write_json_atomic
 from jurist.store.lock import RunDirLock
 
@@ -74,7 +75,8 @@ def run_tasks(config: RunConfig, tasks: Sequence[str], console: Console | None =
     options = task_options(config.bench_options, tasks)
     pipelines = [
         Pipeline(
-            dataclasses.replace(config, bench=task, bench_options=options[task], out=root / task), console
+            resolve(dataclasses.replace(config, bench=task, bench_options=options[task], out=root / task)),
+            console,
         )
         for task in tasks
     ]

@@ -20,6 +20,7 @@ from jurist.engine.client import Engine
 from jurist.engine.pool import ServerFactory, ServerPool
 from jurist.errors import JuristError
 from jurist.report.progress import StageProgress
+from jurist.run.tasks import open_runs
 from jurist.sweep.checkpoints import Checkpoint
 from jurist.sweep.phases import (
     LiveEngines,
@@ -32,7 +33,6 @@ from jurist.sweep.phases import (
     run_stages,
 )
 from jurist.sweep.plan import GpuSlot, SweepPlan, checkpoint_spec, generation_config
-from jurist.run.tasks import open_runs
 
 _WATCH_S = 0.5
 
@@ -85,17 +85,17 @@ async def generate_checkpoint(
     ``console``) the lines worth showing while the sweep runs.
     """
     shown = notify or console
-    configs = {task: generation_config(plan, checkpoint, task, root) for task in plan.tasks}
-    pipelines, problems = await asyncio.to_thread(build_pipelines, configs, console)
-    if problems:
-        task, problem = next(iter(problems.items()))
-        return PhaseOutcome("failed", f"{task}: {problem}")
     try:
         spec = checkpoint_spec(plan, checkpoint, gpus)
     except JuristError as exc:
         return PhaseOutcome("failed", one_line(exc))
-    for pipeline in pipelines.values():
-        pipeline.specs[checkpoint.name] = spec  # the models file's entry, placed on this slot's GPUs
+    configs = {task: generation_config(plan, checkpoint, task, root) for task in plan.tasks}
+    # the models file's entry of the checkpoint, placed on this slot's GPUs
+    pipelines, problems = await asyncio.to_thread(build_pipelines, configs, console, {checkpoint.name: spec})
+    if problems:
+        task, problem = next(iter(problems.items()))
+        return PhaseOutcome("failed", f"{task}: {problem}")
+    plans = {task: pipeline.plan for task, pipeline in pipelines.items()}
 
     def say(text: str) -> None:
         shown.print(f"{checkpoint.name}: {text}", style="dim", markup=False, highlight=False)
@@ -126,11 +126,11 @@ async def generate_checkpoint(
         results = await asyncio.to_thread(finish_all, pipelines, engines, stopped)
     if stopped is not None:
         say(f"failed: {stopped}")
-        return PhaseOutcome("failed", stopped, pipelines=pipelines)
+        return PhaseOutcome("failed", stopped, plans=plans)
     outcome = PhaseOutcome(
         "done" if all(r.exit_code == 0 for r in results.values()) else "incomplete",
         results=results,
-        pipelines=pipelines,
+        plans=plans,
     )
     if outcome.status == "incomplete":
         failed = sum(r.failures for r in results.values())

@@ -15,8 +15,9 @@ from rich.console import Console
 
 from jurist.engine.client import Engine
 from jurist.errors import JuristError
-from jurist.run.pipeline import Pipeline
 from jurist.report.progress import StageProgress
+from jurist.run.pipeline import Pipeline
+from jurist.run.tasks import open_runs
 from jurist.sweep.checkpoints import Checkpoint
 from jurist.sweep.phases import (
     LiveEngines,
@@ -29,7 +30,6 @@ from jurist.sweep.phases import (
     run_stages,
 )
 from jurist.sweep.plan import SweepPlan, checkpoint_spec, judging_config
-from jurist.run.tasks import open_runs
 
 
 class JudgePhase:
@@ -54,10 +54,10 @@ class JudgePhase:
         """Judge and score every task of ``checkpoint`` from its answers on disk."""
         plan = self.plan
         configs = {task: judging_config(plan, checkpoint, task) for task in plan.tasks}
-        pipelines, problems = await asyncio.to_thread(build_pipelines, configs, runs_console)
-        spec = checkpoint_spec(plan, checkpoint)
-        for pipeline in pipelines.values():  # nothing is generated; run.json still says what was judged
-            pipeline.specs.setdefault(checkpoint.name, spec)
+        # nothing is generated; run.json still says what was judged
+        placed = {checkpoint.name: checkpoint_spec(plan, checkpoint)}
+        pipelines, problems = await asyncio.to_thread(build_pipelines, configs, runs_console, placed)
+        plans = {task: pipeline.plan for task, pipeline in pipelines.items()}
         engines: dict[str, Engine] = {}
         stopped: str | None = None
         with ExitStack() as stack:
@@ -72,7 +72,7 @@ class JudgePhase:
                 await self._close(pipelines, engines)
             results = await asyncio.to_thread(finish_all, pipelines, engines, stopped)
         if stopped is not None:
-            return PhaseOutcome("failed", stopped, pipelines=pipelines)
+            return PhaseOutcome("failed", stopped, plans=plans)
         error = "; ".join(f"{task}: {problem}" for task, problem in problems.items()) or None
         clean = not problems and all(result.exit_code == 0 for result in results.values())
         if not clean and error is None:
@@ -80,7 +80,7 @@ class JudgePhase:
             error = f"{failed} judge request(s) failed; run the sweep again to retry them"
             if not failed:
                 error = "some task could not be scored (see its run directory)"
-        return PhaseOutcome("done" if clean else "incomplete", error, results, pipelines)
+        return PhaseOutcome("done" if clean else "incomplete", error, results, plans)
 
     async def _close(self, pipelines: dict[str, Pipeline], engines: dict[str, Engine]) -> None:
         """The sibling engines' sessions closed and failure logs closed; the shared root stays open."""

@@ -11,20 +11,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from rich.console import Console
 
+from jurist.config import ModelSpec
 from jurist.engine.cache import open_cache
 from jurist.engine.client import Engine
 from jurist.engine.pool import ServerFactory, ServerPool
 from jurist.errors import JuristError, StorageError
-from jurist.run.pipeline import Pipeline
 from jurist.report.progress import PrefixedProgress, StageProgress
 from jurist.run.config import RunConfig, RunResult
+from jurist.run.pipeline import Pipeline
+from jurist.run.plan import RunPlan, resolve
 from jurist.sweep.plan import SweepPlan
 
 log = logging.getLogger("jurist.sweep")
@@ -40,7 +42,8 @@ class PhaseOutcome:
     status: Status
     error: str | None = None
     results: dict[str, RunResult] = field(default_factory=dict)
-    pipelines: dict[str, Pipeline] = field(default_factory=dict)
+    plans: dict[str, RunPlan] = field(default_factory=dict)
+    """Each task's plan, for reading its results (the runs themselves are let go)."""
 
     @property
     def exit_code(self) -> int:
@@ -102,15 +105,16 @@ def root_engine(
 
 
 def build_pipelines(
-    configs: dict[str, RunConfig], console: Console
+    configs: dict[str, RunConfig], console: Console, placed: Mapping[str, ModelSpec] | None = None
 ) -> tuple[dict[str, Pipeline], dict[str, str]]:
-    """One pipeline per task; a task whose pipeline cannot be made (say, no answers to judge) is left
-    out with its one-line reason."""
+    """One pipeline per task, its plan resolved (``placed``: the checkpoint's spec, replacing the models
+    file's); a task whose plan cannot be made (say, no answers to judge) is left out with its one-line
+    reason."""
     pipelines: dict[str, Pipeline] = {}
     problems: dict[str, str] = {}
     for task, config in configs.items():
         try:
-            pipelines[task] = Pipeline(config, console)
+            pipelines[task] = Pipeline(resolve(config, placed=placed), console)
         except JuristError as exc:
             problems[task] = one_line(exc)
     return pipelines, problems

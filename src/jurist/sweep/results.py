@@ -17,13 +17,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from jurist.run.pipeline import Pipeline
 from jurist.ratings.repeated import across_runs
 from jurist.run.config import RunResult
+from jurist.run.plan import PAIRED_KINDS, RunPlan
+from jurist.run.tasks import headline
 from jurist.store.jsonl import write_json_atomic
 from jurist.sweep.checkpoints import Checkpoint
 from jurist.sweep.plan import SweepPlan
-from jurist.run.tasks import headline
 
 SWEEP_JSON = "sweep.json"
 SWEEP_CSV = "sweep.csv"
@@ -38,12 +38,12 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def _plain_win_rate(pipeline: Pipeline) -> bool:
+def _plain_win_rate(run: RunPlan) -> bool:
     """Whether the task's headline is the weighted win rate, which one sample's battles can give alone."""
-    bench, config = pipeline.bench, pipeline.config
+    bench, config = run.bench, run.config
     official = bench.official_scoring
     return (
-        bench.judge_kind in ("pairwise", "preference")
+        bench.judge_kind in PAIRED_KINDS
         and "winrate" in bench.metrics
         and not official.style_control
         and not official.length_controlled
@@ -55,12 +55,12 @@ def _plain_win_rate(pipeline: Pipeline) -> bool:
     )
 
 
-def _win_rate_per_sample(pipeline: Pipeline, judge: Any, model: str) -> list[float] | None:
+def _win_rate_per_sample(run: RunPlan, judge: Any, model: str) -> list[float] | None:
     from jurist.scoring.battles import read_battles_file
     from jurist.scoring.winrate import win_rate_leaderboard
     from jurist.store.records import sample_of
 
-    path = pipeline.run_dir.battles
+    path = run.run_dir.battles
     if not path.is_file():
         return None
     by_sample: dict[int, list[dict[str, Any]]] = {}
@@ -68,8 +68,8 @@ def _win_rate_per_sample(pipeline: Pipeline, judge: Any, model: str) -> list[flo
         if battle.get("judge", "") == (judge or "") and model in (battle["model_a"], battle["model_b"]):
             by_sample.setdefault(sample_of(battle), []).append(battle)
     values: list[float] = []
-    for sample in range(pipeline.samples):
-        rows = win_rate_leaderboard(by_sample.get(sample, []), set(pipeline.baselines), n_bootstrap=0)
+    for sample in range(run.samples):
+        rows = win_rate_leaderboard(by_sample.get(sample, []), set(run.baselines), n_bootstrap=0)
         score = next((r["score"] for r in rows if r["model"] == model and not r.get("baseline")), None)
         if score is None:
             return None  # a sample with no battle: no value for it, so none for the set
@@ -77,22 +77,22 @@ def _win_rate_per_sample(pipeline: Pipeline, judge: Any, model: str) -> list[flo
     return values
 
 
-def per_sample_values(pipeline: Pipeline, row: Mapping[str, Any], metric: str) -> list[float] | None:
+def per_sample_values(run: RunPlan, row: Mapping[str, Any], metric: str) -> list[float] | None:
     """The headline metric of each sample index, or None where this kind of scoring cannot give it."""
     across = row.get("across_runs")
-    if pipeline.bench.rule_suite is not None and isinstance(across, dict):
+    if run.bench.rule_suite is not None and isinstance(across, dict):
         runs = across.get(metric)
         return [float(v) for v in runs["per_run"]] if isinstance(runs, dict) else None
-    if pipeline.bench.judge_kind == "rubric" and isinstance(across, dict) and "per_run" in across:
+    if run.bench.judge_kind == "rubric" and isinstance(across, dict) and "per_run" in across:
         scale = 10.0 if metric == "overall_x10" else 1.0  # WritingBench's headline is its 1-10 score x 10
         return [scale * float(v) for v in across["per_run"]]
-    if metric == "score" and _plain_win_rate(pipeline) and not row.get("category"):
-        return _win_rate_per_sample(pipeline, row.get("judge"), str(row.get("model")))
+    if metric == "score" and _plain_win_rate(run) and not row.get("category"):
+        return _win_rate_per_sample(run, row.get("judge"), str(row.get("model")))
     return None
 
 
 def result_rows(
-    plan: SweepPlan, checkpoint: Checkpoint, task: str, pipeline: Pipeline, result: RunResult
+    plan: SweepPlan, checkpoint: Checkpoint, task: str, run: RunPlan, result: RunResult
 ) -> list[dict[str, Any]]:
     """The sweep.json rows of one checkpoint's task: its headline per judge (the baselines left out)."""
     rows: list[dict[str, Any]] = []
@@ -102,7 +102,7 @@ def result_rows(
             continue
         name, value, low, high = found
         metric = f"{name} ({row['category']})" if row.get("category") else name
-        per_sample = per_sample_values(pipeline, row, name) if row.get("category") is None else None
+        per_sample = per_sample_values(run, row, name) if row.get("category") is None else None
         spread = across_runs(per_sample) if per_sample else None
         low_n, high_n = _number(low), _number(high)
         rows.append(
@@ -117,7 +117,7 @@ def result_rows(
                 "std": spread["std"] if spread else None,
                 "sem": spread["sem"] if spread else None,
                 "per_sample": per_sample,
-                "n_samples": pipeline.samples,
+                "n_samples": run.samples,
                 "fraction": "bootstrap_std" in row,  # HealthBench's score is 0-1, every other a percent
                 "run_dir": str(plan.run_dir(checkpoint, task).relative_to(plan.out)),
             }

@@ -22,9 +22,9 @@ from rich.console import Console
 
 from jurist.engine.embedded import EMBEDDED_ALIAS
 from jurist.engine.pool import ServerFactory
-from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
 from jurist.report.progress import StageProgress
 from jurist.run.generate import new_progress
+from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
 from jurist.sweep.checkpoints import Checkpoint
 from jurist.sweep.generation import generate_checkpoint, slot_words
 from jurist.sweep.judging import JudgePhase
@@ -158,7 +158,7 @@ class Sweep:
         rows = []
         for task, result in outcome.results.items():
             try:
-                rows.extend(result_rows(self.plan, checkpoint, task, outcome.pipelines[task], result))
+                rows.extend(result_rows(self.plan, checkpoint, task, outcome.plans[task], result))
             except (OSError, ValueError, KeyError, TypeError) as exc:  # a run directory it cannot read
                 log.exception("%s: the results of %s", checkpoint.name, task)
                 outcome.status, outcome.error = "incomplete", f"{task}: results not read: {one_line(exc)}"

@@ -1,0 +1,194 @@
+"""What a run is, resolved once before its first request: :class:`RunPlan`, made by :func:`resolve`.
+
+The command line (a :class:`~jurist.run.config.RunConfig`) names a benchmark, models and options; the plan
+says what they come to: the benchmark after ``--limit``, ``--answers`` and ``--baseline``, the run
+directory, every model's spec, which aliases are candidates, baselines and judges, each judge's kind, the
+samples, the judge preset and the prices and budget. Everything that can be wrong with the command is
+found here (a one-line :class:`JuristError`), before a lock is taken or a request sent. The runner
+(:mod:`jurist.run.pipeline`), ``--dry-run`` (:mod:`jurist.run.dry`) and the sweep's phases all start from
+a plan; none of them derives these facts again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jurist.benchmarks.answers_file import read_answers_file, with_answers_file
+from jurist.benchmarks.base import Benchmark
+from jurist.benchmarks.baseline_file import baseline_from
+from jurist.benchmarks.presets import JudgePreset, judge_preset, reference_sampling
+from jurist.benchmarks.registry import load_benchmark
+from jurist.config import ModelSpec, load_models_file
+from jurist.engine.embedded import EMBEDDED_ALIAS, embedded_model_spec
+from jurist.errors import JuristError
+from jurist.judging.base import JudgeKind
+from jurist.judging.kinds import judge_kind_for
+from jurist.run.budget import BudgetPlan, resolve_budget
+from jurist.run.config import Mode, RunConfig
+from jurist.store.run_dir import RunDir
+
+PAIRED_KINDS = ("pairwise", "preference")
+"""Judge kinds that judge an answer against a baseline's answer."""
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """Everything one run resolved before its first request; plain data, never changed once made."""
+
+    config: RunConfig
+    """What was asked: engine settings, scoring options and output format are read from it as they are."""
+    bench: Benchmark
+    """The benchmark after ``--limit``, ``--answers`` and ``--baseline``."""
+    run_dir: RunDir
+    specs: Mapping[str, ModelSpec]
+    """Every alias the run may use (the embedded model included); judges with their reference's
+    sampling filled in where the benchmark names one."""
+    candidates: tuple[str, ...]
+    baselines: tuple[str, ...]
+    judges: tuple[str, ...]
+    """Empty when nothing is judged (no judge kind, or ``--inference-only``)."""
+    kinds: Mapping[str, JudgeKind]
+    """Per judge: the judge kind that builds its prompts and reads its verdicts."""
+    samples: int
+    mode: Mode
+    preset: JudgePreset
+    """The judges measured against the benchmark's reference judge (run.json, and the notes)."""
+    budget: BudgetPlan
+    """Prices, what earlier runs of the directory spent, and ``--max-cost`` / ``--max-tokens``."""
+
+    def shipped(self, alias: str) -> bool:
+        """Whether the benchmark brings ``alias``'s answers itself (nothing to generate)."""
+        return alias in self.bench.shipped_answers
+
+    @property
+    def scoring(self) -> dict[str, Any]:
+        """The options the scores are computed with (run.json's ``scoring``)."""
+        return {"metrics": list(self.bench.metrics), **self.config.scoring_settings()}
+
+
+def resolve(config: RunConfig, *, placed: Mapping[str, ModelSpec] | None = None) -> RunPlan:
+    """The plan of ``config``'s run; a :class:`JuristError` (one line) for anything that cannot run.
+
+    ``placed``: specs that replace the models file's entries of the same alias (a sweep's checkpoint,
+    placed on its slot's GPUs)."""
+    bench = _benchmark(config)
+    run_dir = RunDir(config.out or Path("runs") / bench.name)
+    if run_dir.root.exists() and not run_dir.root.is_dir():
+        raise JuristError(f"--out: {run_dir.root} is a file, not a run directory")
+    used = {*config.models, *config.judges, *bench.baselines(), *bench.candidates}
+    specs: dict[str, ModelSpec] = (
+        load_models_file(config.models_file, aliases=used) if config.models_file else {}
+    )
+    specs.update(placed or {})
+    if bench.candidates and config.models and config.answers_file is None:
+        raise JuristError(
+            f"--model does not apply to {bench.name}: it judges fixed response pairs (use --judge)"
+        )
+    if bench.candidates and config.mode == "inference-only":
+        raise JuristError(f"--inference-only does not apply to {bench.name}: there is nothing to generate")
+    candidates = tuple(bench.candidates) or tuple(dict.fromkeys(config.models or [EMBEDDED_ALIAS]))
+    judging = bench.judge_kind is not None and config.mode != "inference-only"
+    judges = tuple(dict.fromkeys(config.judges or [EMBEDDED_ALIAS])) if judging else ()
+    baselines = tuple(bench.baselines()) if bench.judge_kind in PAIRED_KINDS else ()
+    if EMBEDDED_ALIAS not in specs:  # jurist serves the embedded model itself (engine/pool.py)
+        specs[EMBEDDED_ALIAS] = embedded_model_spec()
+    _check(config, bench, run_dir, specs, candidates, baselines, judges)
+    if bench.judge_kind != "rubric":  # the rubric kind sends its grader's reference settings itself
+        specs.update(reference_sampling(bench.info, judges, specs))
+    kinds = {judge: _kind(config, bench, specs[judge]) for judge in judges}
+    budget = resolve_budget(config, specs, run_dir.root, [*candidates, *baselines], judges)
+    preset = judge_preset(
+        bench.info,
+        {judge: specs[judge] for judge in judges},
+        {judge: kind.protocol_name for judge, kind in kinds.items()},
+        config.judge_prompt,
+    )
+    return RunPlan(
+        config=config,
+        bench=bench,
+        run_dir=run_dir,
+        specs=specs,
+        candidates=candidates,
+        baselines=baselines,
+        judges=judges,
+        kinds=kinds,
+        samples=config.samples or bench.default_samples,
+        mode=config.mode,
+        preset=preset,
+        budget=budget,
+    )
+
+
+def _benchmark(config: RunConfig) -> Benchmark:
+    """The benchmark as the run asks it: limited, with ``--answers`` as its candidate, ``--baseline``'s
+    answers as its baseline."""
+    bench = load_benchmark(config.bench, config.bench_options)
+    answers = read_answers_file(config.answers_file, bench) if config.answers_file else None
+    bench = bench.limited(config.limit, config.limit_sample, config.limit_seed)
+    if config.answers_file is not None and answers is not None:
+        if (config.samples or 1) > 1:
+            raise JuristError("--answers gives one answer per prompt: --samples does not apply")
+        bench = with_answers_file(bench, config.answers_file, answers, config.models)
+    if config.baseline is not None:
+        if bench.candidates:
+            raise JuristError(f"--baseline does not apply to {bench.name}: it judges its own pairs")
+        bench = baseline_from(bench, config.baseline)
+    return bench
+
+
+def _check(
+    config: RunConfig,
+    bench: Benchmark,
+    run_dir: RunDir,
+    specs: Mapping[str, ModelSpec],
+    candidates: tuple[str, ...],
+    baselines: tuple[str, ...],
+    judges: tuple[str, ...],
+) -> None:
+    """Every model the run sends requests for is defined, and every answer it judges exists or can be
+    made."""
+
+    def shipped(alias: str) -> bool:
+        return alias in bench.shipped_answers
+
+    source = f"models file {config.models_file}" if config.models_file else "no --models-file"
+    # Candidates need a models-file entry only to generate: --judge-only judges answers on disk.
+    generating = () if config.mode == "judge-only" else candidates
+    for alias in [a for a in generating if not shipped(a)] + list(judges):
+        if alias not in specs:
+            raise JuristError(f"model {alias!r} is not defined ({source})")
+    if judges and bench.judge_kind in PAIRED_KINDS and not baselines:
+        raise JuristError("--baseline is required to judge a question file (it has no baseline of its own)")
+    clash = set(baselines) & set(candidates)
+    if clash:
+        raise JuristError(f"--baseline {sorted(clash)[0]!r} is also a candidate --model")
+    if config.mode == "judge-only":
+        for alias in candidates + baselines:
+            path = run_dir.answers(alias)
+            if not shipped(alias) and (not path.exists() or not run_dir.load_answers(alias)):
+                raise JuristError(f"--judge-only: no answers for {alias!r} at {path}")
+    if judges:
+        for alias in baselines:
+            if not (shipped(alias) or alias in specs or run_dir.answers(alias).exists()):
+                raise JuristError(
+                    f"baseline {alias!r} has no answers at {run_dir.answers(alias)} "
+                    "and is not in the models file"
+                )
+
+
+def _kind(config: RunConfig, bench: Benchmark, spec: ModelSpec) -> JudgeKind:
+    assert bench.judge_kind is not None
+    return judge_kind_for(
+        bench.judge_kind,
+        protocol=config.judge_protocol,
+        default_protocol=bench.judge_protocol,
+        spec=spec,
+        prompt_file=config.judge_prompt,
+        strong_weight=config.strong_weight,
+    )
+
+
+__all__ = ["PAIRED_KINDS", "RunPlan", "resolve"]
