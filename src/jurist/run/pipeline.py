@@ -1,8 +1,10 @@
-"""THE runner: generate (N samples) -> judge (the benchmark's judge kind) -> outcomes -> score -> write.
+"""One run: generate (N samples) -> judge (the benchmark's judge kind) -> outcomes -> score -> write.
 
-Every benchmark runs through here: it names its questions, shipped answers, baselines, judge kind and
-metrics, and this class does the rest. Each stage reads what is already on disk and sends requests only
-for what is missing, so re-running a finished run sends nothing and a crashed one sends only what was lost.
+Every benchmark runs through here: its plan (:mod:`jurist.run.plan`) names the questions, shipped answers,
+baselines, judge kinds and metrics; a :class:`Pipeline` holds what the run holds while it runs and gives
+the steps that the life cycle (:mod:`jurist.run.session`) drives. Each stage reads what is already on disk
+and sends requests only for what is missing, so re-running a finished run sends nothing and a crashed one
+sends only what was lost.
 """
 
 from __future__ import annotations
@@ -21,16 +23,16 @@ from jurist.engine.pool import ServerPool
 from jurist.engine.throttle import make_throttle
 from jurist.errors import JuristError
 from jurist.redact import mask
-from jurist.report.progress import StageProgress, display_for
+from jurist.report.progress import StageProgress
 from jurist.run.adopt import adopt_schema1_judgments
 from jurist.run.budget import BUDGET_STOPPED, RunLedger
 from jurist.run.config import Mode, RunConfig, RunResult
 from jurist.run.finish import score_finished_run
 from jurist.run.generate import AnswerJob, FailureLog
-from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
 from jurist.run.judge import Judging, answer_and_judge
 from jurist.run.outcomes import Outcome, RunView
 from jurist.run.plan import RunPlan, resolve
+from jurist.run.session import Session, run_session
 from jurist.run.shipped import start_writing_shipped
 from jurist.run.work import JudgeFeed, JudgeJobs, JudgeWork
 from jurist.store.line_index import AnswerIndex, JudgmentIndex
@@ -41,7 +43,8 @@ __all__ = ["Mode", "Pipeline", "RunConfig", "RunResult", "run_pipeline"]
 
 
 class Pipeline:
-    """One run of one benchmark, from its :class:`RunPlan`: runs the stages that have work, scores, writes."""
+    """One run of one benchmark, from its :class:`RunPlan`: the steps a session drives (open, stages,
+    finish), and what the run holds while it runs (its indexes, failures, ledger)."""
 
     def __init__(self, plan: RunPlan, console: Console | None = None) -> None:
         self.plan = plan
@@ -107,28 +110,10 @@ class Pipeline:
             "model_specs": {a: self.specs[a].public_dict() for a in involved if a in self.specs},
         }
 
-    # -- the run --------------------------------------------------------------------------------------------
+    # -- the life cycle's steps (jurist.run.session) -------------------------------------------------------
     def run(self) -> RunResult:
-        """The run, holding the run directory's lock: one writer per directory, whatever else runs."""
-        lock = RunDirLock(self.run_dir.root)
-        if self.run_dir.root.is_dir():
-            lock.acquire()  # before anything is read for work or written
-        try:
-            return self._run(lock)
-        finally:
-            lock.release()
-
-    def _run(self, lock: RunDirLock) -> RunResult:
-        self.open_run(lock)
-        engine = self.new_engine()
-        try:
-            self._run_loop(engine)
-        except KeyboardInterrupt:
-            self.interrupted(engine)
-            raise
-        finally:
-            self.close_engine(engine)
-        return self.finish(engine)
+        """The run alone, holding the run directory's lock: one writer per directory, whatever else runs."""
+        return run_session(Session({"": self}), self.console, self.config.progress)[""]
 
     def open_run(self, lock: RunDirLock) -> None:
         """Everything before the first request: older judgments adopted, the endpoints probed, the lock
@@ -151,7 +136,7 @@ class Pipeline:
         self._say_notes()
 
     def new_engine(self, shares: Engine | None = None) -> Engine:
-        """This run's engine, or (``--tasks``) a sibling of another task's, sharing its limits."""
+        """This run's engine, or a sibling of another run's (``shares``), sharing its limits."""
         if shares is not None:
             return shares.sibling(dict(self.specs), ledger=self.accounts.ledger)
         notify = lambda text: self.console.print(text, style="dim", markup=False, highlight=False)  # noqa: E731
@@ -167,11 +152,13 @@ class Pipeline:
         )
 
     def interrupted(self, engine: Engine) -> None:
+        """run.json written as interrupted: what is on disk stays, a re-run resumes it."""
         self.run_dir.save_indexes()  # what they cover is on disk whole: the next run parses only the rest
         usage = {"failures": self.failures.count, "usage": engine.stats.summary(), **self.accounts.fields()}
         self.run_dir.write_run_json(self.run_id, "interrupted", {**self._fields, **usage})
 
     def close_engine(self, engine: Engine) -> None:
+        """The failure log closed, and the servers and cache when ``engine`` owns them (not a sibling)."""
         self.failures.close()
         engine.close_servers()
         if engine.cache is not None and engine.owns_shared():
@@ -224,33 +211,15 @@ class Pipeline:
             )
         return RunResult(exit_code, outcome.rows, failures.count, engine.stats.requests, self.run_dir.root)
 
-    def _run_loop(self, engine: Engine) -> None:
-        """The stages in one event loop; Ctrl-C / SIGTERM cancel them cleanly, or force an exit if stuck."""
-
-        def force_stop() -> None:
-            engine.close_servers()
-            if engine.cache is not None:
-                engine.cache.close()
-            self.console.print(FORCED_STOP, style="yellow", markup=False, highlight=False)
-
-        async def stages(interrupt: GracefulInterrupt) -> None:
-            interrupt.attach()
-            try:
-                await self.stages(engine)
-            finally:
-                await engine.aclose()
-
-        run_interruptibly(stages, force_stop)
-
     overlap_stages = True
     """Judge each answer as soon as it and its baseline's exist; False: only once every answer is in."""
     _feed_indexes: dict[str, AnswerIndex] | None = None
     _feed_judgments: dict[tuple[str, str], JudgmentIndex] = {}  # noqa: RUF012 (replaced, never mutated)
     _feed: JudgeFeed | None = None
 
-    async def stages(self, engine: Engine, progress: StageProgress | None = None) -> None:
-        """Answer what is missing and judge what is missing, both at once (:func:`answer_and_judge`);
-        ``progress``: a display shared with other tasks (else the run has its own)."""
+    async def stages(self, engine: Engine, progress: StageProgress) -> None:
+        """Answer what is missing and judge what is missing, both at once (:func:`answer_and_judge`), with
+        their bars in ``progress``."""
         # A baseline's shipped answers are written where they are judged against; answers only, they would
         # cost the first requests ~0.1 s of GIL (8 MB of JSON for Arena-Hard v2.0) and serve nothing.
         judged = () if self.plan.mode == "inference-only" else self.baselines
@@ -258,10 +227,9 @@ class Pipeline:
         work, self._work = self._pending_work(), None
         files = {alias: self.run_dir.answers(alias) for alias in work}
         judging = Judging(self.judges, self._judge_feed, self.run_dir) if self.judges else None
-        with display_for(self.console, self.config.progress, progress) as bars:
-            await answer_and_judge(
-                engine, work, files, judging, shipped, self.failures, bars, overlap=self.overlap_stages
-            )
+        await answer_and_judge(
+            engine, work, files, judging, shipped, self.failures, progress, overlap=self.overlap_stages
+        )
 
     async def _write_shipped(self, aliases: list[str]) -> None:
         """The benchmark's own answers written (in a thread), their files' indexes kept for the judge

@@ -9,27 +9,21 @@ overlap. At the end, one table: a row per task and model with each task's headli
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-from collections.abc import Iterable, Sequence
-from contextlib import ExitStack
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from jurist.engine.client import Engine
 from jurist.errors import JuristError
 from jurist.report.formats import table_console
-from jurist.report.progress import PrefixedProgress
 from jurist.run.config import RunConfig, RunResult
-from jurist.run.generate import new_progress
-from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
 from jurist.run.pipeline import Pipeline
 from jurist.run.plan import resolve
+from jurist.run.session import Session, run_session
 from jurist.store.jsonl import write_json_atomic
-from jurist.store.lock import RunDirLock
 
 SUMMARY_FILE = "tasks_summary.json"
 
@@ -55,17 +49,6 @@ def task_options(options: dict[str, str], tasks: Sequence[str]) -> dict[str, dic
     return chosen
 
 
-def open_runs(pipelines: Iterable[Pipeline], stack: ExitStack) -> None:
-    """Each run directory locked (released when ``stack`` closes) and its run.json written as running:
-    what runs sharing one engine (``--tasks``, a sweep's checkpoint) do before their first request."""
-    for pipeline in pipelines:
-        lock = RunDirLock(pipeline.run_dir.root)
-        stack.callback(lock.release)
-        if pipeline.run_dir.root.is_dir():
-            lock.acquire()
-        pipeline.open_run(lock)
-
-
 def run_tasks(config: RunConfig, tasks: Sequence[str], console: Console | None = None) -> RunResult:
     """Every task of ``tasks`` for ``config``'s models and judges; the worst exit code of them all."""
     console = console or Console(stderr=True)
@@ -73,27 +56,15 @@ def run_tasks(config: RunConfig, tasks: Sequence[str], console: Console | None =
     if config.answers_file is not None:
         raise JuristError("--answers names one benchmark's answers: run that benchmark alone (--bench)")
     options = task_options(config.bench_options, tasks)
-    pipelines = [
-        Pipeline(
+    runs = {
+        task: Pipeline(
             resolve(dataclasses.replace(config, bench=task, bench_options=options[task], out=root / task)),
             console,
         )
         for task in tasks
-    ]
-    with ExitStack() as stack:
-        open_runs(pipelines, stack)
-        first = pipelines[0].new_engine()
-        engines = [first] + [p.new_engine(shares=first) for p in pipelines[1:]]
-        try:
-            _run_together(pipelines, engines, config.progress, console)
-        except KeyboardInterrupt:
-            for pipeline, engine in zip(pipelines, engines, strict=True):
-                pipeline.interrupted(engine)
-            raise
-        finally:
-            for pipeline, engine in reversed(list(zip(pipelines, engines, strict=True))):
-                pipeline.close_engine(engine)  # the first, which owns the shared parts, last
-        results = [p.finish(e) for p, e in zip(pipelines, engines, strict=True)]
+    }
+    labels = {task: f"{run.bench.name}: " for task, run in runs.items()}
+    results = list(run_session(Session(runs, labels=labels), console, config.progress).values())
     rows = summary_rows(tasks, results)
     write_json_atomic(root / SUMMARY_FILE, {"tasks": list(tasks), "rows": rows})
     table_console().print(summary_table(rows))
@@ -104,32 +75,6 @@ def run_tasks(config: RunConfig, tasks: Sequence[str], console: Console | None =
         sum(r.requests for r in results),
         root,
     )
-
-
-def _run_together(
-    pipelines: Sequence[Pipeline], engines: Sequence[Engine], progress: bool, console: Console
-) -> None:
-    def force_stop() -> None:
-        engines[0].close_servers()
-        if engines[0].cache is not None:
-            engines[0].cache.close()
-        console.print(FORCED_STOP, style="yellow", markup=False, highlight=False)
-
-    async def all_stages(interrupt: GracefulInterrupt) -> None:
-        interrupt.attach()
-        try:
-            with new_progress(console, progress) as bars:
-                await asyncio.gather(
-                    *(
-                        p.stages(e, PrefixedProgress(bars, f"{p.bench.name}: "))
-                        for p, e in zip(pipelines, engines, strict=True)
-                    )
-                )
-        finally:
-            for engine in reversed(engines):  # siblings first: the first closes what all share
-                await engine.aclose()
-
-    run_interruptibly(all_stages, force_stop)
 
 
 def headline(row: dict[str, Any]) -> tuple[str, Any, Any, Any] | None:

@@ -16,19 +16,18 @@ from pathlib import Path
 
 from rich.console import Console
 
-from jurist.engine.client import Engine
 from jurist.engine.pool import ServerFactory, ServerPool
 from jurist.errors import JuristError
 from jurist.report.progress import StageProgress
-from jurist.run.tasks import open_runs
 from jurist.sweep.checkpoints import Checkpoint
 from jurist.sweep.phases import (
     LiveEngines,
     PhaseOutcome,
-    build_pipelines,
+    build_runs,
     close_phase,
     finish_all,
     one_line,
+    phase_session,
     root_engine,
     run_stages,
 )
@@ -91,39 +90,38 @@ async def generate_checkpoint(
         return PhaseOutcome("failed", one_line(exc))
     configs = {task: generation_config(plan, checkpoint, task, root) for task in plan.tasks}
     # the models file's entry of the checkpoint, placed on this slot's GPUs
-    pipelines, problems = await asyncio.to_thread(build_pipelines, configs, console, {checkpoint.name: spec})
+    runs, problems = await asyncio.to_thread(build_runs, configs, console, {checkpoint.name: spec})
     if problems:
         task, problem = next(iter(problems.items()))
         return PhaseOutcome("failed", f"{task}: {problem}")
-    plans = {task: pipeline.plan for task, pipeline in pipelines.items()}
 
     def say(text: str) -> None:
         shown.print(f"{checkpoint.name}: {text}", style="dim", markup=False, highlight=False)
 
     base = root or plan.out
     engine = root_engine(plan, plan.max_concurrency, base / checkpoint.name / "logs", say, factory)
-    engines: dict[str, Engine] = {}
+    session = phase_session(runs, engine, f"{checkpoint.name} ", owns_root=True)
+    plans = {task: run.plan for task, run in runs.items()}
     stopped: str | None = None
     with ExitStack() as stack:
         try:
-            open_runs(pipelines.values(), stack)
+            session.open(stack)
         except JuristError as exc:  # a run directory in use by another jurist
-            await close_phase({}, {}, engine)
+            await close_phase(session)
             return PhaseOutcome("failed", one_line(exc))
-        engines = {task: pipeline.new_engine(shares=engine) for task, pipeline in pipelines.items()}
         if live is not None:
             live.add(engine)
         try:
             pool = engine.pool
             watch = watch_servers(pool) if pool is not None else None
-            stopped = await run_stages(pipelines, engines, bars, f"{checkpoint.name} ", watch)
+            stopped = await run_stages(session, bars, f"{checkpoint.name} ", watch)
             if stopped is None and pool is not None:  # it died after the last requests failed fast
                 stopped = dead_server(pool)
         finally:
-            await close_phase(pipelines, engines, engine)
+            await close_phase(session)
             if live is not None:
                 live.remove(engine)
-        results = await asyncio.to_thread(finish_all, pipelines, engines, stopped)
+        results = await asyncio.to_thread(finish_all, session, stopped)
     if stopped is not None:
         say(f"failed: {stopped}")
         return PhaseOutcome("failed", stopped, plans=plans)

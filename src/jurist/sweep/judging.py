@@ -13,19 +13,18 @@ from contextlib import ExitStack
 
 from rich.console import Console
 
-from jurist.engine.client import Engine
 from jurist.errors import JuristError
 from jurist.report.progress import StageProgress
-from jurist.run.pipeline import Pipeline
-from jurist.run.tasks import open_runs
+from jurist.run.session import Session
 from jurist.sweep.checkpoints import Checkpoint
 from jurist.sweep.phases import (
     LiveEngines,
     PhaseOutcome,
-    build_pipelines,
+    build_runs,
     close_phase,
     finish_all,
     one_line,
+    phase_session,
     root_engine,
     run_stages,
 )
@@ -56,21 +55,20 @@ class JudgePhase:
         configs = {task: judging_config(plan, checkpoint, task) for task in plan.tasks}
         # nothing is generated; run.json still says what was judged
         placed = {checkpoint.name: checkpoint_spec(plan, checkpoint)}
-        pipelines, problems = await asyncio.to_thread(build_pipelines, configs, runs_console, placed)
-        plans = {task: pipeline.plan for task, pipeline in pipelines.items()}
-        engines: dict[str, Engine] = {}
+        runs, problems = await asyncio.to_thread(build_runs, configs, runs_console, placed)
+        session = phase_session(runs, self.engine, f"{checkpoint.name} ", owns_root=False)
+        plans = {task: run.plan for task, run in runs.items()}
         stopped: str | None = None
         with ExitStack() as stack:
             try:
-                open_runs(pipelines.values(), stack)
+                session.open(stack)
             except JuristError as exc:
                 return PhaseOutcome("failed", one_line(exc))
-            engines = {task: p.new_engine(shares=self.engine) for task, p in pipelines.items()}
             try:
-                stopped = await run_stages(pipelines, engines, self.bars, f"{checkpoint.name} ")
+                stopped = await run_stages(session, self.bars, f"{checkpoint.name} ")
             finally:
-                await self._close(pipelines, engines)
-            results = await asyncio.to_thread(finish_all, pipelines, engines, stopped)
+                await close_phase(session)  # the shared root stays open
+            results = await asyncio.to_thread(finish_all, session, stopped)
         if stopped is not None:
             return PhaseOutcome("failed", stopped, plans=plans)
         error = "; ".join(f"{task}: {problem}" for task, problem in problems.items()) or None
@@ -82,18 +80,10 @@ class JudgePhase:
                 error = "some task could not be scored (see its run directory)"
         return PhaseOutcome("done" if clean else "incomplete", error, results, plans)
 
-    async def _close(self, pipelines: dict[str, Pipeline], engines: dict[str, Engine]) -> None:
-        """The sibling engines' sessions closed and failure logs closed; the shared root stays open."""
-        for engine in engines.values():
-            await engine.aclose()
-        for task, pipeline in pipelines.items():
-            if task in engines:
-                pipeline.close_engine(engines[task])
-
     async def aclose(self) -> None:
         """Stop the judges' servers and write the cache back: the sweep is over."""
         try:
-            await close_phase({}, {}, self.engine)
+            await close_phase(Session({}, root=self.engine))
         finally:
             if self.live is not None:
                 self.live.remove(self.engine)

@@ -1,17 +1,17 @@
-"""What the two phases of a checkpoint share: its pipelines opened under their locks, their stages run
-together (one failing stops the others), and a problem told in one line.
+"""What the two phases of a checkpoint share: its runs' plans resolved, their session (one per phase)
+driven from the sweep's event loop, and a problem told in one line.
 
-A phase is a set of :class:`~jurist.run.pipeline.Pipeline` (one per task) with sibling engines under one root
-engine that the sweep owns: the root holds the limits, connections, request cache and servers that the
-tasks share, and only the root stops those servers. Nothing here changes how a run works; it drives the
-pipeline's own steps (open_run, new_engine, stages, finish) as ``jurist run --tasks`` does.
+A phase is a :class:`~jurist.run.session.Session` of one run per task, with sibling engines under one
+root engine that the sweep makes: the root holds the limits, connections, request cache and servers that
+the tasks share, and only the root stops those servers. Nothing here changes how a run works: a phase
+goes through the same life cycle as ``jurist run --tasks``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -23,10 +23,11 @@ from jurist.engine.cache import open_cache
 from jurist.engine.client import Engine
 from jurist.engine.pool import ServerFactory, ServerPool
 from jurist.errors import JuristError, StorageError
-from jurist.report.progress import PrefixedProgress, StageProgress
+from jurist.report.progress import StageProgress
 from jurist.run.config import RunConfig, RunResult
 from jurist.run.pipeline import Pipeline
 from jurist.run.plan import RunPlan, resolve
+from jurist.run.session import Session
 from jurist.sweep.plan import SweepPlan
 
 log = logging.getLogger("jurist.sweep")
@@ -104,48 +105,39 @@ def root_engine(
     )
 
 
-def build_pipelines(
+def build_runs(
     configs: dict[str, RunConfig], console: Console, placed: Mapping[str, ModelSpec] | None = None
 ) -> tuple[dict[str, Pipeline], dict[str, str]]:
-    """One pipeline per task, its plan resolved (``placed``: the checkpoint's spec, replacing the models
+    """One run per task, its plan resolved (``placed``: the checkpoint's spec, replacing the models
     file's); a task whose plan cannot be made (say, no answers to judge) is left out with its one-line
     reason."""
-    pipelines: dict[str, Pipeline] = {}
+    runs: dict[str, Pipeline] = {}
     problems: dict[str, str] = {}
     for task, config in configs.items():
         try:
-            pipelines[task] = Pipeline(resolve(config, placed=placed), console)
+            runs[task] = Pipeline(resolve(config, placed=placed), console)
         except JuristError as exc:
             problems[task] = one_line(exc)
-    return pipelines, problems
+    return runs, problems
 
 
-async def all_or_none(coroutines: Sequence[Awaitable[Any]]) -> None:
-    """Await them together; when one raises, cancel the others, wait for them, and raise its error."""
-    tasks = [asyncio.ensure_future(coroutine) for coroutine in coroutines]
-    try:
-        await asyncio.gather(*tasks)
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+def phase_session(runs: dict[str, Pipeline], root: Engine, prefix: str, *, owns_root: bool) -> Session:
+    """The session of one phase: its tasks' runs as siblings of ``root``, their bars named
+    ``<prefix><task>: ``."""
+    labels = {task: f"{prefix}{task}: " for task in runs}
+    return Session(runs, root=root, owns_root=owns_root, labels=labels)
 
 
 async def run_stages(
-    pipelines: dict[str, Pipeline],
-    engines: dict[str, Engine],
-    bars: StageProgress,
-    prefix: str,
-    watch: Awaitable[str] | None = None,
+    session: Session, bars: StageProgress, prefix: str, watch: Awaitable[str] | None = None
 ) -> str | None:
     """Every task's stages at once; None when they ended, else in one line why they were stopped: an
     error (one checkpoint's failure must not stop the sweep), or ``watch``'s reason (it ends when the
     server they use dies). When cancelled, each run is marked interrupted."""
     try:
-        return await _stages_or_watch(pipelines, engines, bars, prefix, watch)
+        return await session.stages(bars, watch)
     except asyncio.CancelledError:
-        for task, pipeline in pipelines.items():
-            pipeline.interrupted(engines[task])
+        session.interrupted()
         raise
     except StorageError:  # the disk is full: every other checkpoint would fail the same way
         raise
@@ -155,60 +147,19 @@ async def run_stages(
         return one_line(exc)
 
 
-async def _stages_or_watch(
-    pipelines: dict[str, Pipeline],
-    engines: dict[str, Engine],
-    bars: StageProgress,
-    prefix: str,
-    watch: Awaitable[str] | None,
-) -> str | None:
-    work = asyncio.ensure_future(
-        all_or_none(
-            [
-                pipelines[task].stages(engines[task], PrefixedProgress(bars, f"{prefix}{task}: "))
-                for task in pipelines
-            ]
-        )
-    )
-    watcher = asyncio.ensure_future(watch) if watch is not None else None
+async def close_phase(session: Session) -> None:
+    """Sessions closed, the root's servers stopped and its cache written back (when the phase owns it),
+    failure logs closed."""
     try:
-        waiting = {work} if watcher is None else {work, watcher}
-        done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-        if watcher is not None and watcher in done and work not in done:
-            work.cancel()
-            await asyncio.gather(work, return_exceptions=True)
-            return watcher.result()
-        work.result()
-        return None
+        await session.aclose()
     finally:
-        for task in (work, watcher):
-            if task is not None and not task.done():
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+        session.close()
 
 
-async def close_phase(pipelines: dict[str, Pipeline], engines: dict[str, Engine], root: Engine) -> None:
-    """Sessions closed, the root's servers stopped and its cache written back, failure logs closed."""
-    try:
-        for engine in engines.values():
-            await engine.aclose()
-        await root.aclose()
-    finally:
-        for task, pipeline in pipelines.items():
-            if task in engines:
-                pipeline.close_engine(engines[task])
-        root.close_servers()
-        if root.cache is not None:
-            root.cache.close()
-
-
-def finish_all(
-    pipelines: dict[str, Pipeline], engines: dict[str, Engine], stopped: str | None
-) -> dict[str, RunResult]:
+def finish_all(session: Session, stopped: str | None) -> dict[str, RunResult]:
     """Each run scored and run.json written as finished; or, when the phase was stopped, written as
     interrupted (nothing to score), so a re-run resumes it."""
     if stopped is not None:
-        for task, pipeline in pipelines.items():
-            pipeline.interrupted(engines[task])
+        session.interrupted()
         return {}
-    return {task: pipeline.finish(engines[task]) for task, pipeline in pipelines.items()}
+    return session.finish()

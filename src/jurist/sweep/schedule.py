@@ -25,10 +25,11 @@ from jurist.engine.pool import ServerFactory
 from jurist.report.progress import StageProgress
 from jurist.run.generate import new_progress
 from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
+from jurist.run.session import all_or_none
 from jurist.sweep.checkpoints import Checkpoint
 from jurist.sweep.generation import generate_checkpoint, slot_words
 from jurist.sweep.judging import JudgePhase
-from jurist.sweep.phases import LiveEngines, PhaseOutcome, all_or_none, one_line
+from jurist.sweep.phases import LiveEngines, PhaseOutcome, one_line
 from jurist.sweep.plan import SweepPlan, write_models_file
 from jurist.sweep.results import result_rows, sweep_document, write_sweep_files
 
