@@ -179,7 +179,7 @@ def test_secrets_never_reach_artifacts(
     failures = read_jsonl(out / "failures.jsonl")
     assert len(failures) == 2 and all(f["status"] == 401 for f in failures)
     assert "Incorrect API key provided" in failures[0]["error"]
-    for path in out.rglob("*"):  # derived indexes (.derived/) included: bytes, not only text
+    for path in out.rglob("*"):  # every file the run wrote: bytes, not only text
         if path.is_file():
             data = path.read_bytes()
             assert SECRET.encode() not in data and WRONG.encode() not in data, path

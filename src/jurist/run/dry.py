@@ -39,9 +39,9 @@ from jurist.report.ledger_table import dry_run_table
 from jurist.run.budget import Estimate, estimate_notes, priced_estimate
 from jurist.run.config import RunConfig
 from jurist.run.generate import PartialGames, answer_messages, sample_params
-from jurist.run.pipeline import Pipeline
-from jurist.run.plan import resolve
-from jurist.store.line_index import AnswerIndex
+from jurist.run.indexes import RunIndexes
+from jurist.run.plan import RunPlan, resolve
+from jurist.run.work import answer_work
 
 _STAND_IN = re.compile(r"JURISTPLANNEDANSWER(\d+)X")
 
@@ -91,25 +91,25 @@ class DryClient(ModelClient):
 class Planner:
     """Walks a run's work as :class:`~jurist.run.pipeline.Pipeline` would, with :class:`DryClient` s."""
 
-    def __init__(self, pipeline: Pipeline, cache: RequestCache | None) -> None:
-        self.pipeline = pipeline
+    def __init__(self, plan: RunPlan, cache: RequestCache | None) -> None:
+        self.run = plan
         self.cache = cache
-        self.prices: Mapping[str, Price] = pipeline.plan.budget.prices
-        self.past = pipeline.plan.budget.earlier  # what earlier runs of the directory observed
+        self.prices: Mapping[str, Price] = plan.budget.prices
+        self.past = plan.budget.earlier  # what earlier runs of the directory observed
+        self.indexes = RunIndexes(plan.run_dir, plan.bench.shipped_answers)
         self.ledger = Ledger()  # the dry clients' cache hits, by phase and model
         self.plan: list[Planned] = []
         self.done: Counter[tuple[str, str]] = Counter()
         self.clients: dict[str, DryClient] = {}
         self.planned: dict[str, dict[tuple[str, int], str | None]] = {}  # generated now: text, or unknown
         self.stand_ins: list[str] = []  # alias of stand-in number i
-        self._indexes: dict[str, AnswerIndex] = {}
         self.counters: dict[str, TokenCounter] = {}  # by alias, as used
         self.notes: list[str] = []
 
     def counter(self, alias: str) -> TokenCounter:
         """The tokenizer that counts ``alias``'s prompts (a ``tokenizer:`` that cannot load: an error)."""
         if alias not in self.counters:
-            self.counters[alias] = counter_for(self.pipeline.specs[alias])
+            self.counters[alias] = counter_for(self.run.specs[alias])
         return self.counters[alias]
 
     def prompt_tokens(self, alias: str, messages: list[dict[str, Any]]) -> tuple[int, int]:
@@ -121,16 +121,16 @@ class Planner:
 
     def client(self, alias: str) -> DryClient:
         if alias not in self.clients:
-            self.clients[alias] = DryClient(self.pipeline.specs[alias], self.cache, self.ledger, self.plan)
+            self.clients[alias] = DryClient(self.run.specs[alias], self.cache, self.ledger, self.plan)
         return self.clients[alias]
 
     # -- answers ----------------------------------------------------------------------------------------
     async def generation(self) -> None:
-        pipeline = self.pipeline
-        n = len(pipeline.bench.questions)
-        for alias, jobs in pipeline._generation_work().items():
+        run = self.run
+        n = len(run.bench.questions)
+        for alias, jobs in answer_work(run, self.indexes).items():
             client = self.client(alias)
-            wanted = pipeline.samples if alias in pipeline.candidates else 1
+            wanted = run.samples if alias in run.candidates else 1
             self.done[("generate", alias)] += n * wanted - sum(len(job.samples) for job in jobs)
             texts = self.planned.setdefault(alias, {})
             for job in jobs:
@@ -172,23 +172,19 @@ class Planner:
                 return text
             self.stand_ins.append(alias)
             return f"JURISTPLANNEDANSWER{len(self.stand_ins) - 1}X"
-        index = self._indexes.get(alias)
-        if index is None:
-            shipped = self.pipeline.bench.shipped_answers.get(alias)
-            index = self._indexes[alias] = self.pipeline.run_dir.answer_index(alias, shipped)
-        return index.text(question.uid, sample)
+        return self.indexes.answers(alias).text(question.uid, sample)
 
     # -- judgments --------------------------------------------------------------------------------------
     async def judging(self) -> None:
-        pipeline = self.pipeline
-        run_dir, rejudge = pipeline.run_dir, pipeline.config.rejudge_invalid
-        paid = PartialGames.load(run_dir.partial_games)
-        for model in pipeline.candidates:
-            for judge in pipeline.judges:
-                kind, client = pipeline.kinds[judge], self.client(judge)
-                stored = run_dir.judgment_index(judge, model)
-                for question in pipeline.bench.questions:
-                    for sample in range(pipeline.samples):
+        run = self.run
+        rejudge = run.config.rejudge_invalid
+        paid = PartialGames.load(run.run_dir.partial_games)
+        for model in run.candidates:
+            for judge in run.judges:
+                kind, client = run.kinds[judge], self.client(judge)
+                stored = self.indexes.judgments(judge, model)
+                for question in run.bench.questions:
+                    for sample in range(run.samples):
                         item = self._item(judge, model, question, sample)
                         if item is None:
                             continue
@@ -207,7 +203,7 @@ class Planner:
         answer = self.answer(model, question, sample)
         if answer is None:
             return None
-        baseline = self.pipeline.bench.baseline_for(question)
+        baseline = self.run.bench.baseline_for(question)
         base = self.answer(baseline, question, 0) if baseline is not None else None
         if baseline is not None and base is None:
             return None
@@ -234,7 +230,7 @@ class Planner:
 
     def _stand_in_tokens(self, alias: str) -> tuple[int, int | None]:
         """Expected and most tokens of an answer of ``alias`` not generated yet."""
-        spec = self.pipeline.specs.get(alias)
+        spec = self.run.specs.get(alias)
         most = spec.max_tokens if spec is not None else None
         observed = self._observed("generate", alias)
         return (observed if observed is not None else most or 0), most
@@ -256,7 +252,7 @@ class Planner:
                 row.prompt_high += most or 0
                 if most is None:  # an answer of unbounded length: no worst case for this row
                     row.completion_high = None
-            spec = self.pipeline.specs[request.alias]
+            spec = self.run.specs[request.alias]
             choices = int(request.params.get("n") or 1)
             most = request.params.get("max_tokens") or spec.max_tokens
             observed = self._observed(request.phase, request.alias)
@@ -275,12 +271,12 @@ class Planner:
 
     def _probes(self, rows: dict[tuple[str, str], Estimate]) -> None:
         """The pre-run check's one-token probes, one per endpoint of each model with work (not sent here)."""
-        config = self.pipeline.config
+        config = self.run.config
         if not config.check or config.models_file is None:
             return
         busy = {alias for (_, alias), row in rows.items() if row.requests}
         for alias in sorted(busy):
-            spec = self.pipeline.specs[alias]
+            spec = self.run.specs[alias]
             if spec.serve is None:
                 row = rows.setdefault(("check", alias), Estimate())
                 row.requests += len(spec.resolved_endpoints())
@@ -312,14 +308,13 @@ def _existing_cache(config: RunConfig) -> RequestCache | None:
 
 def plan_run(config: RunConfig, console: Console | None = None) -> tuple[list[dict[str, Any]], list[str]]:
     """The rows of the estimate (one per phase and model, a total last) and the notes that go with it."""
-    # as the run would: models, benchmark, prices, the budget checked
-    pipeline = Pipeline(resolve(config), console or Console(stderr=True))
+    plan = resolve(config)  # as the run would: models, benchmark, prices, the budget checked
     cache = _existing_cache(config)
-    planner = Planner(pipeline, cache)
+    planner = Planner(plan, cache)
 
     async def walk() -> None:
         await planner.generation()
-        if pipeline.judges:
+        if plan.judges:
             await planner.judging()
 
     try:

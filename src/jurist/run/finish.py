@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from jurist.run.work import JudgeWork
 from jurist.report.formats import table_console
 from jurist.run.outcomes import Outcome, RunView, score_outcomes
-from jurist.run.score_memo import ScoreMemo
+from jurist.run.work import JudgeWork
 
 
 def score_finished_run(view: RunView, work: JudgeWork, samples: int, console: Console) -> Outcome:
@@ -32,11 +31,7 @@ def score_finished_run(view: RunView, work: JudgeWork, samples: int, console: Co
 
         outcome = Outcome(*score_arena_run(view, work.judged(), console))
     else:
-        memo = ScoreMemo(view, work)
-        replayed = memo.replay(console)
-        outcome = replayed or score_outcomes(view, work.judged(), console, work.built)
-        if replayed is None:
-            memo.record(outcome)
+        outcome = score_outcomes(view, work.judged(), console, work.indexes.built_answers())
     if not plain:
         from jurist.report.formats import print_rows
 

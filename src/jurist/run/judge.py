@@ -21,10 +21,18 @@ from pathlib import Path
 from rich.progress import TaskID
 
 from jurist.engine.client import Engine, ModelClient, RequestFailed
-from jurist.run.work import JudgeFeed, Pair
 from jurist.judging.base import PartialJudgment
 from jurist.report.progress import StageProgress
-from jurist.run.generate import AnswerJob, FailureLog, JudgeJob, PartialGames, generate, lazy_jobs, workers_for
+from jurist.run.generate import (
+    AnswerJob,
+    FailureLog,
+    JudgeJob,
+    PartialGames,
+    generate,
+    lazy_jobs,
+    workers_for,
+)
+from jurist.run.work import JudgeFeed, Pair
 from jurist.store.jsonl import JsonlAppender
 from jurist.store.run_dir import RunDir
 
@@ -212,7 +220,6 @@ async def answer_and_judge(
             stage.add_all(feed.answered(alias, uid, sample))
 
     hand_over = overlap and judging is not None
-    warm = None if judging is None else asyncio.ensure_future(asyncio.to_thread(_import_for_scoring))
     answers = asyncio.ensure_future(
         generate(engine, answering, answer_files, failures, progress, written if hand_over else None)
     )
@@ -239,15 +246,6 @@ async def answer_and_judge(
         for task in running:
             task.cancel()  # a no-op for a task that is done
         await asyncio.gather(*running, return_exceptions=True)
-        if warm is not None:
-            await warm
-
-
-def _import_for_scoring() -> None:
-    """What scoring a judged run imports, imported while requests are in flight: numpy (with its random
-    module, for the bootstraps) took 0.1 s, 0.3 s on a busy host, after the last request, where every
-    moment adds to the run's wall time."""
-    import numpy.random  # noqa: F401
 
 
 __all__ = ["JobQueue", "JudgeStage", "Judging", "answer_and_judge"]

@@ -29,13 +29,13 @@ from jurist.run.budget import BUDGET_STOPPED, RunLedger
 from jurist.run.config import Mode, RunConfig, RunResult
 from jurist.run.finish import score_finished_run
 from jurist.run.generate import AnswerJob, FailureLog
+from jurist.run.indexes import RunIndexes
 from jurist.run.judge import Judging, answer_and_judge
 from jurist.run.outcomes import Outcome, RunView
 from jurist.run.plan import RunPlan, resolve
 from jurist.run.session import Session, run_session
 from jurist.run.shipped import start_writing_shipped
-from jurist.run.work import JudgeFeed, JudgeJobs, JudgeWork
-from jurist.store.line_index import AnswerIndex, JudgmentIndex
+from jurist.run.work import JudgeFeed, JudgeJobs, JudgeWork, answer_work
 from jurist.store.lock import RunDirLock
 from jurist.store.usage import add_usage, previous_usage
 
@@ -54,8 +54,13 @@ class Pipeline:
         self.candidates, self.baselines, self.judges = plan.candidates, plan.baselines, plan.judges
         self.samples, self.kinds, self.preset = plan.samples, plan.kinds, plan.preset
         self.run_id = uuid.uuid4().hex[:12]
-        self._read_indexes: dict[str, AnswerIndex] = {}  # answer indexes built so far (judge_work)
+        self.indexes = RunIndexes(self.run_dir, self.bench.shipped_answers)
         self.accounts = RunLedger(plan.budget)  # prices and the budget, known before the first request
+
+    failures: FailureLog
+    """This run's failed requests (failures.jsonl), opened by :meth:`open_run`."""
+    _fields: dict[str, Any]
+    _earlier_usage: dict[str, Any] | None
 
     # -- set-up ---------------------------------------------------------------------------------------------
     def _say_notes(self) -> None:
@@ -153,7 +158,6 @@ class Pipeline:
 
     def interrupted(self, engine: Engine) -> None:
         """run.json written as interrupted: what is on disk stays, a re-run resumes it."""
-        self.run_dir.save_indexes()  # what they cover is on disk whole: the next run parses only the rest
         usage = {"failures": self.failures.count, "usage": engine.stats.summary(), **self.accounts.fields()}
         self.run_dir.write_run_json(self.run_id, "interrupted", {**self._fields, **usage})
 
@@ -184,7 +188,7 @@ class Pipeline:
             if stopped
             else score_finished_run(self._view(), self.judge_work(), self.samples, self.console)
         )
-        self.run_dir.save_indexes()
+        self.indexes.release()  # scored: nothing reads them again
         exit_code = BUDGET_STOPPED if stopped else 1 if failures.count or not outcome.scored else 0
         usage = engine.stats.summary()
         summary = {
@@ -211,11 +215,9 @@ class Pipeline:
             )
         return RunResult(exit_code, outcome.rows, failures.count, engine.stats.requests, self.run_dir.root)
 
+    # -- the stages -----------------------------------------------------------------------------------------
     overlap_stages = True
     """Judge each answer as soon as it and its baseline's exist; False: only once every answer is in."""
-    _feed_indexes: dict[str, AnswerIndex] | None = None
-    _feed_judgments: dict[tuple[str, str], JudgmentIndex] = {}  # noqa: RUF012 (replaced, never mutated)
-    _feed: JudgeFeed | None = None
 
     async def stages(self, engine: Engine, progress: StageProgress) -> None:
         """Answer what is missing and judge what is missing, both at once (:func:`answer_and_judge`), with
@@ -234,56 +236,25 @@ class Pipeline:
     async def _write_shipped(self, aliases: list[str]) -> None:
         """The benchmark's own answers written (in a thread), their files' indexes kept for the judge
         stage."""
-        self._read_indexes.update(await start_writing_shipped(self.run_dir, self.bench, aliases))
+        self.indexes.put_answers(await start_writing_shipped(self.run_dir, self.bench, aliases))
 
     _work: dict[str, list[AnswerJob]] | None = None
 
     def _pending_work(self) -> dict[str, list[AnswerJob]]:
-        """:meth:`_generation_work`, read once for the set-up and the answer stage (nothing but this run
-        writes the directory in between: it holds the lock)."""
+        """The answers still missing (:func:`answer_work`), read once for the set-up and the answer stage
+        (nothing but this run writes the directory in between: it holds the lock)."""
         if self._work is None:
-            self._work = self._generation_work()
+            self._work = answer_work(self.plan, self.indexes)
         return self._work
-
-    def _generation_work(self) -> dict[str, list[AnswerJob]]:
-        """Per model alias, the (question, sample) answers still missing; baselines need sample 0 only."""
-        if self.plan.mode == "judge-only":
-            return {}
-        wanted = {alias: self.samples for alias in self.candidates if not self.plan.shipped(alias)}
-        # Inference-only generates the baselines too, so a later --judge-only has every answer it needs.
-        if self.judges or self.plan.mode == "inference-only":
-            for alias in self.baselines:
-                if not self.plan.shipped(alias) and alias in self.specs:
-                    wanted.setdefault(alias, 1)
-        work: dict[str, list[AnswerJob]] = {}
-        for alias, samples in wanted.items():
-            existing = self._read_indexes[alias] = self.run_dir.answer_index(alias)
-            jobs = (
-                AnswerJob(q, tuple(s for s in range(samples) if (q.uid, s) not in existing))
-                for q in self.bench.questions
-            )
-            work[alias] = [job for job in jobs if job.samples]
-        return work
 
     def judge_work(self) -> JudgeWork:
         """Which answers each judge judges, and the stored judgments of the current ones, read through the
-        answer indexes this run built already (the answer stage's, the judge stage's once it left them):
-        no answer file is read whole twice (at 50k questions each read cost ~0.6 s)."""
-        built = {**self._read_indexes, **(self._feed_indexes or {})}
-        judgments, self._feed_indexes, self._feed_judgments = self._feed_judgments, None, {}
-        # The feed is let go (its bookkeeping is not needed to score), what its pass saw is kept.
-        judged = self._feed.judged_digest() if self._feed is not None else None
-        self._feed = None
-        names = (self.judges, self.candidates, self.baselines)
-        return JudgeWork(
-            self.bench, self.run_dir, *names, self.samples, dict(self.kinds), built, judgments, judged
-        )
+        run's indexes: no answer or judgment file is parsed twice in a run."""
+        return JudgeWork.of(self.plan, self.indexes)
 
     def _judge_feed(self) -> JudgeFeed:
         """The judge stage's work, followed as answers are written."""
-        feed = JudgeFeed(self.judge_work(), self.config.rejudge_invalid)
-        self._feed_indexes, self._feed_judgments, self._feed = feed.indexes(), feed.stored, feed
-        return feed
+        return JudgeFeed(self.judge_work(), self.config.rejudge_invalid)
 
     def _judging_work(self) -> dict[tuple[str, str], JudgeJobs]:
         """Per (judge, model): answers with no judgment yet (or an invalid one, with --rejudge-invalid)."""

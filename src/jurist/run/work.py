@@ -1,4 +1,5 @@
-"""What the judge stage still has to do, and the stored judgments scoring reads, without holding answers.
+"""What a run still has to do (answers missing, judgments missing), and the stored judgments scoring
+reads, without holding answers.
 
 Every answer of every candidate is paired with its baseline's answer and looked up among the stored
 judgments by key. The answers and judgments are found through indexes (:mod:`jurist.store.line_index`)
@@ -11,16 +12,18 @@ as its answers exist, so the two stages run at once instead of one after the oth
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurist.benchmarks.base import Benchmark, Question
 from jurist.judging.base import CacheMode, JudgeItem, JudgeKind
-from jurist.run.generate import JudgeJob, PartialGames
+from jurist.run.generate import AnswerJob, JudgeJob, PartialGames
+from jurist.run.indexes import RunIndexes
 from jurist.store.line_index import AnswerIndex, JudgmentIndex
 from jurist.store.run_dir import RunDir
+
+if TYPE_CHECKING:
+    from jurist.run.plan import RunPlan
 
 Judged = tuple[JudgeItem, dict[str, Any]]
 Pair = tuple[str, str]
@@ -29,39 +32,57 @@ Entry = tuple[int, int, CacheMode, dict[int, dict[str, Any]] | None]
 """A judge job before its texts are read: question position, sample, cache mode, games paid earlier."""
 
 
-@dataclass(frozen=True)
-class JudgeWork:
-    """The judging side of one run: which answers each judge judges, and against what."""
+def answer_work(plan: RunPlan, indexes: RunIndexes) -> dict[str, list[AnswerJob]]:
+    """Per model alias, the (question, sample) answers still missing; baselines need sample 0 only."""
+    if plan.mode == "judge-only":
+        return {}
+    wanted = {alias: plan.samples for alias in plan.candidates if not plan.shipped(alias)}
+    # Inference-only generates the baselines too, so a later --judge-only has every answer it needs.
+    if plan.judges or plan.mode == "inference-only":
+        for alias in plan.baselines:
+            if not plan.shipped(alias) and alias in plan.specs:
+                wanted.setdefault(alias, 1)
+    work: dict[str, list[AnswerJob]] = {}
+    for alias, samples in wanted.items():
+        existing = indexes.answers(alias)
+        jobs = (
+            AnswerJob(q, tuple(s for s in range(samples) if (q.uid, s) not in existing))
+            for q in plan.bench.questions
+        )
+        work[alias] = [job for job in jobs if job.samples]
+    return work
 
-    bench: Benchmark
-    run_dir: RunDir
-    judges: Sequence[str]
-    candidates: Sequence[str]
-    baselines: Sequence[str]
-    samples: int
-    kinds: dict[str, JudgeKind]
-    built: Mapping[str, AnswerIndex] = field(default_factory=dict)
-    """Answer indexes built earlier in the run (the judge stage's): caught up with their files and used
-    instead of reading every answer again."""
-    built_judgments: Mapping[Pair, JudgmentIndex] = field(default_factory=dict)
-    """Judgment indexes built earlier in the run (the judge stage's), used so likewise."""
-    judged_before: str | None = None
-    """:meth:`judged_digest` as the judge stage's feed saw it on its pass over every answer, when nothing
-    was written since (:meth:`JudgeFeed.judged_digest`)."""
+
+class JudgeWork:
+    """The judging side of one run: which answers each judge judges, and against what; answers and
+    judgments are found through ``indexes``, the run's own (a fresh set when none is given)."""
+
+    def __init__(
+        self,
+        bench: Benchmark,
+        run_dir: RunDir,
+        judges: Sequence[str],
+        candidates: Sequence[str],
+        baselines: Sequence[str],
+        samples: int,
+        kinds: Mapping[str, JudgeKind],
+        indexes: RunIndexes | None = None,
+    ) -> None:
+        self.bench, self.run_dir, self.samples, self.kinds = bench, run_dir, samples, kinds
+        self.judges, self.candidates, self.baselines = judges, candidates, baselines
+        self.indexes = indexes if indexes is not None else RunIndexes(run_dir, bench.shipped_answers)
+
+    @classmethod
+    def of(cls, plan: RunPlan, indexes: RunIndexes) -> JudgeWork:
+        """The judging side of the run ``plan`` describes, read through the run's ``indexes``."""
+        names = (plan.judges, plan.candidates, plan.baselines)
+        return cls(plan.bench, plan.run_dir, *names, plan.samples, plan.kinds, indexes)
 
     def _index(self, alias: str) -> AnswerIndex:
-        index = self.built.get(alias)
-        if index is None:
-            return self.run_dir.answer_index(alias, self.bench.shipped_answers.get(alias))
-        index.catch_up()
-        return index
+        return self.indexes.answers(alias)
 
     def _judgments(self, judge: str, model: str) -> JudgmentIndex:
-        index = self.built_judgments.get((judge, model))
-        if index is None:
-            return self.run_dir.judgment_index(judge, model)
-        index.catch_up()
-        return index
+        return self.indexes.judgments(judge, model)
 
     def _baseline_indexes(self) -> dict[str, AnswerIndex]:
         return {alias: self._index(alias) for alias in self.baselines}
@@ -148,7 +169,7 @@ class JudgeWork:
 
     def judged_keys(self) -> Iterator[tuple[JudgeItem, JudgmentIndex, str]]:
         """:meth:`judged` before any judgment is read: each item with a stored judgment, the index that
-        holds it and its key (what a judgment's identity is: :mod:`jurist.run.score_memo`)."""
+        holds it and its key."""
         baselines = self._baseline_indexes()
         for judge in self.judges:
             kind = self.kinds[judge]
@@ -161,45 +182,10 @@ class JudgeWork:
                     if key in stored:
                         yield item, stored, key
 
-    def judged_digest(self) -> str:
-        """A digest of :meth:`judged_keys`: which stored judgment of each (judge, model) belongs to the
-        current answers, and where its line lies. The judge stage's feed computed it already when nothing
-        was written since (its pass over 50k answers costs ~0.4 s); else it is computed now."""
-        if self.judged_before is not None:
-            return self.judged_before
-        digest = JudgedDigest()
-        for item, stored, key in self.judged_keys():
-            digest.add((item.judge, item.model), key, stored)
-        return digest.hexdigest(self._canonical_pairs())
-
-    def _canonical_pairs(self) -> list[Pair]:
-        return [(judge, model) for judge in self.judges for model in self.candidates]
-
     def todo(self, rejudge_invalid: bool) -> dict[Pair, JudgeJobs]:
         """Per (judge, model): answers with no judgment yet (or an invalid one, with ``rejudge_invalid``);
         games an earlier run paid for (``partial_games.jsonl``) go with their job."""
         return JudgeFeed(self, rejudge_invalid).todo()
-
-
-class JudgedDigest:
-    """Per (judge, model), a running hash of the judged answers' keys and where their judgments lie, in
-    question order: equal digests mean scoring would read the same judgments."""
-
-    def __init__(self) -> None:
-        self._pairs: dict[Pair, Any] = {}
-
-    def add(self, pair: Pair, key: str, stored: JudgmentIndex) -> None:
-        running = self._pairs.get(pair)
-        if running is None:
-            running = self._pairs[pair] = hashlib.blake2b(digest_size=20)
-        running.update(f"{key}\0".encode() + (stored.entry(key) or b""))
-
-    def hexdigest(self, pairs: Sequence[Pair]) -> str:
-        total = hashlib.blake2b(digest_size=20)
-        for judge, model in pairs:
-            running = self._pairs.get((judge, model))
-            total.update(f"{judge}\0{model}\0".encode() + (running.digest() if running else b"") + b"\0")
-        return total.hexdigest()
 
 
 class JudgeFeed:
@@ -220,44 +206,16 @@ class JudgeFeed:
         pairs = [(judge, model) for model in work.candidates for judge in work.judges]
         self.stored = {pair: work._judgments(*pair) for pair in pairs}
         self._positions: dict[str, int] | None = None
-        # Per (judge, model), a bit per (position, sample) whose job was handed out: a baseline answer
+        # Per (judge, model), a byte per (position, sample) whose job was handed out: a baseline answer
         # written while todo_parts is still reading would otherwise hand out its waiting candidates' jobs
-        # twice, once through answered() and again when todo_parts reaches that question. (A set of
-        # tuples held ~150 bytes per job: 7 MB of a 50k-question run.)
+        # twice, once through answered() and again when todo_parts reaches that question.
         slots = len(work.bench.questions) * work.samples
-        self._handed = {pair: bytearray((slots + 7) // 8) for pair in pairs}
-        # Which answers are judged already, seen on the way (see judged_digest); valid while the files
-        # stay as they were when the feed was built.
-        self._judged = JudgedDigest()
-        self._passed = False
-        self._ends = self._file_ends()
-
-    def indexes(self) -> dict[str, AnswerIndex]:
-        """The answer index of every candidate and baseline, as the feed follows them."""
-        return {**self.answers, **self.baselines}
+        self._handed = {pair: bytearray(slots) for pair in pairs}
 
     def todo(self) -> dict[Pair, JudgeJobs]:
         """Per (judge, model): the jobs whose answers are on disk now."""
         everything = range(len(self.work.bench.questions))
-        jobs = {pair: self._jobs(pair, self._todo_entries(pair, everything)) for pair in self._pairs()}
-        self._passed = True
-        return jobs
-
-    def judged_digest(self) -> str | None:
-        """:meth:`JudgeWork.judged_digest` as this feed's pass over every answer saw it; None unless the
-        pass was whole and no answer or judgment has been written since the feed was built."""
-        if not self._passed:
-            return None
-        for index in [*self.answers.values(), *self.baselines.values(), *self.stored.values()]:
-            index.catch_up()
-        if self._file_ends() != self._ends:
-            return None
-        return self._judged.hexdigest(self.work._canonical_pairs())
-
-    def _file_ends(self) -> list[int]:
-        return [
-            index.end for index in [*self.answers.values(), *self.baselines.values(), *self.stored.values()]
-        ]
+        return {pair: self._jobs(pair, self._todo_entries(pair, everything)) for pair in self._pairs()}
 
     def todo_parts(self, questions: int = 64) -> Iterator[dict[Pair, JudgeJobs]]:
         """:meth:`todo` ``questions`` questions at a time, so that the caller can let requests go out
@@ -268,7 +226,6 @@ class JudgeFeed:
             part = range(start, min(start + questions, total))
             found = {pair: self._todo_entries(pair, part) for pair in self._pairs()}
             yield {pair: self._jobs(pair, entries) for pair, entries in found.items() if entries}
-        self._passed = True
 
     def _pairs(self) -> list[Pair]:
         return [(judge, model) for model in self.answers for judge in self.work.judges]
@@ -316,11 +273,11 @@ class JudgeFeed:
         """``item``'s job, or None when its current judgment is stored (and valid, or kept as it is) or the
         job was handed out already."""
         handed, slot = self._handed[pair], position * self.work.samples + item.sample
-        if handed[slot >> 3] & (1 << (slot & 7)):
+        if handed[slot]:
             return None
         entry = self._new_entry(pair, position, item)
         if entry is not None:
-            handed[slot >> 3] |= 1 << (slot & 7)
+            handed[slot] = 1
         return entry
 
     def _new_entry(self, pair: Pair, position: int, item: JudgeItem) -> Entry | None:
@@ -328,7 +285,6 @@ class JudgeFeed:
         stored = self.stored[pair]
         if key not in stored:
             return (position, item.sample, "use", self.paid.get(key))
-        self._judged.add(pair, key, stored)
         if self.rejudge_invalid and stored.invalid(key):
             return (position, item.sample, "refresh", None)
         return None

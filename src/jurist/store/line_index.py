@@ -9,7 +9,6 @@ Files are append-only while indexed, so an offset stays valid; the last line for
 
 from __future__ import annotations
 
-import os
 import struct
 import sys
 from collections.abc import Iterator, Mapping
@@ -17,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from jurist.errors import InputError
-from jurist.store.derived import FileState, read_derived, write_derived
 from jurist.store.jsonl import iter_jsonl_lines, parse_jsonl_line, read_jsonl_line
 from jurist.store.records import AnswerRecord, judgment_kind, sample_of, text_hash
 
@@ -63,29 +61,15 @@ class _FollowedFile:
     """An index of an append-only JSONL file that follows it: built from every line, then caught up with
     the lines appended since (the answer stage writes answers while the judge stage reads them, and the
     judge stage judgments while scoring waits to read them through the same index).
-
-    With a ``derived`` path the index is kept there between runs (:meth:`save`) and read back when the
-    file still starts with the bytes it covered: only lines appended since are parsed. A finished 50k
-    question run parsed its 150k answer and judgment records again to learn their keys (~2 s).
     """
 
-    KIND = ""
-    """The derived file's kind and the version of its entries' layout."""
-
-    def __init__(self, path: Path, derived: Path | None = None) -> None:
+    def __init__(self, path: Path) -> None:
         self.path = path
-        self._derived = derived
-        self._saved: FileState | None = None
         self._last_line = 0
-        self._end = 0
-        if derived is not None:
-            self._load(derived)
-        for number, offset, raw in iter_jsonl_lines(path, start=self._end, after_line=self._last_line):
+        for number, offset, raw in iter_jsonl_lines(path):
             self._add(number, offset, raw)
             self._last_line = number
-        stat = path.stat() if path.exists() else None
-        self._end = stat.st_size if stat else 0  # after a torn tail was cut or ended
-        self._inode = stat.st_ino if stat else None  # the file indexed: save() keeps no other's state
+        self._end = path.stat().st_size if path.exists() else 0  # after a torn tail was cut or ended
 
     @property
     def end(self) -> int:
@@ -95,50 +79,12 @@ class _FollowedFile:
     def _add(self, number: int, offset: int, raw: bytes) -> None:
         raise NotImplementedError
 
-    def _dump(self) -> tuple[Any, bytes]:
-        """(keys as JSON, the packed entries in the same order) for the derived file."""
-        raise NotImplementedError
-
-    def _restore(self, keys: Any, entries: bytes) -> None:
-        """Set the index from :meth:`_dump`'s output (all or nothing); ValueError, TypeError or KeyError when
-        it is not that."""
-        raise NotImplementedError
-
-    def _load(self, derived: Path) -> None:
-        found = read_derived(derived, self.KIND)
-        if found is None:
-            return
-        header, keys, entries = found
-        state = FileState.from_json(header.get("state"))
-        if state is None or not state.prefix_of(self.path):
-            return
-        try:
-            self._restore(keys, entries)
-            self._last_line = int(header["last_line"])
-        except (KeyError, TypeError, ValueError):
-            return  # _restore assigns only what it read whole: the index is still empty
-        self._end, self._saved = state.size, state
-
-    def save(self) -> None:
-        """Keep the index of what is indexed now in its derived file (unless that is what was read)."""
-        if self._derived is None or (self._saved is not None and self._saved.size == self._end):
-            return
-        state = FileState.of(self.path, self._end)
-        if state is None or state.inode != self._inode:  # gone, or another file renamed over it
-            return
-        keys, entries = self._dump()
-        header = {"kind": self.KIND, "state": state.to_json(), "last_line": self._last_line}
-        write_derived(self._derived, header, keys, entries)
-        self._saved = state
-
     def catch_up(self) -> None:
         """Index the lines appended since; a last line without its newline is still being written: left
         for later."""
         if not self.path.exists():
             return
         with open(self.path, "rb") as fh:
-            if self._inode is None:  # the file did not exist when the index was built: it does now
-                self._inode = os.fstat(fh.fileno()).st_ino
             fh.seek(self._end)
             for raw in fh:
                 if not raw.endswith(b"\n"):
@@ -152,33 +98,15 @@ class _FollowedFile:
 class AnswerIndex(_FollowedFile):
     """(uid, sample) -> the line of a model's answers file; shipped answers not yet written count too."""
 
-    KIND = "answer-index/1"
-
-    def __init__(
-        self, path: Path, shipped: Mapping[str, str] | None = None, derived: Path | None = None
-    ) -> None:
+    def __init__(self, path: Path, shipped: Mapping[str, str] | None = None) -> None:
         self._shipped = shipped or {}
         # (uid, sample) -> offset, line number, text hash and stored token_len, packed (:data:`_ANSWER`)
         self._lines: dict[AnswerKey, bytes] = {}
-        super().__init__(path, derived)
+        super().__init__(path)
 
     def _add(self, number: int, offset: int, raw: bytes) -> None:
         record = normalized_answer(self.path, number, parse_jsonl_line(self.path, number, raw))
         self._lines[(sys.intern(record["uid"]), record["sample"])] = _entry(offset, number, record)
-
-    def _dump(self) -> tuple[Any, bytes]:
-        keys = {"uids": [uid for uid, _ in self._lines], "samples": [sample for _, sample in self._lines]}
-        return keys, b"".join(self._lines.values())
-
-    def _restore(self, keys: Any, entries: bytes) -> None:
-        uids, samples = keys["uids"], keys["samples"]
-        self._lines = dict(
-            zip(
-                ((sys.intern(u), int(s)) for u, s in zip(uids, samples, strict=True)),
-                _split(entries, _ANSWER.size, len(uids)),
-                strict=True,
-            )
-        )
 
     def __contains__(self, key: object) -> bool:
         return key in self._lines or (
@@ -236,13 +164,6 @@ def _entry(offset: int, number: int, record: AnswerRecord) -> bytes:
     return _ANSWER.pack(offset, number, int(text_hash(record["answer"]), 16), token_len)
 
 
-def _split(entries: bytes, size: int, count: int) -> list[bytes]:
-    """``count`` packed entries of ``size`` bytes each; ValueError when ``entries`` is not that long."""
-    if len(entries) != size * count:
-        raise ValueError(f"{len(entries)} bytes are not {count} entries of {size}")
-    return [entries[start : start + size] for start in range(0, len(entries), size)]
-
-
 _JUDGMENT = struct.Struct("<QI?")
 """An indexed judgment line: byte offset, line number, invalid."""
 
@@ -251,19 +172,9 @@ class JudgmentIndex(_FollowedFile):
     """Judgment key -> the line of a (judge, model) judgments file, and whether that judgment is invalid
     (what the judge stage asks before it reads anything)."""
 
-    KIND = "judgment-index/1"
-
-    def __init__(self, path: Path, derived: Path | None = None) -> None:
+    def __init__(self, path: Path) -> None:
         self._lines: dict[str, bytes] = {}  # key -> offset, line number, invalid (:data:`_JUDGMENT`)
-        super().__init__(path, derived)
-
-    def _dump(self) -> tuple[Any, bytes]:
-        return list(self._lines), b"".join(self._lines.values())
-
-    def _restore(self, keys: Any, entries: bytes) -> None:
-        if not all(isinstance(key, str) for key in keys):
-            raise TypeError("judgment keys are strings")
-        self._lines = dict(zip(keys, _split(entries, _JUDGMENT.size, len(keys)), strict=True))
+        super().__init__(path)
 
     def _add(self, number: int, offset: int, raw: bytes) -> None:
         record = parse_jsonl_line(self.path, number, raw)

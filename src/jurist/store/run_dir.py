@@ -12,11 +12,10 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from jurist import __version__
 from jurist.errors import InputError
-from jurist.store.derived import DERIVED
 from jurist.store.jsonl import iter_numbered_jsonl, write_json_atomic
 from jurist.store.line_index import AnswerIndex, JudgmentIndex, normalized_answer
 from jurist.store.records import SCHEMA_VERSION, AnswerRecord, judgment_kind
@@ -116,15 +115,11 @@ def legacy_stem(alias: str) -> str:
     return _UNSAFE.sub("_", alias.replace("/", "__")) or "_"
 
 
-_Index = TypeVar("_Index", AnswerIndex, JudgmentIndex)
-
-
 class RunDir:
     """Paths of one run: ``answers/``, ``judgments/<judge>/``, ``battles.jsonl``, ``leaderboard.json``..."""
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
-        self._indexes: dict[Path, AnswerIndex | JudgmentIndex] = {}  # the newest of each file
 
     def answers(self, model: str) -> Path:
         """``answers/<model>.jsonl``; an older jurist's lossy name when only that file exists (resume)."""
@@ -232,31 +227,11 @@ class RunDir:
 
     def answer_index(self, model: str, shipped: Mapping[str, str] | None = None) -> AnswerIndex:
         """Where each answer of ``model`` lies (read back one at a time), ``shipped`` texts filling gaps."""
-        path = self.answers(model)
-        return self._indexed(AnswerIndex(path, shipped, self._derived_index(path)))
+        return AnswerIndex(self.answers(model), shipped)
 
     def judgment_index(self, judge: str, model: str) -> JudgmentIndex:
         """Where each judgment of ``judge`` on ``model`` lies, by key (the last line for a key wins)."""
-        path = self.judgments(judge, model)
-        return self._indexed(JudgmentIndex(path, self._derived_index(path)))
-
-    def save_indexes(self) -> None:
-        """Keep the newest index of each file handed out in ``.derived/`` for the next run (a run's files
-        are append-only while it holds the lock, so they still hold then)."""
-        for index in self._indexes.values():
-            index.save()
-        self._indexes.clear()
-
-    def _derived_index(self, path: Path) -> Path | None:
-        try:
-            relative = path.relative_to(self.root)
-        except ValueError:
-            return None
-        return self.root / DERIVED / "index" / f"{relative}.idx"
-
-    def _indexed(self, index: _Index) -> _Index:
-        self._indexes[index.path] = index
-        return index
+        return JudgmentIndex(self.judgments(judge, model))
 
     def load_judgments(self, judge: str, model: str) -> dict[str, dict[str, Any]]:
         """key -> judgment record (the last line for a key wins, e.g. after ``--rejudge-invalid``)."""
