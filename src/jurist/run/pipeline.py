@@ -151,6 +151,7 @@ class Pipeline:
             spec=self.specs[judge_alias],
             prompt_file=self.config.judge_prompt,
             strong_weight=self.config.strong_weight,
+            prompt_source=self.bench.judge_prompt_source,
         )
 
     def _precheck(self) -> None:
