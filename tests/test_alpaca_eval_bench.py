@@ -234,7 +234,7 @@ def test_the_template_is_parsed_filled_once_and_checked(tmp_path: Path) -> None:
         ap.parse_template(FAKE_TEMPLATE.replace("<|im_start|>user", "<|im_start|>judge"), "fake")
     path = tmp_path / "judge.txt"
     path.write_text(FAKE_TEMPLATE, encoding="utf-8")
-    loaded = ap.load_template(path)
+    loaded = ap.load_template(path, None)
     assert loaded.custom and loaded.sha256 == hashlib.sha256(FAKE_TEMPLATE.encode()).hexdigest()
 
 
@@ -292,7 +292,7 @@ def test_offline_without_a_data_dir_fails_at_once_in_one_line(monkeypatch: pytes
     with pytest.raises(
         JuristError, match=r"alpaca-eval needs alpaca-eval/alpaca_eval_clf.txt.*JURIST_DATA_DIR"
     ):
-        ap.load_template()  # the judge's prompt: upstream's, never a stand-in
+        ap.load_template(None, ae.JUDGE_PROMPT)  # the judge's prompt: upstream's, never a stand-in
 
 
 def test_an_altered_local_copy_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -323,12 +323,12 @@ def test_the_judge_prompt_is_fetched_once_checked_and_cached(
     monkeypatch.setattr(urllib.request, "urlopen", counting)
     monkeypatch.delenv("JURIST_DATA_DIR", raising=False)
     monkeypatch.setattr(ae, "TEMPLATE", replace(ae.TEMPLATE, url=served.as_uri(), sha256=digest))
-    first, second = ap.load_template(), ap.load_template()
+    first, second = ap.load_template(None, ae.JUDGE_PROMPT), ap.load_template(None, ae.JUDGE_PROMPT)
     assert opened == [served.as_uri()] and first.sha256 == second.sha256 == digest and not first.custom
     assert first.messages == ap.parse_template(FAKE_TEMPLATE, "x")
     monkeypatch.setattr(ae, "TEMPLATE", replace(ae.TEMPLATE, url=served.as_uri(), sha256="1" * 64))
     with pytest.raises(JuristError, match="not the pinned"):
-        ap.load_template()
+        ap.load_template(None, ae.JUDGE_PROMPT)
 
 
 # -- runs with a mock judge ---------------------------------------------------------------------------------

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from jurist.run.dry import dry_run, plan_run
 from jurist.engine.embedded import EMBEDDED_ALIAS
 from jurist.run.config import RunConfig
+from jurist.run.dry import dry_run, plan_run
 from test_ledger import CountingMock, counting_servers, priced_models, rows_of, run_json
 
 

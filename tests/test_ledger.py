@@ -20,8 +20,8 @@ from jurist.engine.cache import open_cache
 from jurist.engine.client import Engine, RequestFailed
 from jurist.engine.ledger import Ledger
 from jurist.errors import InputError
-from jurist.run.budget import add_ledgers, ledger_of_run, resolve_prices, usage_of_runs
 from jurist.prices import Price, count_message_tokens, count_text_tokens, load_prices
+from jurist.run.budget import add_ledgers, ledger_of_run, resolve_prices, usage_of_runs
 from mock_openai import MockOpenAI
 from o200k_oracle import tiktoken_o200k
 

@@ -11,9 +11,9 @@ import pytest
 from jurist.benchmarks.base import Benchmark, Question
 from jurist.config import ModelSpec
 from jurist.errors import InputError
-from jurist.run.work import JudgeWork
 from jurist.judging.pairwise import PairwiseJudge
 from jurist.judging.protocols import protocol_set
+from jurist.run.work import JudgeWork
 from jurist.store.jsonl import JsonlAppender, iter_jsonl_lines, read_jsonl_line
 from jurist.store.line_index import AnswerIndex, JudgmentIndex
 from jurist.store.run_dir import RunDir

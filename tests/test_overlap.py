@@ -23,10 +23,10 @@ import pytest
 from rich.console import Console
 
 from conftest import write_models_file
-from jurist.run.judge import JobQueue
-from jurist.run.work import JudgeFeed
-from jurist.run.pipeline import Pipeline
 from jurist.report.progress import PrefixedProgress, StageProgress
+from jurist.run.judge import JobQueue
+from jurist.run.pipeline import Pipeline
+from jurist.run.work import JudgeFeed
 from jurist.store.jsonl import read_jsonl
 from jurist.tokens.style import o200k_counter
 

@@ -15,19 +15,20 @@ from typing import Any
 import pytest
 
 from conftest import FAST_RETRY
+from jurist.benchmarks import healthbench, writingbench
 from jurist.benchmarks.base import Question
 from jurist.config import Endpoint, ModelSpec
 from jurist.engine.cache import open_cache
 from jurist.engine.client import Completion, Engine, ModelClient
 from jurist.errors import InputError, JuristError
 from jurist.judging.base import CacheMode, JudgeItem, PartialJudgment
+from jurist.judging.python_strings import read_python_strings
 from jurist.judging.rubric import RubricJudge
 from jurist.judging.rubric_prompts import (
     HealthBenchGrader,
     WritingBenchGrader,
     read_criteria_met,
     read_criteria_met_ef,
-    read_python_strings,
     read_score,
     rubric_grader,
 )
@@ -400,20 +401,21 @@ def test_prompt_files_are_read_never_run(tmp_path: Path) -> None:
 
 
 def test_a_judge_prompt_file_replaces_upstreams_texts(tmp_path: Path) -> None:
-    grader = rubric_grader("healthbench", write_hb_prompt(tmp_path / "hb.py"))
+    handed = healthbench.judge_prompt("simple-evals")
+    grader = rubric_grader("healthbench", write_hb_prompt(tmp_path / "hb.py"), handed)
     assert isinstance(grader, HealthBenchGrader)
     assert grader.template == FAKE_HB_TEMPLATE and grader.system == FAKE_HB_SYSTEM
     assert grader.presets == {"temperature": 0.5, "max_tokens": 2048}  # simple-evals' grading sampler
-    wb = rubric_grader("writingbench", write_wb_prompt(tmp_path / "wb.py"))
+    wb = rubric_grader("writingbench", write_wb_prompt(tmp_path / "wb.py"), writingbench.JUDGE_PROMPT)
     assert isinstance(wb, WritingBenchGrader) and wb.template == FAKE_WB_TEMPLATE
     (tmp_path / "bad.py").write_text('GRADER_TEMPLATE = "no placeholders here"\n')
     with pytest.raises(JuristError, match="no <<conversation>> placeholder"):
-        rubric_grader("healthbench", tmp_path / "bad.py")
+        rubric_grader("healthbench", tmp_path / "bad.py", handed)
     (tmp_path / "badwb.py").write_text(
         'evaluate_system = "s"\nevaluate_prompt = "{query} {response} {extra}"\n'
     )
     with pytest.raises(JuristError, match=r"a field \{extra\}"):
-        rubric_grader("writingbench", tmp_path / "badwb.py")
+        rubric_grader("writingbench", tmp_path / "badwb.py", writingbench.JUDGE_PROMPT)
     with pytest.raises(JuristError, match="unknown rubric protocol"):
         rubric_grader("nope")
 
@@ -431,14 +433,14 @@ def test_pinned_prompts_offline_name_the_variable_and_files(
     _no_network(monkeypatch)
     monkeypatch.setenv("JURIST_DATA_DIR", str(tmp_path))
     with pytest.raises(JuristError) as failed:
-        rubric_grader("healthbench")
+        rubric_grader("healthbench", None, healthbench.judge_prompt("simple-evals"))
     message = str(failed.value)
     assert "\n" not in message and "JURIST_DATA_DIR" in message and "--judge-prompt" in message
     assert (
         "healthbench/healthbench_eval.py" in message and "healthbench/chat_completion_sampler.py" in message
     )
     with pytest.raises(JuristError, match="writingbench/prompt.py"):
-        rubric_grader("writingbench")
+        rubric_grader("writingbench", None, writingbench.JUDGE_PROMPT)
 
 
 def test_a_prompt_copy_with_other_bytes_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -447,7 +449,7 @@ def test_a_prompt_copy_with_other_bytes_is_refused(tmp_path: Path, monkeypatch: 
     write_wb_prompt(tmp_path / "writingbench" / "prompt.py")
     monkeypatch.setenv("JURIST_DATA_DIR", str(tmp_path))
     with pytest.raises(JuristError, match="sha256 .* is not that of writingbench critic-prompt"):
-        rubric_grader("writingbench")
+        rubric_grader("writingbench", None, writingbench.JUDGE_PROMPT)
 
 
 def test_the_rubric_kind_takes_the_benchmarks_grader_and_refuses_another_protocol(tmp_path: Path) -> None:
@@ -458,9 +460,11 @@ def test_the_rubric_kind_takes_the_benchmarks_grader_and_refuses_another_protoco
         "default_protocol": "healthbench-eval-framework",
         "spec": spec(),
         "prompt_file": prompt,
+        "prompt_source": healthbench.judge_prompt("eval-framework"),
     }
     kind = judge_kind_for("rubric", protocol=None, **common)  # type: ignore[arg-type]
     assert isinstance(kind, RubricJudge) and kind.protocol_name == "healthbench-eval-framework"
     assert kind.outcome == "point"
+    assert kind.grader.presets == {"temperature": 1.0, "top_p": 0.95, "max_tokens": 2048}  # the benchmark's
     with pytest.raises(JuristError, match="--judge-protocol 'structured' does not apply"):
         judge_kind_for("rubric", protocol="structured", **common)  # type: ignore[arg-type]

@@ -27,12 +27,12 @@ from jurist.config import ModelSpec, load_models_file
 from jurist.engine.servers import ManagedServer, server_for
 from jurist.errors import JuristError
 from jurist.run.config import RunConfig
+from jurist.run.tasks import run_tasks
 from jurist.store.jsonl import read_jsonl
 from jurist.sweep.build import build_plan
 from jurist.sweep.checkpoints import find_checkpoints, step_of
 from jurist.sweep.plan import SweepPlan, checkpoint_spec, gpu_slots
 from jurist.sweep.schedule import run_sweep
-from jurist.run.tasks import run_tasks
 from test_pool import group_gone
 
 FAKE_VLLM_DIR = Path(__file__).resolve().parent / "fake_vllm"

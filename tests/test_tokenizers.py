@@ -28,9 +28,9 @@ from jurist.engine.tokenizers import (
 )
 from jurist.engine.transport import Completion
 from jurist.errors import InputError, JuristError
-from jurist.run.budget import add_ledgers, usage_of_runs
 from jurist.prices import count_message_tokens
 from jurist.report.ledger_table import ledger_notes
+from jurist.run.budget import add_ledgers, usage_of_runs
 from mock_openai import MockOpenAI
 from test_dry_run import plan
 from test_ledger import priced_models, rows_of, run_json
@@ -320,8 +320,8 @@ def test_without_its_tokenizer_the_estimate_says_approximate_and_still_brackets(
 
 
 def plan_with_notes(**kwargs: Any) -> tuple[dict[tuple[str, str], dict[str, Any]], list[str]]:
-    from jurist.run.dry import plan_run
     from jurist.run.config import RunConfig
+    from jurist.run.dry import plan_run
 
     rows, notes = plan_run(RunConfig(progress=False, check=False, **kwargs))
     return {(row["phase"], row["model"]): row for row in rows}, notes

@@ -193,8 +193,8 @@ def run(
     Exit codes: 0 done, 1 requests failed, 2 usage error, 3 stopped by --max-cost/--max-tokens (a
     larger budget resumes), 130 interrupted."""
     from jurist.engine.retry import RetryPolicy
-    from jurist.run.pipeline import run_pipeline
     from jurist.run.config import RunConfig
+    from jurist.run.pipeline import run_pipeline
 
     if inference_only and judge_only:
         raise JuristError("--inference-only and --judge-only exclude each other")

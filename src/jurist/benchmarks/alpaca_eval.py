@@ -12,7 +12,8 @@ comes from: ``$JURIST_DATA_DIR/alpaca-eval/``, jurist's cache, else one download
 ``alpaca_eval_gpt4_baseline.json`` (the instructions and reference outputs; the same bytes as the GitHub
 repo's ``results/gpt4_1106_preview/model_outputs.json``, so the shared data's ``.json.gz`` of it is accepted
 after decompression), ``instruction_difficulty.csv`` and ``df_gamed.csv``. The judge prompt is upstream's
-``alpaca_eval_clf.txt`` at :data:`COMMIT`, loaded by the judge kind, never shipped.
+``alpaca_eval_clf.txt`` at :data:`COMMIT`, handed to the judge kind (:data:`JUDGE_PROMPT`) and read when a
+judge is built, never shipped.
 """
 
 from __future__ import annotations
@@ -31,10 +32,10 @@ import numpy as np
 import numpy.typing as npt
 
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions, OfficialScoring, Question, take_options
-from jurist.benchmarks.data_files import DATA_DIR_ENV, PinnedFile, data_dirs, resolve
-from jurist.benchmarks.healthbench import resolve_files
+from jurist.benchmarks.data_files import DATA_DIR_ENV, PinnedFile, data_dirs, resolve, resolve_files
 from jurist.benchmarks.presets import REFERENCE_KEY, ReferenceJudge
 from jurist.errors import InputError, JuristError
+from jurist.judging.kinds import JudgePromptSource
 from jurist.ratings.lc_winrate import GamedRows
 
 NAME = "alpaca-eval"
@@ -97,6 +98,14 @@ TEMPLATE = PinnedFile(
     f"{REPOSITORY}@{COMMIT[:7]} {_PROMPT_PATH}",
 )
 """Upstream's judge prompt (ChatML text with ``{instruction}``, ``{output_1}``, ``{output_2}``)."""
+
+
+def _judge_prompt_files() -> list[Path]:
+    return resolve_files(NAME, [TEMPLATE])
+
+
+JUDGE_PROMPT = JudgePromptSource(TEMPLATE.origin, _judge_prompt_files)
+"""What AlpacaEval hands the preference kind: upstream's prompt, found when a judge is built."""
 
 REGULARIZE_LAMBDA = 0.2
 """``length_controlled_v1``'s weight of the gamed-baseline rows, shared by the two gamed baselines."""
@@ -380,6 +389,7 @@ def benchmark(options: BenchmarkOptions) -> Benchmark:
         baseline=BASELINE,
         judge_kind="preference",
         judge_protocol="alpaca-eval",
+        judge_prompt_source=JUDGE_PROMPT,
         metrics=("winrate",),
         official_scoring=OfficialScoring(length_controlled=True),
         info=info,

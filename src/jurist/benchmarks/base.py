@@ -15,10 +15,19 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from jurist.errors import JuristError
+from jurist.judging.kinds import JudgeKindName, JudgePromptSource
+from jurist.store.records import Question
 
-JudgeKindName = Literal["pairwise", "rubric", "preference"]
-"""The judge kinds the runner knows (each a module beside :mod:`jurist.judging.pairwise`; ``preference``:
-AlpacaEval's one game read as a soft preference, :mod:`jurist.judging.alpaca_protocol`)."""
+__all__ = [  # Question is re-exported: it lives in jurist.store.records, below the judge kinds
+    "Benchmark",
+    "BenchmarkOptions",
+    "Metric",
+    "OfficialScoring",
+    "Question",
+    "SampleMethod",
+    "stratified_subset",
+    "take_options",
+]
 
 Metric = Literal[
     "winrate", "judge-accuracy", "instruction-following", "arena-elo", "arena-calibration", "rubric"
@@ -47,18 +56,6 @@ class OfficialScoring:
     length_controlled: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Question:
-    """One prompt to answer. ``uid`` is unique within its benchmark; ``metadata`` is the benchmark's own,
-    except ``metadata["messages"]``: a conversation (``[{role, content}]``) answered in place of ``prompt``
-    as one user turn, for multi-turn benchmarks (HealthBench); ``prompt`` then only shows it."""
-
-    uid: str
-    prompt: str
-    category: str = "default"
-    metadata: Mapping[str, Any] = field(default_factory=dict, compare=False)
-
-
 @dataclass(frozen=True)
 class Benchmark:
     """A named set of questions and the choices that say how to answer, judge and score them."""
@@ -76,7 +73,11 @@ class Benchmark:
     candidates: tuple[str, ...] = ()
     """Models the benchmark fixes itself (JudgeBench judges its shipped pairs); empty: ``--model`` decides."""
     judge_kind: JudgeKindName | None = "pairwise"
+    """The judge kind (:mod:`jurist.judging.kinds`); None: rule-checked, no judge."""
     judge_protocol: str = "arena-hard"
+    judge_prompt_source: JudgePromptSource | None = None
+    """The prompt the benchmark hands its judge kind (upstream's pinned texts, found when a judge is built);
+    None where the kind's protocols bring their own."""
     rule_suite: str | None = None
     """The checkers of a rule-checked benchmark (``ifeval``, ``ifbench``: :mod:`jurist.rules.registry`)."""
     metrics: tuple[Metric, ...] = ("winrate",)

@@ -10,15 +10,24 @@ into the cache. Nothing is downloaded at import time, and never when a local cop
 from __future__ import annotations
 
 import hashlib
-import os
 import sys
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from jurist.errors import JuristError
+from jurist.store.locations import DATA_DIR_ENV, cache_root, data_dirs
 
-DATA_DIR_ENV = "JURIST_DATA_DIR"
+__all__ = [
+    "DATA_DIR_ENV",
+    "PinnedFile",
+    "cache_dir",
+    "data_dirs",
+    "resolve",
+    "resolve_files",
+    "sha256_of",
+]
 
 
 @dataclass(frozen=True)
@@ -42,16 +51,9 @@ class PinnedFile:
         return f"{self.benchmark}/{self.version}-{self.sha256[:12]}-{self.url.rsplit('/', 1)[-1]}"
 
 
-def data_dirs() -> list[Path]:
-    value = os.environ.get(DATA_DIR_ENV, "")
-    return [Path(part).expanduser() for part in value.split(os.pathsep) if part]
-
-
 def cache_dir() -> Path:
-    directory = os.environ.get("JURIST_CACHE_DIR")
-    if not directory:
-        directory = str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "jurist")
-    return Path(directory).expanduser() / "data"
+    """Where downloaded benchmark data is kept: ``data/`` of jurist's cache."""
+    return cache_root() / "data"
 
 
 def sha256_of(path: Path) -> str:
@@ -72,6 +74,32 @@ def resolve(pinned: PinnedFile, *, download: bool = True) -> Path:
     if not download:
         raise JuristError(f"{pinned.benchmark} data ({pinned.version}) is not in {DATA_DIR_ENV} or the cache")
     return _download(pinned, cached)
+
+
+def resolve_files(benchmark: str, pins: Sequence[PinnedFile], hint: str = "") -> list[Path]:
+    """Local paths of ``pins`` (data dir, cache, else one download each), or one error naming every file
+    that is missing and the variable to set: nothing is half-found, and no request is sent before."""
+    missing = [p for p in pins if not _have_copy(p)]
+    for pinned in missing:
+        print(f"jurist: downloading {pinned.origin} (first use; kept in the jurist cache)", file=sys.stderr)
+        try:
+            resolve(pinned)
+        except JuristError as exc:
+            files = ", ".join(p.local_paths[0] for p in missing)
+            reason = str(exc).split("; ", 1)[0]  # what failed; the advice is given here, for every file
+            raise JuristError(
+                f"{benchmark} needs {files}: not in ${DATA_DIR_ENV} nor the cache, and downloading failed "
+                f"({reason}); with no network, set {DATA_DIR_ENV} (or --data-dir) to a folder holding "
+                f"{'it' if len(missing) == 1 else 'them'}"
+                f"{hint}"
+            ) from None
+    return [resolve(p, download=False) for p in pins]
+
+
+def _have_copy(pinned: PinnedFile) -> bool:
+    """Whether a copy of ``pinned`` exists locally (its bytes are checked by :func:`resolve`)."""
+    local = (folder / relative for folder in data_dirs() for relative in pinned.local_paths)
+    return any(path.is_file() for path in local) or (cache_dir() / pinned.cache_name).is_file()
 
 
 def _require_hash(path: Path, pinned: PinnedFile, where: str) -> None:

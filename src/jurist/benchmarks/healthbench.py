@@ -13,15 +13,23 @@ cannot vouch for yet, so they are read from ``$JURIST_DATA_DIR/healthbench/<upst
 
 from __future__ import annotations
 
-import sys
+import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions, Question, take_options
-from jurist.benchmarks.data_files import DATA_DIR_ENV, PinnedFile, cache_dir, data_dirs, resolve, sha256_of
+from jurist.benchmarks.data_files import (
+    DATA_DIR_ENV,
+    PinnedFile,
+    cache_dir,
+    data_dirs,
+    resolve_files,
+    sha256_of,
+)
 from jurist.benchmarks.presets import REFERENCE_KEY, ReferenceJudge
 from jurist.errors import InputError, JuristError
+from jurist.judging.kinds import JudgePromptSource
 from jurist.store.jsonl import read_input_jsonl
 
 OPTIONS = {
@@ -109,30 +117,26 @@ def reference_judge(variant: str) -> ReferenceJudge:
     )
 
 
-def resolve_files(benchmark: str, pins: Sequence[PinnedFile], hint: str = "") -> list[Path]:
-    """Local paths of ``pins`` (data dir, cache, else one download each), or one error naming every file
-    that is missing and the variable to set: nothing is half-found, and no request is sent before."""
-    missing = [p for p in pins if not _have_copy(p)]
-    for pinned in missing:
-        print(f"jurist: downloading {pinned.origin} (first use; kept in the jurist cache)", file=sys.stderr)
-        try:
-            resolve(pinned)
-        except JuristError as exc:
-            files = ", ".join(p.local_paths[0] for p in missing)
-            reason = str(exc).split("; ", 1)[0]  # what failed; the advice is given here, for every file
-            raise JuristError(
-                f"{benchmark} needs {files}: not in ${DATA_DIR_ENV} nor the cache, and downloading failed "
-                f"({reason}); with no network, set {DATA_DIR_ENV} (or --data-dir) to a folder holding "
-                f"{'it' if len(missing) == 1 else 'them'}"
-                f"{hint}"
-            ) from None
-    return [resolve(p, download=False) for p in pins]
+PROMPT_HINT = " (or pass --judge-prompt FILE)"
 
 
-def _have_copy(pinned: PinnedFile) -> bool:
-    """Whether a copy of ``pinned`` exists locally (its bytes are checked by :func:`resolve`)."""
-    local = (folder / relative for folder in data_dirs() for relative in pinned.local_paths)
-    return any(path.is_file() for path in local) or (cache_dir() / pinned.cache_name).is_file()
+def grader_sampling(grader: Mapping[str, Any]) -> dict[str, Any]:
+    """The sampling fields of a reference grader (:data:`VARIANTS`' entries, WritingBench's ``GRADER``)."""
+    return {key: grader[key] for key in ("temperature", "top_p", "max_tokens") if key in grader}
+
+
+def _grader_files(simple_evals: bool) -> list[Path]:
+    """The grader's pinned texts: ``healthbench_eval.py`` (``GRADER_TEMPLATE``), then, for simple-evals,
+    ``chat_completion_sampler.py`` (its system message); eval_framework sends no system message."""
+    pins = [GRADER_FILE, SAMPLER_FILE] if simple_evals else [GRADER_FILE]
+    return resolve_files("healthbench grading", pins, PROMPT_HINT)
+
+
+def judge_prompt(variant: str) -> JudgePromptSource:
+    """What HealthBench hands the rubric kind for ``variant``: simple-evals' pinned texts, the variant's
+    reference sampling."""
+    files = functools.partial(_grader_files, variant == "simple-evals")
+    return JudgePromptSource(SIMPLE_EVALS, files, grader_sampling(VARIANTS[variant]))
 
 
 def _unpinned(subset: str) -> Path:
@@ -249,6 +253,7 @@ def benchmark(options: BenchmarkOptions) -> Benchmark:
         read_questions(path),
         judge_kind="rubric",
         judge_protocol=str(VARIANTS[variant]["protocol"]),
+        judge_prompt_source=judge_prompt(variant),
         metrics=("rubric",),
         info=info,
     )

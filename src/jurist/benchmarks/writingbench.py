@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions, Question, take_options
-from jurist.benchmarks.data_files import PinnedFile, data_dirs, sha256_of
-from jurist.benchmarks.healthbench import resolve_files
+from jurist.benchmarks.data_files import PinnedFile, data_dirs, resolve_files, sha256_of
+from jurist.benchmarks.healthbench import PROMPT_HINT, grader_sampling
 from jurist.benchmarks.presets import REFERENCE_KEY, ReferenceJudge
 from jurist.errors import InputError, JuristError
+from jurist.judging.kinds import JudgePromptSource
 from jurist.store.jsonl import read_input_jsonl
 
 OPTIONS = {"file": "your own file in WritingBench's benchmark_all.jsonl schema (no requirement scores)"}
@@ -96,6 +97,15 @@ REFERENCE = ReferenceJudge(
     notes=(str(GRADER["alternative"]),),
 )
 """The reference critic in the form every named benchmark records (``GRADER`` stays summary.json's)."""
+
+
+def _critic_files() -> list[Path]:
+    """The critic's pinned texts: upstream's ``prompt.py`` (``evaluate_system``, ``evaluate_prompt``)."""
+    return resolve_files("writingbench grading", [PROMPT_FILE], PROMPT_HINT)
+
+
+JUDGE_PROMPT = JudgePromptSource(UPSTREAM, _critic_files, grader_sampling(GRADER))
+"""What WritingBench hands the rubric kind: upstream's critic prompt, its reference sampling."""
 
 Requirements = tuple[dict[str, set[int]], dict[str, dict[int, list[str]]]]
 """Per dimension: the indices of the queries involving it (R), and index -> its criterion names (C)."""
@@ -232,6 +242,7 @@ def benchmark(options: BenchmarkOptions) -> Benchmark:
         read_questions(path, requirements),
         judge_kind="rubric",
         judge_protocol="writingbench",
+        judge_prompt_source=JUDGE_PROMPT,
         metrics=("rubric",),
         info=info,
     )

@@ -31,8 +31,9 @@ from typing import Any
 
 from jurist.config import ModelSpec
 from jurist.engine.client import ModelClient
-from jurist.errors import InputError
+from jurist.errors import InputError, JuristError
 from jurist.judging.base import CacheMode, JudgeItem, OutcomeKind
+from jurist.judging.kinds import JudgeKindSetup, JudgePromptSource
 from jurist.judging.pairwise import cap_raw, judgment_key
 from jurist.store.records import sample_of, text_hash
 
@@ -97,20 +98,22 @@ def parse_template(text: str, origin: str) -> tuple[tuple[str, str], ...]:
     return tuple(messages)
 
 
-def load_template(prompt_file: Path | None = None) -> AlpacaTemplate:
-    """``prompt_file`` (``--judge-prompt``), else upstream's pinned prompt from ``$JURIST_DATA_DIR``, the
-    cache or one download (one error naming the variable and the file when none can be had)."""
+def load_template(prompt_file: Path | None, source: JudgePromptSource | None) -> AlpacaTemplate:
+    """``prompt_file`` (``--judge-prompt``), else the pinned prompt the benchmark hands its judge
+    (``source``: upstream's, from ``$JURIST_DATA_DIR``, the cache or one download; one error naming the
+    variable and the file when none can be had)."""
     if prompt_file is not None:
         path = Path(prompt_file)
         if not path.is_file():
             raise InputError(path, "", "judge prompt file not found")
         custom = True
-    else:
-        from jurist.benchmarks.alpaca_eval import NAME, TEMPLATE
-        from jurist.benchmarks.healthbench import resolve_files
-
-        (path,) = resolve_files(NAME, [TEMPLATE])
+    elif source is not None:
+        (path,) = source.files()
         custom = False
+    else:
+        raise JuristError(
+            "the preference judge kind needs its benchmark's judge prompt; pass --judge-prompt FILE"
+        )
     data = path.read_bytes()
     try:
         text = data.decode("utf-8")
@@ -318,3 +321,14 @@ class AlpacaJudge:
 
     def outcomes(self, record: dict[str, Any]) -> list[dict[str, Any]]:
         return preference_battles(record)
+
+
+def judge_kind(setup: JudgeKindSetup) -> AlpacaJudge:
+    """The ``preference`` kind of the registry: AlpacaEval's protocol and no other; ``--judge-prompt``
+    replaces the prompt the benchmark hands it."""
+    if setup.protocol is not None and setup.protocol != setup.default_protocol:
+        raise JuristError(
+            f"--judge-protocol {setup.protocol!r} does not apply: this benchmark judges with its own "
+            f"protocol ({setup.default_protocol}); --judge-prompt replaces its prompt"
+        )
+    return AlpacaJudge(load_template(setup.prompt_file, setup.prompt_source), setup.spec)

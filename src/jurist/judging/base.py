@@ -12,9 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from jurist.benchmarks.base import Question
 from jurist.engine.client import ModelClient, RequestFailed
-from jurist.store.records import text_hash
+from jurist.store.records import Question, text_hash
 
 CacheMode = Literal["use", "refresh", "off"]
 """How a judge request uses the request cache: ``refresh`` asks again (re-judging an invalid verdict)."""

@@ -1,15 +1,99 @@
-"""Judge kind names -> the judge kind that serves one judge alias in one run."""
+"""The registry of judge kinds: a name -> the factory that builds the kind serving one judge in one run.
+
+A benchmark names its judge kind (``Benchmark.judge_kind``) and hands it its prompt as data
+(:class:`JudgePromptSource`): the judge kind never reaches into a benchmark module. Built-in kinds are
+imported only when named, so naming a kind costs nothing until a judge is built; ``register`` adds one from
+outside the package (a plugin, or a test). Adding a judge kind = one module with a factory + one line in
+:data:`_BUILTIN`.
+"""
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from jurist.benchmarks.base import JudgeKindName
-from jurist.config import ModelSpec
 from jurist.errors import JuristError
-from jurist.judging.base import JudgeKind
-from jurist.judging.pairwise import PairwiseJudge
-from jurist.judging.protocols import protocol_set
+
+if TYPE_CHECKING:
+    from jurist.config import ModelSpec
+    from jurist.judging.base import JudgeKind
+
+JudgeKindName: TypeAlias = str
+"""A name in this registry: ``pairwise`` (two swapped games), ``preference`` (AlpacaEval's one game read as
+a soft preference), ``rubric`` (a grader per rubric item or criterion), or one registered."""
+
+
+@dataclass(frozen=True)
+class JudgePromptSource:
+    """A benchmark's judge prompt as the benchmark hands it to its judge kind.
+
+    The texts are upstream's, pinned and read at run time (never shipped): ``files`` finds them (in
+    ``$JURIST_DATA_DIR``, the cache, else one download) only when a judge is built, so a run that judges
+    nothing never needs them, and ``--judge-prompt FILE`` replaces them without their being looked for.
+    ``presets`` (the reference grader's sampling) stay the benchmark's whatever texts are used."""
+
+    origin: str
+    """Where the texts come from (repository@commit), as the kind's errors about them name it."""
+    files: Callable[[], Sequence[Path]] = field(compare=False)
+    """The pinned files' local paths, in the order the kind reads them; raises one JuristError naming
+    every missing file and the variable to set."""
+    presets: Mapping[str, Any] = field(default_factory=dict)
+    """The reference grader's sampling settings, sent where the judge's models-file entry leaves one unset
+    (the rubric kind; the other kinds take theirs from the benchmark's reference judge)."""
+
+
+@dataclass(frozen=True)
+class JudgeKindSetup:
+    """Everything a judge kind is built from, for one judge alias in one run."""
+
+    spec: ModelSpec
+    protocol: str | None
+    """``--judge-protocol``; None: the benchmark's own (``default_protocol``)."""
+    default_protocol: str
+    prompt_file: Path | None
+    """``--judge-prompt FILE``: replaces the prompt texts, keeps the protocol's reading."""
+    prompt_source: JudgePromptSource | None
+    """What the benchmark hands its judge kind (None: a kind whose prompts are its own)."""
+    strong_weight: int = 3
+
+
+JudgeKindFactory: TypeAlias = "Callable[[JudgeKindSetup], JudgeKind]"
+"""Builds a judge kind (raising JuristError, one line, on a setup it cannot serve)."""
+
+_BUILTIN: dict[str, str] = {
+    "pairwise": "jurist.judging.pairwise",
+    "preference": "jurist.judging.alpaca_protocol",
+    "rubric": "jurist.judging.rubric",
+}
+"""Kind name -> module whose ``judge_kind`` factory builds it."""
+_registered: dict[str, JudgeKindFactory] = {}
+
+
+def register(name: str, factory: JudgeKindFactory) -> None:
+    """Make ``Benchmark(judge_kind=name)`` judge with the kinds ``factory`` builds (a registered name
+    comes before a built-in one of the same name)."""
+    _registered[name] = factory
+
+
+def unregister(name: str) -> None:
+    _registered.pop(name, None)
+
+
+def judge_kind_names() -> list[str]:
+    return sorted(set(_BUILTIN) | set(_registered))
+
+
+def _factory(name: str) -> JudgeKindFactory:
+    if name in _registered:
+        return _registered[name]
+    module = _BUILTIN.get(name)
+    if module is None:
+        raise JuristError(f"unknown judge kind {name!r} (known: {', '.join(judge_kind_names())})")
+    factory: JudgeKindFactory = importlib.import_module(module).judge_kind
+    return factory
 
 
 def judge_kind_for(
@@ -20,35 +104,10 @@ def judge_kind_for(
     spec: ModelSpec,
     prompt_file: Path | None = None,
     strong_weight: int = 3,
+    prompt_source: JudgePromptSource | None = None,
 ) -> JudgeKind:
-    """The judge kind ``name`` for the judge ``spec``; ``protocol`` (from --judge-protocol) else the
-    benchmark's ``default_protocol`` (the judge's own models-file preference still applies inside).
-    "arena-hard" brings upstream's per-category system prompts with it (:func:`protocol_set`). A rubric
-    benchmark's grader is fixed by the benchmark (HealthBench's variant is ``-B variant=``); ``prompt_file``
-    then replaces upstream's prompt texts (:mod:`jurist.judging.rubric_prompts`)."""
-    if name == "rubric":
-        from jurist.judging.rubric import RubricJudge
-        from jurist.judging.rubric_prompts import rubric_grader
-
-        if protocol is not None and protocol != default_protocol:
-            raise JuristError(
-                f"--judge-protocol {protocol!r} does not apply: this benchmark grades with its own rubric "
-                f"grader ({default_protocol}); HealthBench's variant is chosen with -B variant="
-            )
-        return RubricJudge(rubric_grader(default_protocol, prompt_file), spec)
-    if name == "preference":
-        from jurist.judging.alpaca_protocol import AlpacaJudge, load_template
-
-        if protocol is not None and protocol != default_protocol:
-            raise JuristError(
-                f"--judge-protocol {protocol!r} does not apply: this benchmark judges with its own protocol "
-                f"({default_protocol}); --judge-prompt replaces its prompt"
-            )
-        return AlpacaJudge(load_template(prompt_file), spec)
-    if name == "pairwise":
-        try:
-            chosen, by_category = protocol_set(protocol, spec, prompt_file, default_protocol)
-        except KeyError:
-            raise JuristError(f"--judge-protocol: unknown protocol {protocol!r}") from None
-        return PairwiseJudge(chosen, spec, strong_weight=strong_weight, by_category=by_category)
-    raise JuristError(f"unknown judge kind {name!r}")
+    """The judge kind ``name`` for the judge ``spec``: ``protocol`` (``--judge-protocol``) else the
+    benchmark's ``default_protocol``; ``prompt_source``: the prompt the benchmark hands its kind;
+    ``prompt_file`` (``--judge-prompt``) replaces its texts."""
+    setup = JudgeKindSetup(spec, protocol, default_protocol, prompt_file, prompt_source, strong_weight)
+    return _factory(name)(setup)

@@ -17,13 +17,14 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from jurist.benchmarks.base import Question
 from jurist.config import ModelSpec
 from jurist.engine.client import ModelClient, RequestFailed
+from jurist.errors import JuristError
 from jurist.judging.base import CacheMode, JudgeItem, OutcomeKind, PartialJudgment
-from jurist.judging.protocols import JudgeProtocol
+from jurist.judging.kinds import JudgeKindSetup
+from jurist.judging.protocols import JudgeProtocol, protocol_set
 from jurist.judging.verdict import LABEL_OUTCOME
-from jurist.store.records import sample_of, text_hash
+from jurist.store.records import Question, sample_of, text_hash
 
 # A judge reply is stored whole up to 2 x RAW_KEEP characters; past that, its head and tail with a marker.
 RAW_KEEP = 16_384
@@ -278,3 +279,16 @@ class PairwiseJudge:
 
     def outcomes(self, record: dict[str, Any]) -> list[dict[str, Any]]:
         return battles_from_judgment(record, strong_weight=self.strong_weight)
+
+
+def judge_kind(setup: JudgeKindSetup) -> PairwiseJudge:
+    """The ``pairwise`` kind of the registry: the protocol ``--judge-protocol`` names, else the
+    benchmark's; "arena-hard" brings upstream's per-category system prompts with it (:func:`protocol_set`);
+    ``--judge-prompt`` replaces the texts and keeps the protocol's reading."""
+    try:
+        chosen, by_category = protocol_set(
+            setup.protocol, setup.spec, setup.prompt_file, setup.default_protocol
+        )
+    except KeyError:
+        raise JuristError(f"--judge-protocol: unknown protocol {setup.protocol!r}") from None
+    return PairwiseJudge(chosen, setup.spec, strong_weight=setup.strong_weight, by_category=by_category)

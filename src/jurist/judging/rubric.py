@@ -19,9 +19,11 @@ from typing import Any
 
 from jurist.config import ModelSpec
 from jurist.engine.client import ModelClient, RequestFailed
+from jurist.errors import JuristError
 from jurist.judging.base import CacheMode, JudgeItem, OutcomeKind, PartialJudgment
+from jurist.judging.kinds import JudgeKindSetup
 from jurist.judging.pairwise import cap_raw, reask_context
-from jurist.judging.rubric_prompts import RubricGrader
+from jurist.judging.rubric_prompts import RubricGrader, rubric_grader
 from jurist.rules.answers import visible_text
 from jurist.store.records import text_hash
 
@@ -212,3 +214,16 @@ _NOT_DETAIL = frozenset(
     {"raw", "raw_chars", "usage", "reasks", "status", "explanation", "reason", "criterion"}
 )
 """Entry fields a point does not carry: the judge's texts and costs stay in the judgment."""
+
+
+def judge_kind(setup: JudgeKindSetup) -> RubricJudge:
+    """The ``rubric`` kind of the registry: the grader is fixed by the benchmark (its ``judge_protocol``,
+    HealthBench's variant chosen with ``-B variant=``) and reads the prompt the benchmark hands it;
+    ``--judge-prompt`` replaces upstream's texts (:mod:`jurist.judging.rubric_prompts`)."""
+    if setup.protocol is not None and setup.protocol != setup.default_protocol:
+        raise JuristError(
+            f"--judge-protocol {setup.protocol!r} does not apply: this benchmark grades with its own rubric "
+            f"grader ({setup.default_protocol}); HealthBench's variant is chosen with -B variant="
+        )
+    grader = rubric_grader(setup.default_protocol, setup.prompt_file, setup.prompt_source)
+    return RubricJudge(grader, setup.spec)

@@ -2,11 +2,12 @@
 
 The prompt texts are upstream's (HealthBench's ``GRADER_TEMPLATE`` and system message from
 openai/simple-evals, WritingBench's ``evaluate_system`` / ``evaluate_prompt``), so jurist does not ship them:
-they are read at run time from the pinned upstream files (``$JURIST_DATA_DIR/healthbench/healthbench_eval.py``
-and ``chat_completion_sampler.py``, ``$JURIST_DATA_DIR/writingbench/prompt.py``, else the cache, else one
+they are read at run time from the pinned upstream files the benchmark hands its grader
+(:class:`~jurist.judging.kinds.JudgePromptSource`: ``healthbench/healthbench_eval.py`` and
+``chat_completion_sampler.py``, ``writingbench/prompt.py`` from ``$JURIST_DATA_DIR``, else the cache, else one
 download; sha256-checked), or from ``--judge-prompt FILE`` in the same form. Those files are Python
 *source*; nothing in them runs: only module-level ``NAME = "literal"`` (or ``"literal".strip()``)
-assignments are read, with :mod:`ast`.
+assignments are read (:mod:`jurist.judging.python_strings`).
 
 Replies are read strictly and never evaluated: JSON with the fields the reference checks, else no grade
 (the kind then re-asks once and records the item "unscored").
@@ -14,7 +15,6 @@ Replies are read strictly and never evaluated: JSON with the fields the referenc
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import re
@@ -24,8 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from jurist.benchmarks.base import Question
-from jurist.errors import InputError, JuristError
+from jurist.errors import JuristError
+from jurist.judging.kinds import JudgePromptSource
+from jurist.judging.python_strings import read_python_strings
+from jurist.store.records import Question
 
 READER_VERSION = 1
 """Bump when a reader accepts or refuses other replies, so stored grades are asked again."""
@@ -45,50 +47,6 @@ WRITINGBENCH_REASK = (
     "Your reply could not be read. Reply with only a JSON object with two fields: "
     '"score" (an integer from 1 to 10) and "reason" (a string).'
 )
-
-
-def read_python_strings(path: Path, names: Sequence[str], required: Sequence[str]) -> dict[str, str]:
-    """The string values of module-level assignments ``NAME = "..."`` or ``NAME = "...".strip()`` in the
-    Python source ``path``; other statements are ignored, none is executed. A ``required`` name that is
-    missing, or any of ``names`` bound to something else, is an error naming the file."""
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(path, "", f"cannot read: {exc}") from None
-    except SyntaxError as exc:
-        raise InputError(path, f"line {exc.lineno}", f"not Python source ({exc.msg})") from None
-    found: dict[str, str] = {}
-    for node in tree.body:
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
-            continue
-        target = node.targets[0]
-        if not (isinstance(target, ast.Name) and target.id in names):
-            continue
-        value = _string_value(node.value)
-        if value is None:
-            raise InputError(path, f"line {node.lineno}", f"{target.id} is not a string literal")
-        found[target.id] = value
-    missing = [name for name in required if name not in found]
-    if missing:
-        raise InputError(path, "", f'no {missing[0]} = "..." string assignment')
-    return found
-
-
-def _string_value(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    call = node
-    if (
-        isinstance(call, ast.Call)
-        and not call.args
-        and not call.keywords
-        and isinstance(call.func, ast.Attribute)
-        and call.func.attr == "strip"
-        and isinstance(call.func.value, ast.Constant)
-        and isinstance(call.func.value.value, str)
-    ):
-        return call.func.value.value.strip()
-    return None
 
 
 def _unfenced(text: str) -> str:
@@ -335,59 +293,71 @@ def check_writingbench_template(template: str, origin: str) -> None:
         raise JuristError(f"{origin}: evaluate_prompt has no {{{absent[0]}}} placeholder")
 
 
-def _presets(variant: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: variant[key] for key in ("temperature", "top_p", "max_tokens") if key in variant}
+def _pinned(source: JudgePromptSource | None, protocol: str, count: int) -> tuple[Sequence[Path], str]:
+    """The ``count`` pinned files the benchmark hands ``protocol``'s grader, found now, and their origin."""
+    if source is None:
+        raise JuristError(
+            f"the {protocol} grader needs its benchmark's prompt files; pass --judge-prompt FILE"
+        )
+    paths = source.files()
+    if len(paths) != count:
+        raise JuristError(
+            f"the {protocol} grader reads {count} prompt files; its benchmark handed {len(paths)}"
+        )
+    return paths, source.origin
 
 
-def healthbench_grader(simple_evals: bool, prompt_file: Path | None) -> HealthBenchGrader:
+def _presets(source: JudgePromptSource | None) -> dict[str, Any]:
+    return dict(source.presets) if source is not None else {}
+
+
+def healthbench_grader(
+    simple_evals: bool, prompt_file: Path | None, source: JudgePromptSource | None
+) -> HealthBenchGrader:
     """The HealthBench grader of one variant; its texts from ``prompt_file`` (``GRADER_TEMPLATE``, optional
-    ``OPENAI_SYSTEM_MESSAGE_API``) or the pinned simple-evals files."""
-    from jurist.benchmarks import healthbench as hb
-
-    variant = hb.VARIANTS["simple-evals" if simple_evals else "eval-framework"]
+    ``OPENAI_SYSTEM_MESSAGE_API``) or the pinned simple-evals files the benchmark hands it (``source``:
+    ``healthbench_eval.py``, then, for simple-evals, ``chat_completion_sampler.py``)."""
+    protocol = "healthbench" if simple_evals else "healthbench-eval-framework"
     names = ("GRADER_TEMPLATE", "OPENAI_SYSTEM_MESSAGE_API")
     if prompt_file is not None:
         texts = read_python_strings(prompt_file, names, names[:1])
-        source = f"{prompt_file} (--judge-prompt)"
+        origin = f"{prompt_file} (--judge-prompt)"
     else:
-        hint = " (or pass --judge-prompt FILE)"
-        pins = [hb.GRADER_FILE, hb.SAMPLER_FILE] if simple_evals else [hb.GRADER_FILE]
-        paths = hb.resolve_files("healthbench grading", pins, hint)
+        paths, origin = _pinned(source, protocol, 2 if simple_evals else 1)
         texts = read_python_strings(paths[0], names[:1], names[:1])
         if simple_evals:
             texts |= read_python_strings(paths[1], names[1:], names[1:])
-        source = hb.SIMPLE_EVALS
     template = texts["GRADER_TEMPLATE"]
     for placeholder in (CONVERSATION, RUBRIC_ITEM):
         if placeholder not in template:
-            raise JuristError(f"{source}: GRADER_TEMPLATE has no {placeholder} placeholder")
+            raise JuristError(f"{origin}: GRADER_TEMPLATE has no {placeholder} placeholder")
     system = texts.get("OPENAI_SYSTEM_MESSAGE_API") if simple_evals else None
-    return HealthBenchGrader(template, system, simple_evals, source, _presets(variant))
+    return HealthBenchGrader(template, system, simple_evals, origin, _presets(source))
 
 
-def writingbench_grader(prompt_file: Path | None) -> WritingBenchGrader:
-    """The WritingBench critic; its texts from ``prompt_file`` or the pinned upstream ``prompt.py``."""
-    from jurist.benchmarks import healthbench as hb
-    from jurist.benchmarks import writingbench as wb
-
+def writingbench_grader(prompt_file: Path | None, source: JudgePromptSource | None) -> WritingBenchGrader:
+    """The WritingBench critic; its texts from ``prompt_file`` or the pinned upstream ``prompt.py`` the
+    benchmark hands it (``source``)."""
     names = ("evaluate_system", "evaluate_prompt")
     if prompt_file is not None:
-        path, source = prompt_file, f"{prompt_file} (--judge-prompt)"
+        path, origin = prompt_file, f"{prompt_file} (--judge-prompt)"
     else:
-        (path,) = hb.resolve_files("writingbench grading", [wb.PROMPT_FILE], " (or pass --judge-prompt FILE)")
-        source = wb.UPSTREAM
+        (path,), origin = _pinned(source, "writingbench", 1)
     texts = read_python_strings(path, names, names)
-    check_writingbench_template(texts["evaluate_prompt"], source)
-    return WritingBenchGrader(texts["evaluate_system"], texts["evaluate_prompt"], source, _presets(wb.GRADER))
+    check_writingbench_template(texts["evaluate_prompt"], origin)
+    return WritingBenchGrader(texts["evaluate_system"], texts["evaluate_prompt"], origin, _presets(source))
 
 
 PROTOCOLS = ("healthbench", "healthbench-eval-framework", "writingbench")
 
 
-def rubric_grader(protocol: str, prompt_file: Path | None = None) -> RubricGrader:
-    """The grader named ``protocol`` (a benchmark's ``judge_protocol``)."""
+def rubric_grader(
+    protocol: str, prompt_file: Path | None = None, source: JudgePromptSource | None = None
+) -> RubricGrader:
+    """The grader named ``protocol`` (a benchmark's ``judge_protocol``), reading the prompt its benchmark
+    hands it (``source``) or ``prompt_file``."""
     if protocol in ("healthbench", "healthbench-eval-framework"):
-        return healthbench_grader(protocol == "healthbench", prompt_file)
+        return healthbench_grader(protocol == "healthbench", prompt_file, source)
     if protocol == "writingbench":
-        return writingbench_grader(prompt_file)
+        return writingbench_grader(prompt_file, source)
     raise JuristError(f"unknown rubric protocol {protocol!r} (known: {', '.join(PROTOCOLS)})")

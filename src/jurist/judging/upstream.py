@@ -28,9 +28,10 @@ from typing import Any
 
 import yaml
 
-from jurist.benchmarks.data_files import DATA_DIR_ENV, data_dirs
 from jurist.errors import JuristError
 from jurist.judging.verdict import canonical_label
+from jurist.store import locations
+from jurist.store.locations import DATA_DIR_ENV, data_dirs
 
 REPOSITORY = "lmarena/arena-hard-auto"
 COMMIT = "196f6b826783b3da7310e361a805fa36f0be83f3"
@@ -102,10 +103,7 @@ def read_verdict(text: str) -> str | None:
 
 def cache_root() -> Path:
     """``$JURIST_CACHE_DIR/upstream``, else ``$XDG_CACHE_HOME/jurist/upstream`` (``~/.cache/...``)."""
-    directory = os.environ.get("JURIST_CACHE_DIR")
-    if not directory:
-        directory = str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "jurist")
-    return Path(directory).expanduser() / "upstream"
+    return locations.cache_root() / "upstream"
 
 
 def _check(name: str, data: bytes, origin: str) -> bytes:

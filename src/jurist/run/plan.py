@@ -188,6 +188,7 @@ def _kind(config: RunConfig, bench: Benchmark, spec: ModelSpec) -> JudgeKind:
         spec=spec,
         prompt_file=config.judge_prompt,
         strong_weight=config.strong_weight,
+        prompt_source=bench.judge_prompt_source,
     )
 
 

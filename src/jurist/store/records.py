@@ -1,4 +1,4 @@
-"""The records a run writes, typed: answers, judgments, battles and points.
+"""The records a run reads and writes, typed: questions, answers, judgments, battles and points.
 
 Each record carries a ``kind`` tag and a ``sample`` index (which of the N answers to one prompt it belongs
 to), so a reader tells what a line is from a field, and repeated samples never collide. Records are
@@ -12,6 +12,8 @@ sits in); 2 adds both.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
 
 SCHEMA_VERSION = 2
@@ -22,6 +24,20 @@ JudgmentKindName = Literal["pairwise", "preference", "rubric"]
 and its imports);
 ``rubric``: one graded entry per rubric item or criterion (:mod:`jurist.judging.rubric`)."""
 Winner = Literal["model_a", "model_b", "tie"]
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """One prompt to answer. ``uid`` is unique within its benchmark; ``metadata`` is the benchmark's own,
+    except ``metadata["messages"]``: a conversation (``[{role, content}]``) answered in place of ``prompt``
+    as one user turn, for multi-turn benchmarks (HealthBench); ``prompt`` then only shows it.
+
+    Benchmarks make questions and judge kinds read them, so the type lives here, below both."""
+
+    uid: str
+    prompt: str
+    category: str = "default"
+    metadata: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
 
 class Usage(TypedDict, total=False):
