@@ -29,7 +29,8 @@ import pytest
 from conftest import write_models_file
 from jurist.errors import InputError, JuristError
 from jurist.interop.alpaca_eval import import_alpaca_eval
-from jurist.interop.arena_hard import export_arena_hard, import_arena_hard
+from jurist.interop.arena_hard import import_arena_hard
+from jurist.interop.arena_hard_export import export_arena_hard
 from jurist.scoring import ScoreOptions, score_run
 from jurist.store.jsonl import read_jsonl
 from jurist.tokens.style import answer_style_metadata

@@ -130,7 +130,7 @@ def export_arena_hard(
     """Write answers and pairwise judgments in Arena-Hard v2.0's shapes (model_answer, model_judgment)."""
     import json
 
-    from jurist.interop.arena_hard import export_arena_hard as run_export
+    from jurist.interop.arena_hard_export import export_arena_hard as run_export
 
     run_json_path = run_dir / "run.json"
     run_json = json.loads(run_json_path.read_text(encoding="utf-8")) if run_json_path.is_file() else {}

@@ -1,4 +1,4 @@
-"""Arena-Hard-Auto files: answers and judgments imported as a jurist run, a run exported in v2.0 shapes.
+"""Arena-Hard-Auto files imported as a jurist run (the export: :mod:`jurist.interop.arena_hard_export`).
 
 An import writes what a jurist run has (answers, judgments, battles.jsonl, run.json), so ``jurist show``
 scores it like our own runs; the export lets upstream tools read ours. Answers: v2.0 (``uid``,
@@ -10,10 +10,7 @@ v2 drops the question); the counts go to run.json. Upstream style metadata is ke
 
 from __future__ import annotations
 
-import hashlib
-import time
 from collections import defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,19 +23,15 @@ from jurist.interop.common import (
     field_error,
     fresh_run_dir,
     iter_foreign_jsonl,
-    last_per_uid,
-    read_run_answers,
     store_answers,
     store_judgments,
     write_jsonl,
     write_run_json,
 )
 from jurist.judging.pairwise import battles_from_judgment, judgment_key
-from jurist.judging.verdict import canonical_label, swap_label
-from jurist.store.jsonl import iter_jsonl
+from jurist.judging.verdict import canonical_label
 from jurist.store.line_index import answer_text
 from jurist.store.run_dir import RunDir
-from jurist.store.run_dir import legacy_stem as file_stem  # Arena-Hard's own folders keep its plain names
 
 STYLE_GROUPS = ("header_count", "list_count", "bold_count")
 
@@ -294,127 +287,4 @@ def import_arena_hard(
                 summary.baselines[category] = baseline
     summary.battles = write_jsonl(run.battles, battles)
     write_run_json(run, summary, {})
-    return summary
-
-
-# Export (v2.0 shapes) --------------------------------------------------------------------------------------
-
-
-def _oriented_game(game: dict[str, Any], want_a: str) -> dict[str, Any] | None:
-    """A jurist game as an upstream game with ``want_a`` in position A (labels mirrored if needed)."""
-    label = game.get("label")
-    raw = game.get("raw")
-    if label is None and raw is None:
-        return None
-    if label is not None and game.get("a") != want_a:
-        label = swap_label(label)
-    return {"score": label, "judgment": {"answer": raw or ""}}
-
-
-def arena_judgment_record(judgment: dict[str, Any]) -> dict[str, Any] | None:
-    """A jurist pairwise judgment in Arena-Hard v2.0's shape (None for judgments without games)."""
-    games = judgment.get("games")
-    if not isinstance(games, list) or not games:
-        return None
-    baseline, model = judgment["baseline"], judgment["model"]
-    baseline_first = [g for g in games if g.get("a") == baseline]
-    model_first = [g for g in games if g.get("a") != baseline]
-    ordered = (baseline_first + model_first)[:2]
-    wanted = [baseline, model]
-    return {
-        "uid": judgment["uid"],
-        "category": judgment.get("category", "default"),
-        "judge": judgment["judge"],
-        "model": model,
-        "baseline": baseline,
-        "games": [_oriented_game(game, wanted[n]) for n, game in enumerate(ordered)],
-    }
-
-
-def arena_answer_record(answer: dict[str, Any], style: StyleFn | None) -> dict[str, Any]:
-    """A jurist answer in Arena-Hard v2.0's ``model_answer`` shape (style metadata computed if absent)."""
-    content: dict[str, Any] = {"answer": answer["answer"]}
-    if answer.get("reasoning"):
-        content["thought"] = answer["reasoning"]
-    messages: list[dict[str, Any]] = []
-    if isinstance(answer.get("prompt"), str):
-        messages.append({"role": "user", "content": answer["prompt"]})
-    messages.append({"role": "assistant", "content": content})
-    metadata = answer.get("metadata")
-    if metadata is None and style is not None:
-        metadata = style(answer["answer"])
-    record: dict[str, Any] = {
-        "uid": answer["uid"],
-        "ans_id": answer.get("ans_id") or hashlib.sha256(answer["answer"].encode()).hexdigest()[:22],
-        "model": answer["model"],
-        "messages": messages,
-        "tstamp": answer.get("tstamp") or time.time(),
-    }
-    if metadata is not None:
-        record["metadata"] = metadata
-    return record
-
-
-@dataclass
-class ExportSummary:
-    """What an export wrote."""
-
-    bench_dir: Path
-    answers: dict[str, int] = field(default_factory=dict)
-    judgments: dict[str, dict[str, int]] = field(default_factory=dict)
-    skipped_judgments: int = 0
-
-
-def _export_answers(run: RunDir, bench_dir: Path, style: StyleFn | None, summary: ExportSummary) -> None:
-    folder = run.root / "answers"
-    for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
-        answers = read_run_answers(path)
-        if not answers:
-            continue
-        model = next(iter(answers.values())).get("model") or path.stem
-        records = [
-            arena_answer_record({**a, "model": a.get("model") or model}, style) for a in answers.values()
-        ]
-        summary.answers[model] = write_jsonl(
-            bench_dir / "model_answer" / f"{file_stem(model)}.jsonl", records
-        )
-
-
-def _export_judgments(run: RunDir, bench_dir: Path, summary: ExportSummary) -> None:
-    """Each (judge, model) file in the order of that model's battles (the order its run scored them in),
-    not in the order the judgments arrived: the bootstrap resamples questions in order of appearance, so
-    an import of the export scores exactly as the run did."""
-    root = run.root / "judgments"
-    orders: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
-    for battle in iter_jsonl(run.battles) if run.battles.is_file() else ():
-        for side in ("model_a", "model_b"):
-            order = orders[(str(battle.get("judge")), str(battle.get(side)))]
-            order.setdefault(str(battle.get("uid")), len(order))
-    for path in sorted(root.glob("*/*.jsonl")) if root.is_dir() else []:
-        records = []
-        for judgment in last_per_uid(path):
-            converted = arena_judgment_record(judgment)
-            if converted is None:
-                summary.skipped_judgments += 1
-            else:
-                records.append(converted)
-        if records:
-            judge, model = records[0]["judge"], records[0]["model"]
-            order = orders.get((str(judge), str(model)), {})
-            records.sort(key=lambda record: order.get(str(record["uid"]), len(order)))  # stable: others last
-            target = bench_dir / "model_judgment" / file_stem(judge) / f"{file_stem(model)}.jsonl"
-            summary.judgments.setdefault(judge, {})[model] = write_jsonl(target, records)
-
-
-def export_arena_hard(
-    run_root: Path, out: Path, *, bench: str, style: StyleFn | None = None
-) -> ExportSummary:
-    """Write a run's answers and pairwise judgments as ``<out>/data/<bench>/model_answer|model_judgment``."""
-    run = RunDir(run_root)
-    if not run.root.is_dir():
-        raise JuristError(f"{run_root}: no such run directory")
-    bench_dir = out / "data" / bench
-    summary = ExportSummary(bench_dir)
-    _export_answers(run, bench_dir, style, summary)
-    _export_judgments(run, bench_dir, summary)
     return summary
