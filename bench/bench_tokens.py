@@ -1,10 +1,10 @@
-"""o200k token counting: jurist.tokens.o200k against tiktoken, side by side, each in a fresh interpreter.
+"""o200k token counting (jurist.tokens, through tiktoken), measured in fresh interpreters.
 
-What the answer stage pays for every answer's ``token_len``: the time to build the counter, the memory it
+What the answer stage pays for every answer's ``token_len``: the time to build the encoding, the memory it
 adds (resident once built, and at the build's peak, from ``/proc/self/status`` and ``ru_maxrss``), and
-the CPU per answer counting Arena-Hard v2.0 texts: the 750 prompts (what the end-to-end benchmark's mock
-answers echo) and o3-mini's 750 answers, with the piece cache cold (first pass) and warm (second pass).
-Both must give the same total, or the benchmark stops.
+the CPU per text counting Arena-Hard v2.0 texts: the 750 prompts (what the end-to-end benchmark's mock
+answers echo) and o3-mini's 750 answers. Then the degenerate replies counting must stay bounded on: 20 MB
+of one character, and 200k CJK characters without a break (wall time, and whether the count is exact).
 
 Usage: ``python bench/bench_tokens.py [--rounds 3]`` (medians of the rounds).
 """
@@ -22,30 +22,31 @@ ROOT = Path(__file__).resolve().parents[1]
 V2 = ROOT.parent / "shared" / "data" / "arena-hard" / "data" / "arena-hard-v2.0"
 
 CHILD = r"""
-import gc, json, resource, sys, time
-sys.path[:0] = [sys.argv[2], sys.argv[3]]
+import gc, json, random, resource, sys, time
+sys.path[:0] = [sys.argv[1]]
 def rss():
     with open("/proc/self/status") as fh:
         return next(int(line.split()[1]) for line in fh if line.startswith("VmRSS")) / 1024
-texts = json.load(open(sys.argv[4]))
-import jurist.tokens.style, o200k_oracle  # both measured from here: the modules around the counters imported
+texts = json.load(open(sys.argv[2]))
+import jurist.tokens  # measured from here: the package (and tiktoken) imported
+from jurist.tokens import count_tokens, measure_tokens
 gc.collect()
 before, start = rss(), time.perf_counter()
-if sys.argv[1] == "tiktoken":
-    from o200k_oracle import tiktoken_count as count
-    count("warm")
-else:
-    from jurist.tokens.style import count_tokens as count
-    count("warm")
+count_tokens("warm")
 out = {"build_s": time.perf_counter() - start, "resident_mb": rss() - before,
        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - before}
 for name in ("prompts", "answers"):
-    for cache in ("cold", "warm"):
-        cpu = time.process_time()
-        total = sum(count(text) for text in texts[name])
-        out[f"{name}_{cache}_us"] = (time.process_time() - cpu) / len(texts[name]) * 1e6
-        out[f"{name}_tokens"] = total
-out["final_resident_mb"] = rss() - before
+    cpu = time.process_time()
+    out[f"{name}_tokens"] = sum(count_tokens(text) for text in texts[name])
+    out[f"{name}_us"] = (time.process_time() - cpu) / len(texts[name]) * 1e6
+rng = random.Random(0)
+degenerate = {"20MB_a": "a" * 20_000_000, "20MB_newlines": "\n" * 20_000_000,
+              "200k_cjk": "".join(chr(rng.randrange(0x4E00, 0x9FA5)) for _ in range(200_000))}
+for name, text in degenerate.items():
+    wall = time.perf_counter()
+    count = measure_tokens(text)
+    out[f"{name}_s"] = time.perf_counter() - wall
+    out[f"{name}_exact"] = count.exact
 print(json.dumps(out))
 """
 
@@ -59,8 +60,8 @@ def texts() -> dict[str, list[str]]:
     return {"prompts": prompts, "answers": answers}
 
 
-def measure(system: str, corpus: Path) -> dict[str, float]:
-    argv = [sys.executable, "-c", CHILD, system, str(ROOT / "src"), str(ROOT / "tests"), str(corpus)]
+def measure(corpus: Path) -> dict[str, float]:
+    argv = [sys.executable, "-c", CHILD, str(ROOT / "src"), str(corpus)]
     result = subprocess.run(argv, capture_output=True, text=True, check=True)
     return dict(json.loads(result.stdout))
 
@@ -71,30 +72,24 @@ def main() -> None:
     args = parser.parse_args()
     corpus = Path("/tmp") / f"bench_tokens_{Path(sys.executable).stat().st_ino}.json"
     corpus.write_text(json.dumps(texts()))
-    runs: dict[str, list[dict[str, float]]] = {"tiktoken": [], "jurist.tokens.o200k": []}
     try:
-        for _ in range(args.rounds):
-            for system, rows in runs.items():
-                rows.append(measure(system, corpus))
+        rows = [measure(corpus) for _ in range(args.rounds)]
     finally:
         corpus.unlink()
-    for key in ("prompts_tokens", "answers_tokens"):
-        totals = {system: rows[0][key] for system, rows in runs.items()}
-        if len(set(totals.values())) != 1:
-            raise SystemExit(f"the counts differ: {key} {totals}")
-    columns = ["build_s", "resident_mb", "peak_mb", "final_resident_mb"]
-    columns += ["prompts_cold_us", "prompts_warm_us", "answers_cold_us", "answers_warm_us"]
+    print(f"jurist.tokens (tiktoken o200k_base), medians of {args.rounds} fresh interpreters")
     print(
-        f"o200k counts of Arena-Hard v2.0 texts, medians of {args.rounds} fresh interpreters; µs: CPU a text"
+        f"  build {statistics.median(r['build_s'] for r in rows):.2f} s, resident "
+        f"{statistics.median(r['resident_mb'] for r in rows):.1f} MB, "
+        f"peak {statistics.median(r['peak_mb'] for r in rows):.1f} MB"
     )
-    print(f"{'system':14s}" + "".join(f"{column:>18s}" for column in columns))
-    for system, rows in runs.items():
-        cells = [statistics.median(row[column] for row in rows) for column in columns]
-        print(f"{system:14s}" + "".join(f"{cell:18.2f}" for cell in cells))
-    print(
-        f"same counts: {runs['tiktoken'][0]['prompts_tokens']:.0f} prompt and "
-        f"{runs['tiktoken'][0]['answers_tokens']:.0f} answer tokens"
-    )
+    for name in ("prompts", "answers"):
+        print(
+            f"  {name}: {statistics.median(r[f'{name}_us'] for r in rows):.1f} µs CPU a text, "
+            f"{rows[0][f'{name}_tokens']:.0f} tokens"
+        )
+    for name in ("20MB_a", "20MB_newlines", "200k_cjk"):
+        exact = "exact" if rows[0][f"{name}_exact"] else "approximate (flagged)"
+        print(f"  {name}: {statistics.median(r[f'{name}_s'] for r in rows):.2f} s, {exact}")
 
 
 if __name__ == "__main__":

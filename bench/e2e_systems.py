@@ -190,7 +190,7 @@ def arena_hard_auto_code(source: Path) -> Path:
 def tiktoken_cache() -> Path:
     """tiktoken's cache folder holding o200k_base (arena-hard-auto counts answer tokens with it and would
     download it): the ranks file jurist reads offline, under the name tiktoken looks for."""
-    from jurist.tokens.style import find_o200k_ranks_file
+    from jurist.tokens import find_o200k_ranks_file
 
     folder = CACHE / "tiktoken"
     target = folder / hashlib.sha1(O200K_URL.encode()).hexdigest()

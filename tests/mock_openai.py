@@ -16,7 +16,8 @@ that is no answer (``null_content``, ``empty_choices``, ``html``, ``truncated_js
 JSON is cut), or an odd answer (``empty``: content ""; ``think_truncated``: an unclosed ``<think>`` cut by
 the token limit; ``huge``: the normal reply inside ~200 KB of filler, the verdict in the middle;
 ``labels_list``: the re-ask's list of the five labels and nothing else; ``runaway``: ``runaway_chars``
-characters of a looping thought with no verdict at all).
+characters of a looping thought with no verdict at all; ``flood``: 20 MB of one letter, a degenerate
+reply that tokenizers choke on).
 Random faults: with ``fault_rate`` > 0, a request that no scripted fault matches draws one of
 ``fault_kinds`` (default :data:`RANDOM_FAULTS`; ``slow``: the normal reply after ``slow_s`` seconds) with
 that probability, from an RNG seeded by ``seed``; ``stats.injected`` counts them by kind. With
@@ -55,6 +56,7 @@ _ODD_REPLIES = frozenset(
         "huge",
         "labels_list",
         "runaway",
+        "flood",
     }
 )
 # What a random fault may be: transient server trouble that retrying fixes.
@@ -273,6 +275,8 @@ class MockOpenAI:
             text = loop * (self.runaway_chars // len(loop) + 1)
             choice["message"]["content"] = text[: self.runaway_chars]
             choice["finish_reason"] = "length"
+        elif fault == "flood":
+            choice["message"]["content"] = "a" * 20_000_000
         elif fault == "labels_list":
             choice["message"]["content"] = "exactly one of: [[A>>B]], [[A>B]], [[A=B]], [[B>A]], [[B>>A]]."
         return web.Response(body=json.dumps(normal).encode(), content_type="application/json")

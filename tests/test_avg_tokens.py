@@ -59,12 +59,12 @@ def test_a_model_with_no_answers_has_no_average(tmp_path: Path) -> None:
 def test_without_the_tokenizer_uncounted_answers_are_left_out_with_one_note(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import jurist.tokens.style as style
+    import jurist.tokens as tokens
 
     def no_ranks(text: str) -> int:
         raise RuntimeError("no offline copy of the o200k_base token ranks")
 
-    monkeypatch.setattr(style, "count_tokens", no_ranks)
+    monkeypatch.setattr(tokens, "count_tokens", no_ranks)
     run = RunDir(tmp_path / "run")
     answers_file(run.answers("m"))
     answers_file(run.answers("n"))

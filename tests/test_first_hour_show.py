@@ -103,7 +103,7 @@ def test_answers_without_token_len_are_counted_with_o200k(tmp_path: Path) -> Non
         for i in range(30)
     ]
     write_lines(run / "answers" / "m.jsonl", answers)
-    from jurist.tokens.style import count_tokens
+    from jurist.tokens import count_tokens
 
     scored = score_run(run, ScoreOptions())
     rows = {row["model"]: row for row in scored.rows}

@@ -22,8 +22,8 @@ from jurist.engine.ledger import Ledger
 from jurist.errors import InputError
 from jurist.prices import Price, count_message_tokens, count_text_tokens, load_prices
 from jurist.run.budget import add_ledgers, ledger_of_run, resolve_prices, usage_of_runs
+from jurist.tokens import o200k_encoding
 from mock_openai import MockOpenAI
-from o200k_oracle import tiktoken_o200k
 
 PRICES = {"strong": Price(input=2.0, output=8.0), "judge-good": Price(input=5.0, output=15.0)}
 
@@ -70,7 +70,7 @@ class CountingMock(MockOpenAI):
         payload = json.loads(response.body)
         if self.tokenizer:
             limit = int(body.get("max_tokens") or 1 << 20)
-            encoding = tiktoken_o200k()
+            encoding = o200k_encoding()
             for choice in payload["choices"]:
                 tokens = encoding.encode(choice["message"]["content"], disallowed_special=())
                 choice["message"]["content"] = encoding.decode(tokens[:limit])

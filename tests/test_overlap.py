@@ -28,7 +28,7 @@ from jurist.run.judge import JobQueue
 from jurist.run.pipeline import Pipeline
 from jurist.run.work import JudgeFeed
 from jurist.store.jsonl import read_jsonl
-from jurist.tokens.style import o200k_counter
+from jurist.tokens import o200k_encoding
 
 ROOT = Path(__file__).resolve().parents[1]
 CANDIDATES = ["strong", "mixed"]
@@ -66,7 +66,7 @@ def test_overlapped_and_staged_runs_write_the_same_results(
     tmp_path: Path, mock_server: Any, run_quiet: Any, monkeypatch: pytest.MonkeyPatch, samples: int
 ) -> None:
     questions = question_file(tmp_path / "question.jsonl", 12)
-    o200k_counter()  # loaded already, so that the first answers are written (and judged) at once
+    o200k_encoding()  # loaded already, so that the first answers are written (and judged) at once
     results, first_judge, last_answer, requests = {}, {}, {}, {}
     for overlap in (True, False):
         server = mock_server(delay=0.02)
@@ -246,9 +246,9 @@ def test_answering_goes_on_while_the_tokenizer_loads(
 ) -> None:
     """Answers that come back before the o200k tokenizer is built wait to be written; the workers do not
     wait with them, so requests keep going out (they used to stop once every worker held one answer)."""
-    import jurist.tokens.style as style
+    import jurist.tokens.encoding as encoding
 
-    build = style._build_o200k
+    build = encoding._build_o200k
     server = mock_server(delay=0.005)
     count = 150  # more than the model's 66 workers
     sent_while_building: list[int] = []
@@ -262,8 +262,8 @@ def test_answering_goes_on_while_the_tokenizer_loads(
         sent_while_building.append(len(server.stats.arrivals["strong"]))
         return build()
 
-    monkeypatch.setattr(style, "_counter", None)
-    monkeypatch.setattr(style, "_build_o200k", slow_build)
+    monkeypatch.setattr(encoding, "_encoding", None)
+    monkeypatch.setattr(encoding, "_build_o200k", slow_build)
     models = write_models_file(tmp_path / "m.yaml", server.base_url, {"strong": {"parallel": 1}})
     out = tmp_path / "run"
     questions = question_file(tmp_path / "question.jsonl", count)
@@ -283,61 +283,6 @@ def test_answering_goes_on_while_the_tokenizer_loads(
     assert all(r["metadata"]["token_len"] > 0 for r in answers)
 
 
-def _fake_tokenizer(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """What the answer stage's warm-up does, in order, with the tokenizer's two steps faked."""
-    from jurist.run import generate as stages
-
-    events: list[str] = []
-    built = [False]
-
-    def build() -> None:
-        events.append("build")
-        built[0] = True
-
-    monkeypatch.setattr(stages, "o200k_loaded", lambda: built[0])
-    monkeypatch.setattr(stages, "preload_o200k_ranks", lambda: events.append("ranks"))
-    monkeypatch.setattr(stages, "o200k_counter", build)
-    return events
-
-
-async def test_the_tokenizer_is_read_ahead_and_built_once_the_first_answers_are_in(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The ranks are read while the first requests are out; the tables' build waits until the first
-    answers were taken in, and a second writer waits for the same build."""
-    from jurist.run.generate import TokenizerWarmup
-
-    events = _fake_tokenizer(monkeypatch)
-    warm = TokenizerWarmup(start=True)
-    await asyncio.sleep(0.1)
-    assert events == ["ranks"]  # no answer yet: not built
-    started = time.monotonic()
-    await asyncio.gather(warm.ready(), warm.ready())  # the first answers' writers
-    assert events == ["ranks", "build"]
-    assert time.monotonic() - started >= TokenizerWarmup.BUILD_AFTER_FIRST_ANSWER_S * 0.9
-    await warm.finish()
-    await warm.ready()  # built: at once, nothing more
-    assert events == ["ranks", "build"]
-
-
-async def test_no_answer_no_tokenizer_and_nothing_to_answer_nothing_read(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from jurist.run.generate import TokenizerWarmup
-
-    events = _fake_tokenizer(monkeypatch)
-    failed = TokenizerWarmup(start=True)  # every request failed: finish drops the build
-    await asyncio.sleep(0.05)
-    await failed.finish()
-    assert events == ["ranks"]
-    idle = TokenizerWarmup(start=False)  # nothing to answer
-    await asyncio.sleep(0.05)
-    await idle.finish()
-    assert events == ["ranks"]
-    await idle.ready()  # an answer after all (a sink of its own): built then
-    assert events == ["ranks", "build"]
-
-
 def test_a_resumed_run_judges_old_and_new_answers_each_once(
     tmp_path: Path, mock_server: Any, run_quiet: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -345,7 +290,7 @@ def test_a_resumed_run_judges_old_and_new_answers_each_once(
     ones are written) and answers written during it are each judged once, as a staged run judges them."""
     count = 200
     questions = question_file(tmp_path / "question.jsonl", count)
-    o200k_counter()
+    o200k_encoding()
     parts = JudgeFeed.todo_parts
 
     def slow_parts(feed: JudgeFeed, questions: int = 64) -> Iterator[dict[Any, Any]]:
@@ -393,7 +338,7 @@ def test_the_answer_writer_keeps_arrival_order_and_raises_what_failed_a_write(tm
     from jurist.report.progress import StageProgress
     from jurist.run.generate import AnswerSink, FailureLog
     from jurist.store.jsonl import JsonlAppender
-    from jurist.tokens.style import answer_style_metadata
+    from jurist.tokens import answer_style_metadata
 
     texts = [f"# Answer {i}\n\n**bold** {'word ' * i}" for i in range(40)]
     told: list[tuple[str, str, int]] = []

@@ -33,7 +33,7 @@ from jurist.interop.arena_hard import import_arena_hard
 from jurist.interop.arena_hard_export import export_arena_hard
 from jurist.scoring import ScoreOptions, score_run
 from jurist.store.jsonl import read_jsonl
-from jurist.tokens.style import answer_style_metadata
+from jurist.tokens import answer_style_metadata
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 ARENA = SHARED / "arena-hard"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from jurist.tokens.style import (
+from jurist.tokens import (
     O200K_SHA256,
     answer_style_metadata,
     count_tokens,
@@ -104,7 +104,7 @@ def _row(uid: str, answer: str, metadata: object = None) -> dict[str, object]:
 
 
 def test_stored_style_metadata_is_taken_only_in_arena_hards_exact_shape() -> None:
-    from jurist.tokens.style import stored_style_metadata
+    from jurist.tokens import stored_style_metadata
 
     good = {
         "token_len": 7,

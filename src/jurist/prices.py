@@ -88,7 +88,7 @@ def load_prices(path: str | Path) -> dict[str, Price]:
 def count_text_tokens(text: str) -> int:
     """Tokens of ``text`` with the o200k tokenizer (gpt-4o's), or about four bytes a token without it."""
     try:
-        from jurist.tokens.style import count_tokens
+        from jurist.tokens import count_tokens
 
         return count_tokens(text)
     except (RuntimeError, ImportError, OSError):

@@ -130,8 +130,8 @@ class ShippedAnswers:
 
 def read_answer_file(path: Path, wanted: set[str]) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
     """uid -> answer text of an Arena-Hard answer file (any shape :func:`answer_text` reads) for the uids in
-    ``wanted``, and uid -> the style metadata rows store (:func:`jurist.tokens.style.stored_style_metadata`)."""
-    from jurist.tokens.style import stored_style_metadata
+    ``wanted``, and uid -> the style metadata rows store (:func:`jurist.tokens.stored_style_metadata`)."""
+    from jurist.tokens import stored_style_metadata
 
     answers: dict[str, str] = {}
     stored: dict[str, dict[str, Any]] = {}

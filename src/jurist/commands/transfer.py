@@ -28,7 +28,7 @@ def _style_function(enabled: bool) -> StyleFn | None:
     """The style-metadata function (loads the tokenizer lazily), or None when disabled."""
     if not enabled:
         return None
-    from jurist.tokens.style import answer_style_metadata
+    from jurist.tokens import answer_style_metadata
 
     return answer_style_metadata
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Mapping
-from contextlib import ExitStack, suppress
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from jurist.judging.base import CacheMode, JudgeItem, JudgeKind
 from jurist.report.progress import StageProgress
 from jurist.store.jsonl import JsonlAppender
 from jurist.store.records import answer_record
-from jurist.tokens.style import answer_style_metadata, o200k_counter, o200k_loaded, preload_o200k_ranks
+from jurist.tokens import answer_style_metadata
 
 AnswerWritten = Callable[[str, str, int], None]
 """Told (model alias, uid, sample) the moment an answer's line is on disk: the judge stage's feed."""
@@ -110,10 +110,10 @@ class AnswerSink:
     judge stage, told of each answer as soon as it is written.
 
     An answer record carries style metadata counted with the o200k tokenizer. Counting it on the event
-    loop, answer by answer, held every slot's next request back while a burst of answers was counted
-    (0.3-1 ms each); and the tokenizer takes 0.35 s to build. So the workers hand their answers over and
-    go on asking; a writer task counts what has arrived in a thread, a batch at a time (the interpreter
-    hands the GIL back to the event loop every 5 ms), and writes it in order.
+    loop, answer by answer, held every slot's next request back while a burst of answers was counted;
+    and the tokenizer takes 0.4 s to build, on the first count. So the workers hand their answers over
+    and go on asking; a writer task counts what has arrived in a thread, a batch at a time, and writes
+    it in order.
     """
 
     def __init__(
@@ -124,11 +124,9 @@ class AnswerSink:
         bar: TaskID,
         failures: FailureLog,
         written: AnswerWritten | None = None,
-        tokenizer: TokenizerWarmup | None = None,
     ) -> None:
         self.client, self.out, self.progress, self.bar = client, out, progress, bar
         self.failures, self.written = failures, written
-        self.tokenizer = tokenizer or TokenizerWarmup(start=False)
         self._waiting: list[tuple[Question, int, Completion, bool]] = []
         self._flush: asyncio.Future[None] | None = None
 
@@ -145,7 +143,6 @@ class AnswerSink:
             self._flush = asyncio.ensure_future(self._write_waiting())
 
     async def _write_waiting(self) -> None:
-        await self.tokenizer.ready()
         while self._waiting:
             batch, self._waiting = self._waiting, []
             counted = await asyncio.to_thread(_style_metadata, [entry[2].text for entry in batch])
@@ -180,8 +177,6 @@ async def generate(
 
     Each model's jobs are taken one at a time by its pool of workers (:func:`workers_for`), so a caller
     may pass lazy collections (a length and an iterator) and nothing per job is held before its turn."""
-    # nothing to answer: no tokenizer (12 MB, 0.35 s) for no answer
-    tokenizer = TokenizerWarmup(start=any(work.values()))
     with ExitStack() as stack:
         pools, sinks = [], []
         for alias, todo in work.items():
@@ -190,61 +185,13 @@ async def generate(
             bar = progress.add_bar(f"answer  {alias}", sum(len(job.samples) for job in todo))
             out = stack.enter_context(JsonlAppender(files[alias]))
             client = engine.client(alias)
-            sinks.append(sink := AnswerSink(client, out, progress, bar, failures, written, tokenizer))
+            sinks.append(sink := AnswerSink(client, out, progress, bar, failures, written))
             pools.append(run_jobs(lazy_jobs(_answer_one, todo, sink), workers_for(engine, client, len(todo))))
         try:
             await asyncio.gather(*pools)
         finally:  # what was answered is written, however the stage ends
             for sink in sinks:
                 await sink.settle()
-    await tokenizer.finish()
-
-
-class TokenizerWarmup:
-    """The o200k tokenizer (the style metadata of every answer), built in a thread while the answer stage's
-    requests are out, at the moments that cost them least.
-
-    Its ranks are read and parsed first, 20 ms after the stage starts, once the first requests are out
-    (0.15 s). Its tables (0.2 s) are built once the first answers have been taken in and their slots have
-    asked again (20 ms later), so that the build does not share the interpreter with that burst of
-    answers; the answers wait for it in memory, not the workers. A run whose every request failed never
-    builds them.
-    """
-
-    READ_AFTER_S = 0.02
-    BUILD_AFTER_FIRST_ANSWER_S = 0.02
-
-    def __init__(self, *, start: bool) -> None:
-        self._answered = asyncio.Event()
-        needed = start and not o200k_loaded()
-        self._task = asyncio.ensure_future(self._build()) if needed else None
-
-    async def _build(self) -> None:
-        await asyncio.sleep(self.READ_AFTER_S)
-        if o200k_loaded():
-            return
-        await asyncio.to_thread(preload_o200k_ranks)
-        await self._answered.wait()
-        await asyncio.sleep(self.BUILD_AFTER_FIRST_ANSWER_S)
-        await asyncio.to_thread(o200k_counter)
-
-    async def ready(self) -> None:
-        """Wait, off the event loop, until the tokenizer is built (instant once it is): called by the
-        writer of the first answers, which is what lets the build start."""
-        self._answered.set()
-        if self._task is not None:
-            await asyncio.shield(self._task)
-        elif not o200k_loaded():
-            await asyncio.to_thread(o200k_counter)
-
-    async def finish(self) -> None:
-        """End with the stage: a build under way is awaited; one that no answer asked for is dropped."""
-        if self._task is None:
-            return
-        if not self._answered.is_set():  # every request failed: no answer needs it
-            self._task.cancel()
-        with suppress(asyncio.CancelledError):
-            await self._task
 
 
 def sample_params(client: ModelClient, sample: int) -> dict[str, Any]:

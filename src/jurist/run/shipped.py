@@ -13,7 +13,7 @@ from jurist.store.jsonl import JsonlAppender
 from jurist.store.line_index import AnswerIndex
 from jurist.store.records import answer_record, text_hash
 from jurist.store.run_dir import RunDir
-from jurist.tokens.style import answer_style_metadata
+from jurist.tokens import answer_style_metadata
 
 
 def write_shipped_answers(

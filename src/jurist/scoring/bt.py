@@ -89,7 +89,7 @@ class StyleCache:
     def _load(self, name: str) -> dict[str, StyleVector]:
         from jurist.store.jsonl import iter_numbered_jsonl
         from jurist.store.line_index import answer_text
-        from jurist.tokens.style import answer_style_metadata, style_vector
+        from jurist.tokens import answer_style_metadata, style_vector
 
         vectors: dict[str, StyleVector] = {}
         computed = 0

