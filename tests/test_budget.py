@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from conftest import write_models_file
-from jurist.engine.ledger import Budget
+from jurist.engine.budget import Budget
 from jurist.errors import JuristError
 from jurist.run.budget import BUDGET_STOPPED
 from jurist.store.jsonl import read_jsonl

@@ -6,15 +6,12 @@ together from the files a run writes. A row per (phase, model) counts requests s
 served from the cache; prompt, completion and reasoning tokens; dollars where the model has a price; the
 time the row had a request on the wire and the part of it spent at the concurrency limit.
 
-:class:`Budget` holds ``--max-cost`` / ``--max-tokens``: before a request is sent it reserves the worst case
-(every body byte a prompt token, ``max_tokens`` per choice), and the reply gives back what was not used,
-so concurrent requests can never overshoot together. A request that cannot fit even once everything in
-flight has settled stops the budget: it and every later one are refused with :class:`BudgetExhausted`.
+The ledger reserves each request's worst case against the run's :class:`~jurist.engine.budget.Budget`
+(``--max-cost`` / ``--max-tokens``) before it is sent.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections import Counter
@@ -23,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any, Literal
 
+from jurist.engine.budget import Budget, BudgetExhausted
 from jurist.engine.tokenizers import counter_or_approximate, merge_labels
 from jurist.engine.transport import RequestFailed
 from jurist.prices import Price
@@ -36,14 +34,6 @@ PHASES: tuple[Phase, ...] = ("check", "generate", "judge", "reask")
 FALLBACK_MAX_TOKENS = 32_768
 """The worst case a budget assumes for a request that names no ``max_tokens`` (a warning says so)."""
 _BODY_SLACK = 16  # bytes added to a body's length for the template's own tokens
-
-
-class BudgetExhausted(RequestFailed):
-    """A request the budget refused: nothing was sent. Not a failure of the item: the next run with a
-    larger budget asks it (``kind`` "budget")."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, kind="budget", attempts=0)
 
 
 @dataclass
@@ -95,89 +85,6 @@ def worst_completion_tokens(spec: ModelSpec, params: Mapping[str, Any]) -> int:
     limit = params.get("max_tokens") or params.get("max_completion_tokens") or spec.max_tokens
     choices = int(params.get("n") or 1)
     return int(limit or FALLBACK_MAX_TOKENS) * max(choices, 1)
-
-
-class Budget:
-    """``--max-cost`` USD and ``--max-tokens`` over a run directory's requests (``spent_*``: what earlier
-    runs there already spent). One per process; concurrent requests reserve before they are sent."""
-
-    def __init__(
-        self,
-        max_cost: float | None = None,
-        max_tokens: int | None = None,
-        *,
-        spent_cost: float = 0.0,
-        spent_tokens: int = 0,
-    ) -> None:
-        self.max_cost = max_cost
-        self.max_tokens = max_tokens
-        self.spent_cost = spent_cost
-        self.spent_tokens = spent_tokens
-        self.reserved_cost = 0.0
-        self.reserved_tokens = 0
-        self.outstanding = 0
-        self.stopped = False
-        self.refused = 0  # requests not sent because of the budget
-        self.blocked: dict[str, Any] | None = None  # the request that found no room, and its worst case
-        self._waiting: list[asyncio.Future[None]] = []
-
-    def fits(self, cost: float, tokens: int) -> bool:
-        if self.max_cost is not None and self.spent_cost + self.reserved_cost + cost > self.max_cost + 1e-12:
-            return False
-        return self.max_tokens is None or self.spent_tokens + self.reserved_tokens + tokens <= self.max_tokens
-
-    async def reserve(self, cost: float, tokens: int) -> bool:
-        """Hold ``cost`` and ``tokens`` for one request; False (and the budget stopped) when it cannot fit
-        even after every request in flight has settled. Waits for them rather than stopping early."""
-        while not self.stopped:
-            if self.fits(cost, tokens):
-                self.reserved_cost += cost
-                self.reserved_tokens += tokens
-                self.outstanding += 1
-                return True
-            if self.outstanding == 0:
-                self.stopped = True
-                self._wake()
-                break
-            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._waiting.append(waiter)
-            await waiter
-        self.refused += 1
-        return False
-
-    def settle(self, reserved_cost: float, reserved_tokens: int, cost: float, tokens: int) -> None:
-        """Swap a reservation for what the reply actually cost (nothing, for a failure)."""
-        self.reserved_cost = max(0.0, self.reserved_cost - reserved_cost)
-        self.reserved_tokens = max(0, self.reserved_tokens - reserved_tokens)
-        self.outstanding -= 1
-        self.spent_cost += cost
-        self.spent_tokens += tokens
-        self._wake()
-
-    def _wake(self) -> None:
-        """Let every waiting request look again (a probe's event loop may be gone: skip its leftovers)."""
-        waiting, self._waiting = self._waiting, []
-        for waiter in waiting:
-            if not waiter.done() and not waiter.get_loop().is_closed():
-                waiter.set_result(None)
-
-    def summary(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"stopped": self.stopped, "refused": self.refused}
-        if self.blocked is not None:
-            data["blocked"] = self.blocked
-        if self.max_cost is not None:
-            data.update(
-                max_cost_usd=self.max_cost,
-                spent_cost_usd=round(self.spent_cost, 8),
-                remaining_cost_usd=round(max(0.0, self.max_cost - self.spent_cost), 8),
-            )
-        if self.max_tokens is not None:
-            data.update(
-                max_tokens=self.max_tokens,
-                spent_tokens=self.spent_tokens,
-                remaining_tokens=max(0, self.max_tokens - self.spent_tokens),
-            )
-        return data
 
 
 @dataclass
@@ -376,6 +283,51 @@ class Ledger:
     def stopped(self) -> bool:
         """Whether the budget refused a request: nothing more is sent in this run."""
         return self.budget is not None and self.budget.stopped
+
+
+_PER_MODEL = ("requests", "cache_hits", "prompt_tokens", "completion_tokens")
+
+
+class EngineStats:
+    """run.json's ``usage`` totals (requests, cache hits, retries, failures, tokens; overall and per model)
+    read off the engine's ledger, which counts each request once by phase and model. Probes (phase
+    ``check``) are left out, as ``usage`` never held them; the ledger shows them in their own rows."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self._ledger = ledger
+
+    def _rows(self) -> list[tuple[str, Row]]:
+        return [(alias, row) for (phase, alias), row in self._ledger.rows() if phase != "check"]
+
+    def _sum(self, name: str) -> int:
+        return sum(int(getattr(row, name)) for _, row in self._rows())
+
+    requests = property(lambda self: self._sum("requests"))
+    cache_hits = property(lambda self: self._sum("cache_hits"))
+    retries = property(lambda self: self._sum("retries"))
+    failures = property(lambda self: self._sum("failed"))
+    prompt_tokens = property(lambda self: self._sum("prompt_tokens"))
+    completion_tokens = property(lambda self: self._sum("completion_tokens"))
+
+    @property
+    def per_model(self) -> dict[str, dict[str, int]]:
+        models: dict[str, dict[str, int]] = {}
+        for alias, row in self._rows():
+            counts = models.setdefault(alias, dict.fromkeys(_PER_MODEL, 0))
+            for name in _PER_MODEL:
+                counts[name] += int(getattr(row, name))
+        return models
+
+    def summary(self) -> dict[str, Any]:
+        """Totals for ``run.json``: requests, cache hits, retries and tokens, overall and per model."""
+        return {
+            "requests": self.requests,
+            "cache_hits": self.cache_hits,
+            "retries": self.retries,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "per_model": self.per_model,
+        }
 
 
 def row_order(item: tuple[tuple[str, str], Any]) -> tuple[int, str]:

@@ -19,7 +19,8 @@ from typing import Any
 from rich.console import Console
 
 from jurist.config import ModelSpec
-from jurist.engine.ledger import FALLBACK_MAX_TOKENS, Budget, Ledger, add_rows, row_order, total_of
+from jurist.engine.budget import Budget
+from jurist.engine.ledger import FALLBACK_MAX_TOKENS, Ledger, add_rows, row_order, total_of
 from jurist.errors import JuristError
 from jurist.prices import Price, load_prices
 from jurist.report.formats import render_csv, render_markdown, table_console
