@@ -11,13 +11,19 @@ old commit and kept outside the repository::
 
 The check copies each recorded folder to a temporary place, runs the manifest's ``jurist run`` command with
 ``--src`` on PYTHONPATH against this script's mock server (tests/mock_openai.py's, which counts every
-request and probe), and compares every file of the run directory, the run's stdout/stderr and ``jurist show``
-(table and json) with the recorded ones. Every difference is listed with its file, key and both values::
+request and probe), and compares every file of the run directory (``.derived/`` aside; run.json with the one
+the old code's own re-run left), the run's stdout/stderr and ``jurist show`` (table and json) with the
+recorded ones. Every difference is listed with its file, key and both values::
 
     .venv/bin/python bench/check_behaviour.py check --src /work/main/src /work/golden [--only NAME ...]
 
-Exit status 0 when no run sent a request and nothing differs, else 1. A check of the old code itself
-(``--src /work/wt/old/src``) shows what differs on every re-run whatever the code (run.json's clock fields).
+``--fresh`` runs each recorded command from nothing instead (its inputs only, the same mock) and compares
+the requests per model and the score files (leaderboard, ratings, summary, judgebench, elo_ratings,
+calibration) with the old code's first run. ``--without-derived`` drops the recorded ``.derived/`` first,
+so code that still has the old scoring memo rescores. Exit status 0 when no run sent a request and nothing
+differs, else 1. Checking the old code itself (``--src /work/wt/old/src``) gives 0 differences: what
+differs on every re-run whatever the code (run.json's id and clock, the mock's port) is listed apart.
+``list`` prints the recorded commands; ``export`` copies recorded runs to tests/fixtures/v0_30ef78b.
 """
 
 from __future__ import annotations
@@ -38,7 +44,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from check_behaviour_cases import API_BASE, CASES, Case, golden_mock, models_file, write_inputs  # noqa: E402
-from check_behaviour_diff import Difference, compare_json_text, compare_text, compare_trees  # noqa: E402
+from check_behaviour_diff import (  # noqa: E402
+    MISSING,
+    Difference,
+    compare_files,
+    compare_json_text,
+    compare_text,
+    compare_trees,
+)
 
 OLD_COMMIT = "30ef78b"
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -175,6 +188,46 @@ def check_case(folder: Path, src: Path, data: Path, derived: bool) -> tuple[int,
     return again["sent"], diffs
 
 
+SCORES = ("leaderboard.json", "ratings.json", "summary.json", "judgebench.json", "elo_ratings.json",
+          "calibration.json", "tasks_summary.json")  # fmt: skip
+"""The files a fresh run (``check --fresh``) is compared by: its scores (answers and judgments carry
+times and arrive in another order each run)."""
+
+
+def fresh_case(folder: Path, src: Path, data: Path) -> list[Difference]:
+    """The recorded command run from nothing by the code in ``src`` (inputs only, the same mock): the same
+    exit code, the same requests per model and the same score files as the old code's first run."""
+    manifest = json.loads((folder / "manifest.json").read_text())
+    with tempfile.TemporaryDirectory(prefix=f"jurist-fresh-{folder.name}-") as tmp:
+        work = Path(tmp) / "work"
+        shutil.copytree(folder / "inputs", work / "inputs", symlinks=True)
+        env = environment(src, Path(tmp) / "cache", data, manifest["nltk_data"])
+        with served(manifest["models_yaml"], work) as server:
+            done = jurist(manifest["args"], work, env)
+            by_model = dict(server.stats.requests_by_model)
+        diffs = []
+        if done.returncode != manifest["first_run"]["exit_code"]:
+            diffs.append(
+                Difference("jurist run", "exit code", manifest["first_run"]["exit_code"], done.returncode)
+            )
+        if by_model != manifest["mock"]["requests_by_model"]:
+            diffs.append(
+                Difference(
+                    "mock server", "requests by model", manifest["mock"]["requests_by_model"], by_model
+                )
+            )
+        old, new = folder / "run", work / "run"
+        names = {p.relative_to(old).as_posix() for p in old.rglob("*.json") if p.name in SCORES}
+        names |= {p.relative_to(new).as_posix() for p in new.rglob("*.json") if p.name in SCORES}
+        for name in sorted(names):
+            if not (new / name).is_file() or not (old / name).is_file():
+                present = ("present", MISSING) if (old / name).is_file() else (MISSING, "present")
+                diffs.append(Difference(f"run/{name}", "file", *present))
+            else:
+                diffs += compare_files(old / name, new / name, f"run/{name}")
+    return diffs
+
+
 def volatile(diff: Difference) -> bool:
     """A difference every re-run has: a fresh id, the clock, the mock's port in run.json's endpoints."""
     if (diff.file.rsplit("/", 1)[-1], diff.where) in VOLATILE:
@@ -186,10 +239,12 @@ def volatile(diff: Difference) -> bool:
     return port and old.split("/", 3)[3:] == new.split("/", 3)[3:]
 
 
-def report(name: str, count: int, found: list[Difference], limit: int) -> bool:
+def report(name: str, count: int | None, found: list[Difference], limit: int) -> bool:
+    """Print one run's verdict and differences (``count``: requests a re-run sent; None for a fresh run)."""
     diffs = [d for d in found if not volatile(d)]
-    ok = count == 0 and not diffs
-    print(f"{name}: {'same' if ok else 'DIFFERS'} ({count} requests sent, {len(diffs)} differences)")
+    ok = not count and not diffs
+    what = "a fresh run" if count is None else f"{count} requests sent"
+    print(f"{name}: {'same' if ok else 'DIFFERS'} ({what}, {len(diffs)} differences)")
     noted = sorted({f"{d.file} {d.where}" for d in found if volatile(d)})
     if noted:
         print(f"  differ on every re-run, not counted: {'; '.join(noted)}")
@@ -298,6 +353,12 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA, help="the shared benchmark data")
     parser.add_argument("--all", action="store_true", help="print every difference (default: 40 a file)")
     parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="check: run each recorded command from nothing (inputs only) and compare the requests per\n"
+        "model and the score files with the old code's first run",
+    )
+    parser.add_argument(
         "--without-derived", action="store_true",
         help="check: drop the recorded .derived/ folders first (the old code's scoring memo then cannot\n"
         "replay the stored scores: code that still has it rescores from the run's files)",
@@ -330,7 +391,11 @@ def main() -> None:
         raise SystemExit(f"no recorded run (*/manifest.json) in {args.folder}")
     failed = []
     for name in names:
-        count, diffs = check_case(args.folder / name, args.src, data, not args.without_derived)
+        count: int | None
+        if args.fresh:
+            count, diffs = None, fresh_case(args.folder / name, args.src, data)
+        else:
+            count, diffs = check_case(args.folder / name, args.src, data, not args.without_derived)
         if not report(name, count, diffs, 0 if args.all else 40):
             failed.append(name)
     print(f"\n{len(names) - len(failed)} of {len(names)} recorded runs unchanged"
