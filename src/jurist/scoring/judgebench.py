@@ -6,7 +6,7 @@ exist on disk:
 
 * the one runner's (``judgments/<judge>/response_B.jsonl``, ``uid`` = pair_id, games of response_A and
   response_B): the labels are not in the judgments, so the pairs are loaded again from run.json's
-  ``bench_options`` (and ``limit``), and scored exactly as :mod:`jurist.run.outcomes` did at the end of the run;
+  ``bench_options`` (and ``limit``), and scored exactly as the end of the run scored them;
 * the earlier runner's (``judgments/<judge>/<set>.jsonl`` with ``pair_id``, ``label`` and ``source`` on
   every line): scored from the lines themselves.
 

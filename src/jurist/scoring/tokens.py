@@ -3,8 +3,9 @@
 A score is read together with how long the answers were (judges favour long answers), so every leaderboard
 row carries the mean o200k token count of the model's answers to the questions that row scores. The count
 is Arena-Hard's ``metadata.token_len`` where an answer stores it (jurist runs and style-enabled imports do);
-otherwise it is counted here with the same encoding (:func:`jurist.tokens.style.count_tokens`). When no answers
-exist (a battles-only run) or the tokenizer is unavailable, ``avg_tokens`` is None and a note says why.
+otherwise it is counted here with the same encoding (:func:`jurist.tokens.style.count_tokens`). When no
+answers exist (a battles-only run) or the tokenizer is unavailable, ``avg_tokens`` is None and a note says
+why.
 """
 
 from __future__ import annotations
