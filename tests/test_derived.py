@@ -1,9 +1,8 @@
-"""What a run keeps in ``.derived/``: indexes read back instead of parsing every line again, and the last
-scoring printed again when nothing it depends on changed; anything changed is derived again."""
+"""What a run keeps in ``.derived/``: indexes read back instead of parsing every line again; anything
+changed is derived again."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -222,105 +221,33 @@ def test_the_feeds_digest_of_what_is_judged_is_the_one_computed_afresh(tmp_path:
     assert _work(run, 30).judged_digest() != fresh
 
 
-# -- the scoring kept -------------------------------------------------------------------------------------
+# -- judgments of two judge prompts in one file ------------------------------------------------------------
 
 
 @pytest.fixture
-def scored_run(
-    tmp_path: Path, mock_server: Any, run_quiet: Any, capsys: pytest.CaptureFixture[str]
-) -> tuple[dict[str, Any], Any, str]:
-    """A finished judged run (6 questions, one model, one judge): its arguments, result, printed tables."""
+def scored_run(tmp_path: Path, mock_server: Any, run_quiet: Any) -> tuple[dict[str, Any], Any]:
+    """A finished judged run (6 questions, one model, one judge): its arguments and result."""
     from conftest import write_models_file
 
     server = mock_server()
     models = write_models_file(tmp_path / "m.yaml", server.base_url, {"strong": {}, "judge-good": {}})
     args: dict[str, Any] = {"models_file": models, "models": ["strong"], "judges": ["judge-good"]}
     args |= {"out": tmp_path / "run", "limit": 6, "n_bootstrap": 20}
-    capsys.readouterr()
     first = run_quiet(**args)
     assert first.exit_code == 0
-    return args, first, capsys.readouterr().out
-
-
-def _scoring_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    from jurist.run import finish as run_scoring
-
-    calls: list[int] = []
-    score = run_scoring.score_outcomes
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        calls.append(1)
-        return score(*args, **kwargs)
-
-    monkeypatch.setattr(run_scoring, "score_outcomes", counting)
-    return calls
-
-
-def test_a_rerun_with_nothing_new_prints_the_kept_scoring_without_rescoring(
-    scored_run: tuple[dict[str, Any], Any, str],
-    run_quiet: Any,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    args, first, printed = scored_run
-    calls = _scoring_calls(monkeypatch)
-    battles = (args["out"] / "battles.jsonl").stat()
-    again = run_quiet(**args)
-    assert calls == [] and again.exit_code == 0
-    assert again.leaderboard == first.leaderboard
-    assert capsys.readouterr().out == printed  # the same tables, sanity and warnings
-    assert (args["out"] / "battles.jsonl").stat().st_mtime_ns == battles.st_mtime_ns  # not rewritten
-
-
-@pytest.mark.parametrize("change", ["seed", "leaderboard edited", "judgment appended", "memo garbage"])
-def test_anything_the_scoring_depends_on_changed_scores_again(
-    scored_run: tuple[dict[str, Any], Any, str],
-    run_quiet: Any,
-    monkeypatch: pytest.MonkeyPatch,
-    change: str,
-) -> None:
-    args, first, _ = scored_run
-    out: Path = args["out"]
-    if change == "seed":
-        args = {**args, "seed": 7}
-    elif change == "leaderboard edited":
-        rows = json.loads((out / "leaderboard.json").read_text())
-        rows[0]["score"] = 99.0
-        (out / "leaderboard.json").write_text(json.dumps(rows))
-    elif change == "judgment appended":  # a later line for a key wins: q's verdict flipped by hand
-        path = next((out / "judgments").glob("*/*.jsonl"))
-        last = json.loads(path.read_text().splitlines()[-1])
-        for game in last["games"]:
-            game["label"] = {"A>>B": "B>>A", "B>>A": "A>>B"}[game["label"]]
-        with open(path, "a") as fh:
-            fh.write(json.dumps(last) + "\n")
-    else:
-        (out / ".derived" / "scoring.json").write_text("{")
-    calls = _scoring_calls(monkeypatch)
-    again = run_quiet(**args)
-    assert calls == [1] and again.exit_code == 0
-    if change in ("leaderboard edited", "memo garbage"):
-        assert again.leaderboard == first.leaderboard  # written again from the judgments
-    if change == "judgment appended":
-        assert again.leaderboard != first.leaderboard
-    calls.clear()
-    assert run_quiet(**args).leaderboard == again.leaderboard and calls == []  # kept again
+    return args, first
 
 
 def test_a_judge_prompt_switched_back_finds_its_own_judgments_and_scores_them_again(
-    scored_run: tuple[dict[str, Any], Any, str],
-    run_quiet: Any,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    scored_run: tuple[dict[str, Any], Any], run_quiet: Any, tmp_path: Path
 ) -> None:
-    """Judgments of two judge prompts in one file: switching back to the first sends nothing, and the
-    scoring kept from the other prompt's run is not the one printed."""
-    args, first, _ = scored_run
+    """Judgments of two judge prompts in one file: switching back to the first sends nothing, and its
+    judgments are the ones scored, not the other prompt's."""
+    args, first = scored_run
     prompt = tmp_path / "prompt.txt"
     prompt.write_text("[system]\nBe fair.\n[user]\n{question}\nA: {answer_a}\nB: {answer_b}\nVerdict?\n")
     other = run_quiet(**args, judge_prompt=prompt)
     assert other.requests > 0  # the mock judge's verdicts do not parse with this prompt: no matter
-    calls = _scoring_calls(monkeypatch)
     back = run_quiet(**args)
-    assert back.exit_code == 0 and back.requests == 0 and calls == [1]
+    assert back.exit_code == 0 and back.requests == 0
     assert back.leaderboard == first.leaderboard

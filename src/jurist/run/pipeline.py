@@ -38,6 +38,7 @@ from jurist.report.progress import StageProgress, display_for
 from jurist.run.outcomes import Outcome, RunView
 from jurist.run.config import Mode, RunConfig, RunResult
 from jurist.run.finish import score_finished_run
+from jurist.scoring.family import run_scoring_fields
 from jurist.run.shipped import start_writing_shipped
 from jurist.run.generate import AnswerJob, FailureLog
 from jurist.store.line_index import AnswerIndex, JudgmentIndex
@@ -194,7 +195,7 @@ class Pipeline:
             "limit": config.limit,
             "cache": config.cache,
             "local": config.local,  # served models ran in-process (--local), not on servers
-            "scoring": {"metrics": list(self.bench.metrics), **config.scoring_settings()},
+            **run_scoring_fields(self.bench, config.scoring_settings()),  # score_family and scoring
             "model_specs": {a: self.specs[a].public_dict() for a in involved if a in self.specs},
         }
 

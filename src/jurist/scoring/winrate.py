@@ -141,8 +141,8 @@ class _Entries:
         weight = np.frombuffer(self._weight, dtype=np.float64)
         order = np.lexsort((weight, won, key))  # a question's entries are always added in one order
         cells, cell_of_entry = np.unique(key[order], return_inverse=True)
-        won_sums = np.bincount(cell_of_entry, weights=won[order])
-        weight_sums = np.bincount(cell_of_entry, weights=weight[order])
+        won_sums = np.bincount(cell_of_entry, weights=won[order]).astype(np.float64, copy=False)
+        weight_sums = np.bincount(cell_of_entry, weights=weight[order]).astype(np.float64, copy=False)
         bounds = np.searchsorted(cells // n_questions, np.arange(len(names) + 1))
         for g, name in enumerate(names):
             yield name, (won_sums[bounds[g] : bounds[g + 1]], weight_sums[bounds[g] : bounds[g + 1]])
