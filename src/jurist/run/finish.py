@@ -43,7 +43,6 @@ def score_finished_run(view: RunView, work: JudgeWork, samples: int, console: Co
     opened = RecordedRun.read(view.run_dir.root).fields
     recorded = {**opened, **run_scoring_fields(bench, config.scoring_settings())}
     scores = score_run_dir(view.run_dir.root, recorded=recorded, end=end)
-    if scores.rows or scores.scored:
-        write_documents(view.run_dir.root, scores)
-        print_scores(scores, config.output_format, out=table_console(), err=console)
+    write_documents(view.run_dir.root, scores)
+    print_scores(scores, config.output_format, out=table_console(), err=console)
     return Outcome(scores.rows, scored=scores.scored)

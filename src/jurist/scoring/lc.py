@@ -41,7 +41,7 @@ def load_instruction_difficulty(path: Path) -> dict[str, float]:
     ``instruction`` (AlpacaEval's ``df_gamed.csv`` / ``instruction_difficulty.csv``) or ``uid`` columns."""
     import csv
 
-    from jurist.interop.alpaca_eval import alpaca_uid
+    from jurist.benchmarks.alpaca_eval import question_uid
 
     if not path.is_file():
         raise InputError(path, "", "instruction difficulty file not found")
@@ -54,7 +54,7 @@ def load_instruction_difficulty(path: Path) -> dict[str, float]:
                 path, "line 1", "needs columns 'instruction_difficulty' and 'instruction' or 'uid'"
             )
         for line, row in enumerate(reader, start=2):
-            uid = row["uid"] if "uid" in fields else alpaca_uid(row["instruction"])
+            uid = row["uid"] if "uid" in fields else question_uid(row["instruction"])
             try:
                 values[uid] = float(row["instruction_difficulty"])
             except ValueError:

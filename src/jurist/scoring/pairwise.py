@@ -160,7 +160,7 @@ class PairwiseFamily:
                 invalid=invalid,
                 answers=end.answers if end else None,
             )
-        elif any(n for (_, _, category), n in invalid.items() if category == ALL):
+        elif end is not None or source == "battles.jsonl":  # judged, and every verdict unreadable (or none)
             scored = _no_battles(run, opts, invalid)
         else:
             raise JuristError(f"{run.root}: the run has no battles to score (from {source})")

@@ -69,6 +69,8 @@ class RulesFamily:
         return Scores(self.name, rows, headline, f"jurist: {run.name}", settings, notes, detail=detail)
 
     def documents(self, scores: Scores) -> dict[str, Any]:
+        if not scores.rows:  # nothing checked or graded: nothing to keep
+            return {}
         return {
             "summary.json": rules_summary(scores.rows, scores.detail or {}, settings=scores.settings),
             "leaderboard.json": scores.rows,
@@ -145,6 +147,8 @@ class RubricFamily:
         )
 
     def documents(self, scores: Scores) -> dict[str, Any]:
+        if not scores.rows:  # nothing checked or graded: nothing to keep
+            return {}
         return {
             "summary.json": rubric_summary(scores.rows, scores.detail or {}, settings=scores.settings),
             "leaderboard.json": scores.rows,

@@ -1,8 +1,9 @@
-"""Scoring a run directory: options, baselines, judges, categories and invalid counts around the methods.
+"""Scoring a run directory's battles: options, baselines, judges, categories and invalid counts around the
+methods.
 
-``jurist show`` re-scores a finished run with any method; ``jurist run`` scores through the same
-:func:`score_run` at the end of a run, so both give the same numbers for the same battles. With the run's
-own settings (run.json ``scoring``) the default method reproduces its ratings.json exactly.
+:func:`score_battles` is what the pairwise family (:mod:`jurist.scoring.pairwise`) scores with, for
+``jurist run`` and ``jurist show`` alike; :func:`score_run` scores with exactly the options given (no run
+default applies), for programs and tests.
 """
 
 from __future__ import annotations
