@@ -87,7 +87,9 @@ class ScoreRequest:
 def ignored_note(request: ScoreRequest, what: str, also: Sequence[str] = ()) -> list[str]:
     """A note naming the options given that a run of this family does not take."""
     given = [*request.pairwise_options(), *also]
-    return [f"{what}: {', '.join(given)} do(es) not apply"] if given else []
+    if not given:
+        return []
+    return [f"{what}: {', '.join(given)} {'does' if len(given) == 1 else 'do'} not apply"]
 
 
 @dataclass(frozen=True)

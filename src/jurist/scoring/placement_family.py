@@ -76,9 +76,8 @@ class PlacementFamily:
         return RunEnd(judged, invalid=by_name)
 
     def score(self, run: RecordedRun, request: ScoreRequest, end: RunEnd | None) -> Scores:
-        notes = ignored_note(
-            request, "an arena placement fits the judged battles among the human votes; options"
-        )
+        what = "an arena placement fits each judge's battles among the human votes; options"
+        notes = ignored_note(request, what, ["--judge"] if request.judges else [])
         title = f"jurist: {run.name}"
         if _is_calibration(run):
             document = _calibration(run)
@@ -159,14 +158,9 @@ def _fit(
 
 
 def _is_calibration(run: RecordedRun) -> bool:
-    """A calibration run (its metric), or a folder naming none that holds only a calibration.json."""
+    """A calibration run: its metric says so (run.json)."""
     metrics = run.scoring.get("metrics")
-    if isinstance(metrics, list):
-        return "arena-calibration" in metrics
-    from jurist.scoring.arena_battles import find_battles
-
-    root = run.root
-    return root.is_dir() and (root / CALIBRATION_FILE).is_file() and find_battles(root) is None
+    return isinstance(metrics, list) and "arena-calibration" in metrics
 
 
 def _calibration(run: RecordedRun) -> dict[str, Any]:
