@@ -15,8 +15,7 @@ import typer
 import typer.core
 
 from jurist.errors import JuristError
-from jurist.scoring import STYLE_FEATURES
-from jurist.scoring.door import ScoreRequest
+from jurist.scoring import STYLE_FEATURES, ScoreRequest
 
 FORMATS = ("table", "json", "csv", "markdown")
 ALL_CATEGORIES = "all"
@@ -147,7 +146,7 @@ def show(
     if len(run_dirs) != 1:
         raise JuristError("several run directories are read together only with --usage")
     from jurist.report.scores import print_scores
-    from jurist.scoring.door import score_run_dir, write_documents
+    from jurist.scoring import score_run_dir, write_documents
 
     scores = score_run_dir(run_dirs[0], request)
     print_scores(scores, fmt, detail=by_instruction)

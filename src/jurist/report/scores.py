@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 if TYPE_CHECKING:
-    from jurist.scoring.door import Scores
+    from jurist.scoring import Scores
 
 FORMATS = ("table", "json", "csv", "markdown")
 

@@ -14,8 +14,15 @@ from jurist.report.formats import table_console
 from jurist.report.scores import print_scores
 from jurist.run.outcomes import Outcome, RunView
 from jurist.run.work import JudgeWork
-from jurist.scoring.door import FinishedRun, RecordedRun, family, score_run_dir, write_documents
-from jurist.scoring.family import family_of_metrics, run_scoring_fields
+from jurist.scoring import (
+    FinishedRun,
+    RecordedRun,
+    family,
+    family_of_metrics,
+    run_scoring_fields,
+    score_run_dir,
+    write_documents,
+)
 
 
 def score_finished_run(view: RunView, work: JudgeWork, samples: int, console: Console) -> Outcome:

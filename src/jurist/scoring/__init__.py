@@ -2,14 +2,12 @@
 
 The door (:func:`score_run_dir`) scores a run by its family (:mod:`jurist.scoring.family`: pairwise, judge
 accuracy, rules, rubric, placement) as the run recorded, or as a :class:`ScoreRequest` asks; both commands
-call it. For pairwise battles:
-
-Methods: the weighted win rate against the baseline (Arena-Hard v2's headline), Bradley-Terry on the Elo
-scale with the win rate against the baseline it implies (Arena-Hard v0.1), style control (BT with z-scored
-length/markdown features; Arena-Hard v2's ``-f``) and AlpacaEval's length-controlled win rate. Scores can
-be split by category (each battle's baseline is whichever side is a baseline, so each category keeps its
-own), shown per judge side by side, or pooled over judges as an ensemble. Every score comes with the
-judges' position-swap sanity numbers.
+call it. Pairwise methods: the weighted win rate against the baseline (Arena-Hard v2's headline),
+Bradley-Terry on the Elo scale with the win rate against the baseline it implies (Arena-Hard v0.1), style
+control (BT with z-scored length/markdown features; Arena-Hard v2's ``-f``) and AlpacaEval's
+length-controlled win rate. Scores can be split by category (each battle's baseline is whichever side is a
+baseline, so each category keeps its own), shown per judge side by side, or pooled over judges as an
+ensemble. Every score comes with the judges' position-swap sanity numbers.
 """
 
 from jurist.scoring.battles import load_battles, read_battles_file
