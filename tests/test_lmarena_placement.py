@@ -15,7 +15,8 @@ import pytest
 from arena_synth import SynthArena, build_arena, judged_battles, write_jsonl
 from jurist.benchmarks.lmarena import benchmark_file
 from jurist.interop.judgearena import import_judgearena, read_battles, read_elo_report
-from jurist.report.placement_table import show_arena
+from jurist.report.scores import print_scores
+from jurist.scoring.door import ScoreRequest, score_run_dir
 from jurist.scoring.placement import PlacementSettings, fit_reports, is_arena_run, rescore, write_reports
 from jurist.store.jsonl import rewrite_jsonl_atomic
 
@@ -40,6 +41,15 @@ def human(arena: SynthArena, tmp_path_factory: pytest.TempPathFactory) -> list[d
 def battles(arena: SynthArena, human: list[dict[str, Any]]) -> list[dict[str, Any]]:
     anchors = {b["model_a"] for b in human} | {b["model_b"] for b in human}
     return judged_battles(arena, "my-model", TRUE_EVALUATED, 1500, anchors=anchors) + human
+
+
+def show_arena(path: Path, **request: Any) -> list[dict[str, Any]]:
+    """What ``jurist show PATH`` does on an arena run or battles file: the scoring door, then the report;
+    returns the fitted reports."""
+    scores = score_run_dir(path, ScoreRequest(**request))
+    assert scores.family == "placement"
+    print_scores(scores)
+    return list(scores.detail.reports)
 
 
 def _entry(report: dict[str, Any], model: str) -> dict[str, Any]:
@@ -132,7 +142,7 @@ def test_battles_file_alone_reproduces_elo_ratings(battles: list[dict[str, Any]]
     again, _, _ = rescore(alone / "battles.jsonl", n_bootstrap=30, seed=5)
     assert again == [json.loads((run / "elo_ratings.json").read_text())]
     # A run folder remembers its own settings in elo_ratings.json: show needs no flags there.
-    shown = show_arena(run, write=False)
+    shown = show_arena(run)
     assert shown == again
 
 

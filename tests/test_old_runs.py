@@ -45,6 +45,7 @@ def old_run(name: str, tmp_path: Path, base_url: str) -> tuple[dict[str, Any], P
     manifest: dict[str, Any] = json.loads((FIXTURES / name / "manifest.json").read_text())
     folder = tmp_path / name
     shutil.copytree(FIXTURES / name, folder)
+    (folder / "inputs").mkdir(exist_ok=True)  # git keeps no empty folder: the models file is written here
     (folder / "inputs" / "models.yaml").write_text(manifest["models_yaml"].replace("{api_base}", base_url))
     return manifest, folder
 

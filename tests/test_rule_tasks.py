@@ -352,6 +352,8 @@ def test_samples_grow_from_4_to_8_sending_only_the_new_ones(
         "json",
         "--no-progress",
         "--no-check",
+        "--bootstrap",  # enough rounds that the interval's width is the data's, not the draws' noise
+        "2000",
     ]
     first = jurist(*common, "--samples", "4", cwd=tmp_path)
     assert first.returncode == 0, first.stderr

@@ -219,13 +219,3 @@ def judgebench_table(rows: list[dict[str, Any]], *, title: str) -> Table:
     for row in rows:
         table.add_row(*(Text(_judgebench_cell(row.get(name))) for name in columns))
     return table
-
-
-def print_rows(rows: list[Row], fmt: str) -> None:
-    """Leaderboard rows on stdout as json, csv or markdown (``run --format``; the table went to stderr)."""
-    import json
-
-    if fmt == "json":
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
-    else:
-        print((render_csv if fmt == "csv" else render_markdown)(rows), end="")

@@ -2,15 +2,13 @@
 
 One table per (judge, evaluated model): the models above and below it on the arena's scale (the whole list
 with ``full``), each with its bootstrap rating, CI, battles and human-only rating; then one line saying the
-rank (plain and by CI separation) and how far the judged battles moved the human scale (MAE). ``jurist
-show`` on an arena run or a battles file prints the same tables through :func:`show_arena`.
+rank (plain and by CI separation) and how far the judged battles moved the human scale (MAE); a judge's
+calibration; the tally of judged battles that have no human votes to be placed among.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -113,93 +111,14 @@ def print_calibration(console: Console, document: Mapping[str, Any]) -> None:
     console.print(table)
 
 
-def judged_summary(battles: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Per (judge, evaluated side of each battle's first model pair): wins, losses, ties, as JudgeArena
-    summarises a judge-only file (no human battles to place against)."""
-    from jurist.scoring.placement import evaluated_models
-
-    judged = [dict(b) for b in battles if b["source"] == "llm-judge"]
-    rows = []
-    for judge, model in evaluated_models(judged, set()):
-        wins = losses = ties = 0
-        for b in judged:
-            if b["judge_model"] != judge or model not in (b["model_a"], b["model_b"]):
-                continue
-            won = "model_a" if b["model_a"] == model else "model_b"
-            if b["winner"] == won:
-                wins += 1
-            elif b["winner"] in ("tie", "tie (bothbad)"):
-                ties += 1
-            else:
-                losses += 1
-        total = wins + losses + ties
-        winrate = (wins + 0.5 * ties) / total if total else None
-        rows.append(
-            {"judge": judge, "model": model, "wins": wins, "losses": losses, "ties": ties, "winrate": winrate}
-        )
-    return rows
-
-
-def show_arena(
-    path: Path,
-    *,
-    n_bootstrap: int | None = None,
-    seed: int | None = None,
-    ci_level: float | None = None,
-    fmt: str = "table",
-    write: bool = False,
-    full: bool = False,
-) -> list[dict[str, Any]]:
-    """``jurist show`` on an arena run or battles file: fit again, print, and with ``write`` save
-    elo_ratings.json beside the battles. Returns the reports."""
-    from jurist.interop.judgearena import find_battles
-    from jurist.report.formats import render_csv, render_markdown, table_console
-    from jurist.scoring.placement import CALIBRATION_FILE, rescore, summary_rows, write_reports
-
-    calibration = path / CALIBRATION_FILE if path.is_dir() else None
-    if calibration is not None and calibration.is_file() and find_battles(path) is None:
-        document = json.loads(calibration.read_text(encoding="utf-8"))
-        if fmt == "json":
-            print(json.dumps(document, indent=2, ensure_ascii=False))
-        else:
-            print_calibration(table_console(), document)
-        return []
-    reports, notes, battles = rescore(path, n_bootstrap=n_bootstrap, seed=seed, ci_level=ci_level)
-    err = Console(stderr=True)
-    if not reports:
-        _show_without_humans(path, battles, notes, fmt)
-        return []
-    if fmt == "json":
-        print(json.dumps(reports if len(reports) > 1 else reports[0], indent=2, ensure_ascii=False))
-    elif fmt in ("csv", "markdown"):
-        print((render_csv if fmt == "csv" else render_markdown)(summary_rows(reports)), end="")
-    else:
-        print_reports(table_console(), reports, [], title=f"jurist show: {path.name}", full=full)
-    for note in notes:
-        err.print(f"note: {note}", style="dim", markup=False, highlight=False)
-    if write:
-        write_reports(path if path.is_dir() else path.parent, reports)
-    return reports
-
-
-def _show_without_humans(
-    path: Path, battles: Sequence[Mapping[str, Any]], notes: Sequence[str], fmt: str
+def print_tally(
+    console: Console, rows: Sequence[Mapping[str, Any]], stored: Mapping[str, Any] | None, title: str
 ) -> None:
-    """A judge-only battles file (JudgeArena saves only the judged battles): their tally, and the stored
-    EloReport when one lies beside them."""
-    from jurist.interop.judgearena import ELO_FILE, read_elo_report
-    from jurist.report.formats import table_console
-
-    rows = judged_summary(battles)
-    folder = path if path.is_dir() else path.parent
-    stored = read_elo_report(folder / ELO_FILE) if (folder / ELO_FILE).is_file() else None
-    if fmt == "json":
-        print(json.dumps({"judged": rows, "elo_report": stored}, indent=2, ensure_ascii=False))
-        return
-    console = table_console()
-    table = Table(title=Text(f"judged battles in {path.name}"))
-    for name in ("judge", "model", "wins", "losses", "ties", "winrate"):
-        table.add_column(name)
+    """Judged battles without human votes: wins, losses and ties per (judge, model), then the EloReport
+    stored beside them, if any (the battles cannot fit it again)."""
+    table = Table(title=Text(title))
+    for header in ("judge", "model", "wins", "losses", "ties", "winrate"):
+        table.add_column(header)
     for row in rows:
         rate = row["winrate"]
         cells = [str(row[k]) for k in ("judge", "model", "wins", "losses", "ties")]
@@ -208,7 +127,5 @@ def _show_without_humans(
     if stored is not None:
         console.print(render_report(stored, full=True))
         console.print(
-            f"(ratings as stored in {ELO_FILE}; the battles file has no human votes to fit them again)"
+            "(ratings as stored in elo_ratings.json; the battles file has no human votes to fit them again)"
         )
-    for note in notes:
-        Console(stderr=True).print(f"note: {note}", style="dim", markup=False, highlight=False)

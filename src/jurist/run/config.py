@@ -55,7 +55,7 @@ class RunConfig:
     local: bool = False  # --local: models with a serve block run in this process (jurist.engine.local)
 
     def scoring_settings(self) -> dict[str, Any]:
-        """The options that shape the scores (run.json's ``scoring``)."""
+        """The options that shape the scores (run.json's ``scoring``: what ``jurist show`` scores with)."""
         return {
             "method": self.method,
             "style_control": list(self.style_control),

@@ -1,8 +1,9 @@
-"""The end of a run: what is on disk scored by the benchmark's kind of work, tables printed, files written.
+"""The end of a run: the family of the run's benchmark writes its outcomes, the scoring door scores them
+as ``jurist show`` would (:func:`jurist.scoring.door.score_run_dir`), the documents are written and the
+scores printed (:func:`jurist.report.scores.print_scores`).
 
-Rule-checked runs check answers (no judge), rubric runs turn graded items into points, arena runs fit
-the placement, every other judged run writes battles and win rates. Apart from the pipeline so that a
-``--tasks`` run scores each task the same way, and the pipeline stays about running.
+Apart from the pipeline so that a ``--tasks`` run or a sweep scores each task the same way, and the
+pipeline stays about running.
 """
 
 from __future__ import annotations
@@ -10,74 +11,45 @@ from __future__ import annotations
 from rich.console import Console
 
 from jurist.report.formats import table_console
-from jurist.run.outcomes import Outcome, RunView, score_outcomes
+from jurist.report.scores import print_scores
+from jurist.run.outcomes import Outcome, RunView
 from jurist.run.work import JudgeWork
+from jurist.scoring import (
+    FinishedRun,
+    RecordedRun,
+    family,
+    family_of_metrics,
+    run_scoring_fields,
+    score_run_dir,
+    write_documents,
+)
 
 
 def score_finished_run(view: RunView, work: JudgeWork, samples: int, console: Console) -> Outcome:
-    """Score the run directory of ``view`` (``samples`` answers per question); with ``--format`` other
-    than table, the tables go to ``console`` and the rows to stdout in that format."""
+    """Score the run directory of ``view`` (``samples`` answers per question) and print the scores: the
+    tables on stdout (``--format``: the rows instead), notes on ``console``."""
     bench, config = view.bench, view.config
-    if bench.rule_suite is not None and config.mode != "inference-only":
-        return _check_rules(view, samples)
-    if not view.judges:
+    rule_checked = bench.rule_suite is not None and config.mode != "inference-only"
+    if not rule_checked and not view.judges:
         return Outcome([], scored=True)  # answers only: nothing to score, nothing missing
-    if bench.judge_kind == "rubric":
-        return _score_rubric(view, work)
-    plain = config.output_format == "table"
-    console = table_console() if plain else console
-    if {"arena-elo", "arena-calibration"} & set(bench.metrics):
-        from jurist.run.arena import score_arena_run
-
-        outcome = Outcome(*score_arena_run(view, work.judged(), console))
-    else:
-        outcome = score_outcomes(view, work.judged(), console, work.indexes.built_answers())
-    if not plain:
-        from jurist.report.formats import print_rows
-
-        print_rows(outcome.rows, config.output_format)
-    return outcome
-
-
-def _check_rules(view: RunView, samples: int) -> Outcome:
-    """Check every answer on disk by rule (no requests), write points and the summary, print."""
-    from jurist.run.rule_points import check_points, score_rule_run
-
-    points = check_points(view.run_dir, view.bench, list(view.candidates), samples)
-    if not points:
-        return Outcome([], scored=False)
-    config = view.config
-    rows = score_rule_run(
+    name = family_of_metrics(bench.metrics)
+    finished = FinishedRun(
+        bench,
         view.run_dir,
-        [dict(p) for p in points],
-        dict(view.bench.info),
-        n_bootstrap=config.n_bootstrap,
-        seed=config.seed,
-        ci_level=config.ci_level,
-        console=table_console(),
-        title=f"jurist: {view.bench.name}",
-        fmt=config.output_format,
+        view.judges,
+        view.candidates,
+        view.baselines,
+        view.kinds,
+        work.judged,
+        work.indexes.built_answers(),
+        samples,
+        config.strong_weight,
     )
-    return Outcome(rows, scored=True)
-
-
-def _score_rubric(view: RunView, work: JudgeWork) -> Outcome:
-    """Points from the current rubric judgments (one per graded item), scored, summary written."""
-    from jurist.run.rubric_points import has_scores, report_rubric_scores, write_rubric_points
-
-    points = write_rubric_points(view.run_dir, work.judged(), view.kinds, list(view.candidates))
-    if not points:
-        return Outcome([], scored=False)
-    config = view.config
-    rows = report_rubric_scores(
-        view.run_dir,
-        points,
-        dict(view.bench.info),
-        n_bootstrap=config.n_bootstrap,
-        seed=config.seed,
-        ci_level=config.ci_level,
-        console=table_console(),
-        title=f"jurist: {view.bench.name}",
-        fmt=config.output_format,
-    )
-    return Outcome(rows, scored=has_scores(rows))
+    end = family(name).outcomes(finished)
+    # what run.json records (written when the run opened), its scoring fields as this run resolves them
+    opened = RecordedRun.read(view.run_dir.root).fields
+    recorded = {**opened, **run_scoring_fields(bench, config.scoring_settings())}
+    scores = score_run_dir(view.run_dir.root, recorded=recorded, end=end)
+    write_documents(view.run_dir.root, scores)
+    print_scores(scores, config.output_format, out=table_console(), err=console)
+    return Outcome(scores.rows, scored=scores.scored)

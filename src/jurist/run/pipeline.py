@@ -36,6 +36,7 @@ from jurist.run.plan import RunPlan, resolve
 from jurist.run.session import Session, run_session
 from jurist.run.shipped import start_writing_shipped
 from jurist.run.work import JudgeFeed, JudgeJobs, JudgeWork, answer_work
+from jurist.scoring.family import run_scoring_fields
 from jurist.store.lock import RunDirLock
 from jurist.store.usage import add_usage, previous_usage
 
@@ -111,7 +112,7 @@ class Pipeline:
             "limit": config.limit,
             "cache": config.cache,
             "local": config.local,  # served models ran in-process (--local), not on servers
-            "scoring": {"metrics": list(self.bench.metrics), **config.scoring_settings()},
+            **run_scoring_fields(self.bench, config.scoring_settings()),  # score_family and scoring
             "model_specs": {a: self.specs[a].public_dict() for a in involved if a in self.specs},
         }
 

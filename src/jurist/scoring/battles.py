@@ -153,9 +153,9 @@ def _battles_from_judgments(run: RunDir) -> list[Battle]:
             if kind == "pairwise":
                 battles.extend(battles_from_judgment(record))
             elif kind == "preference":  # a soft preference (AlpacaEval import)
-                from jurist.interop.alpaca_eval import battles_from_preference
+                from jurist.judging.alpaca_protocol import preference_battles
 
-                battles.extend(battles_from_preference(record))
+                battles.extend(preference_battles(record))
             else:
                 raise JuristError(f"{path}: judgment kind {kind!r} has no battles")
     return battles

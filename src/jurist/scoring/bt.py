@@ -74,24 +74,26 @@ def bt_rows(battles: list[Battle], baselines: list[str], opts: ScoreOptions, set
 
 
 class StyleCache:
-    """Style vectors per (model, uid) from answers/<model>.jsonl, computed where an answer has none."""
+    """Style vectors per (model, uid, sample) from answers/<model>.jsonl, computed where an answer has none
+    (the last line of an answer wins, as everywhere)."""
 
     def __init__(self, run: RunDir, notes: list[str]) -> None:
         self.run = run
         self.notes = notes
-        self._models: dict[str, dict[str, StyleVector]] = {}
+        self._models: dict[str, dict[tuple[str, int], StyleVector]] = {}
 
-    def model(self, name: str) -> dict[str, StyleVector]:
+    def model(self, name: str) -> dict[tuple[str, int], StyleVector]:
         if name not in self._models:
             self._models[name] = self._load(name)
         return self._models[name]
 
-    def _load(self, name: str) -> dict[str, StyleVector]:
+    def _load(self, name: str) -> dict[tuple[str, int], StyleVector]:
         from jurist.store.jsonl import iter_numbered_jsonl
         from jurist.store.line_index import answer_text
+        from jurist.store.records import sample_of
         from jurist.tokens import answer_style_metadata, style_vector
 
-        vectors: dict[str, StyleVector] = {}
+        vectors: dict[tuple[str, int], StyleVector] = {}
         computed = 0
         path = self.run.answers(name)
         for _, record in iter_numbered_jsonl(path, repair=False):
@@ -103,7 +105,7 @@ class StyleCache:
                     continue
                 metadata = answer_style_metadata(text)
                 computed += 1
-            vectors[str(uid)] = style_vector(metadata)
+            vectors[(str(uid), sample_of(record))] = style_vector(metadata)
         if computed:
             self.notes.append(f"style metadata computed for {computed} answers of {name} (none stored)")
         return vectors
@@ -134,7 +136,8 @@ def style_rows(
     base_style: list[StyleVector] = []
     for k in range(len(oriented)):
         uid = oriented.uid[k]
-        ms, bs = styles.model(oriented.model[k]).get(uid), styles.model(oriented.baseline[k]).get(uid)
+        ms = styles.model(oriented.model[k]).get((uid, oriented.sample[k]))
+        bs = styles.model(oriented.baseline[k]).get((uid, 0))
         if ms is not None and bs is not None:
             keep.append(k)
             model_style.append(ms)

@@ -35,29 +35,31 @@ class Oriented:
     """Battles seen from the non-baseline side: model, baseline, P(model wins), weight and uid columns.
 
     Battles between two baselines or two non-baselines are left out (they say nothing about a win rate
-    against a baseline).
+    against a baseline). Rows are sorted by (uid, sample, model, baseline, P, weight): style control's
+    z-scored features and bootstrap, and LC's sums, then see the same rows in the same order whatever
+    order the battles were written in.
     """
 
     def __init__(self, battles: list[Battle], baselines: set[str]) -> None:
-        self.model: list[str] = []
-        self.baseline: list[str] = []
-        self.p: list[float] = []
-        self.weight: list[float] = []
-        self.uid: list[str] = []
+        rows: list[tuple[str, int, str, str, float, float]] = []
         for battle in battles:
             a, b = battle["model_a"], battle["model_b"]
             p_a = OUTCOME[battle["winner"]]
+            sample = battle.get("sample", 0)
+            sample = sample if type(sample) is int else 0
+            weight = float(battle.get("weight", 1))
             if b in baselines and a not in baselines:
-                self._add(a, b, p_a, battle)
+                rows.append((str(battle["uid"]), sample, a, b, p_a, weight))
             elif a in baselines and b not in baselines:
-                self._add(b, a, 1.0 - p_a, battle)
-
-    def _add(self, model: str, baseline: str, p: float, battle: Battle) -> None:
-        self.model.append(model)
-        self.baseline.append(baseline)
-        self.p.append(p)
-        self.weight.append(float(battle.get("weight", 1)))
-        self.uid.append(str(battle["uid"]))
+                rows.append((str(battle["uid"]), sample, b, a, 1.0 - p_a, weight))
+        rows.sort()
+        self.uid: list[str] = [row[0] for row in rows]
+        self.sample: list[int] = [row[1] for row in rows]
+        """The model's answer's sample (the baseline answers once: its sample 0)."""
+        self.model: list[str] = [row[2] for row in rows]
+        self.baseline: list[str] = [row[3] for row in rows]
+        self.p: list[float] = [row[4] for row in rows]
+        self.weight: list[float] = [row[5] for row in rows]
 
     def __len__(self) -> int:
         return len(self.model)

@@ -1,12 +1,12 @@
-"""Re-scoring a JudgeBench run directory: judge accuracy recomputed from its stored judgments.
+"""The judge-accuracy family: a JudgeBench run scored by its judges' accuracy, recomputed from the stored
+judgments (``jurist run``'s end, ``jurist show`` and ``jurist judgebench score`` all come here).
 
 A JudgeBench run measures judges, not models, so its battles (response_A against response_B) have no
-meaningful win rate; ``jurist show`` and ``jurist judgebench score`` both come here instead. Two layouts
-exist on disk:
+meaningful win rate. Two layouts exist on disk:
 
 * the one runner's (``judgments/<judge>/response_B.jsonl``, ``uid`` = pair_id, games of response_A and
-  response_B): the labels are not in the judgments, so the pairs are loaded again from run.json's
-  ``bench_options`` (and ``limit``), and scored exactly as :mod:`jurist.run.outcomes` did at the end of the run;
+  response_B): the labels are not in the judgments, so the pairs are the run's own at its end, and loaded
+  again from run.json's ``bench_options`` (and the questions it selected, or ``limit``) afterwards;
 * the earlier runner's (``judgments/<judge>/<set>.jsonl`` with ``pair_id``, ``label`` and ``source`` on
   every line): scored from the lines themselves.
 
@@ -17,10 +17,16 @@ When the pairs cannot be loaded any more (the pairs file moved, no offline copy 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from jurist.errors import JuristError
+from jurist.scoring.door import FinishedRun, RecordedRun, RunEnd, ScoreRequest, Scores, ignored_note
+from jurist.scoring.family import FamilyName
+
+if TYPE_CHECKING:
+    from jurist.benchmarks.judgebench import Pair
 
 JUDGEBENCH_FILE = "judgebench.json"
 CANDIDATE_FILE = "response_B.jsonl"
@@ -37,22 +43,53 @@ def _run_json(root: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def is_judgebench_run(root: Path) -> bool:
-    """A run directory scored by judge accuracy (run.json says JudgeBench, or it has judgebench.json)."""
-    run_json = _run_json(root)
-    metrics = (run_json.get("scoring") or {}).get("metrics") or ()
-    return (
-        run_json.get("bench") == "judgebench"
-        or "judge-accuracy" in metrics
-        or (root / JUDGEBENCH_FILE).is_file()
-    )
+class JudgeAccuracyFamily:
+    """JudgeBench: each judge's accuracy over the pairs; judgebench.json and leaderboard.json."""
+
+    name: ClassVar[FamilyName] = "judge-accuracy"
+
+    def outcomes(self, run: FinishedRun) -> RunEnd:
+        """battles.jsonl from the judgments (kept for the record: a JudgeBench run has no win rate)."""
+        from jurist.benchmarks.judgebench import pair_of
+        from jurist.scoring.pairwise_outcomes import write_outcomes
+
+        judged = list(run.judged())
+        write_outcomes(run, judged, [])
+        return RunEnd(len(judged), pairs=[pair_of(q) for q in run.bench.questions])
+
+    def score(self, run: RecordedRun, request: ScoreRequest, end: RunEnd | None) -> Scores:
+        rows, notes = score_judgebench_run(
+            run.root, request.judges, pairs=end.pairs if end else None, run_json=dict(run.fields)
+        )
+        notes += ignored_note(request, "a JudgeBench run is scored by judge accuracy; win-rate options")
+        split = run.bench_info.get("split") or run.fields.get("split") or run.name
+        n = max((int(row.get("n") or 0) for row in rows), default=0)
+        return Scores(
+            self.name,
+            rows,
+            "judge accuracy",
+            f"JudgeBench ({split}, {n} pairs)",
+            {},
+            notes,
+            scored=end.outcomes > 0 if end else bool(rows),
+        )
+
+    def documents(self, scores: Scores) -> dict[str, Any]:
+        return {JUDGEBENCH_FILE: scores.rows, "leaderboard.json": scores.rows}
 
 
-def score_judgebench_run(root: Path, judges: tuple[str, ...] = ()) -> tuple[list[dict[str, Any]], list[str]]:
-    """(rows as in judgebench.json, notes) for a JudgeBench run directory; ``judges`` keeps only those."""
+def score_judgebench_run(
+    root: Path,
+    judges: Sequence[str] = (),
+    *,
+    pairs: Sequence[Pair] | None = None,
+    run_json: dict[str, Any] | None = None,
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """(rows as in judgebench.json, notes) for a JudgeBench run directory; ``judges`` keeps only those;
+    ``pairs``: the run's own (else loaded again as run.json says)."""
     if not root.is_dir():
         raise JuristError(f"{root}: no such run directory")
-    run_json = _run_json(root)
+    run_json = _run_json(root) if run_json is None else run_json
     notes: list[str] = []
     names = _judges(root, run_json)
     unknown = [j for j in judges if j not in names]
@@ -63,7 +100,7 @@ def score_judgebench_run(root: Path, judges: tuple[str, ...] = ()) -> tuple[list
     rows: list[dict[str, Any]]
     if new or not chosen:
         try:
-            rows = _score_current_layout(root, run_json, chosen)
+            rows = _score_current_layout(root, run_json, chosen, pairs)
         except JuristError as exc:
             why = f"the pairs could not be loaded again ({exc})"
             notes.append(f"shown as the run wrote {JUDGEBENCH_FILE}, not recomputed: {why}")
@@ -82,18 +119,15 @@ def _judges(root: Path, run_json: dict[str, Any]) -> list[str]:
     return listed + [j for j in found if j not in listed]
 
 
-def _score_current_layout(root: Path, run_json: dict[str, Any], judges: list[str]) -> list[dict[str, Any]]:
+def _score_current_layout(
+    root: Path, run_json: dict[str, Any], judges: list[str], pairs: Sequence[Pair] | None
+) -> list[dict[str, Any]]:
     """Exactly what the run scored: every pair of the (limited) benchmark, a missing judgment failing."""
-    from jurist.benchmarks.judgebench import pair_of
     from jurist.benchmarks.judgebench_scoring import score_decisions, score_row
-    from jurist.benchmarks.registry import load_benchmark
     from jurist.store.jsonl import iter_numbered_jsonl
     from jurist.store.records import sample_of
 
-    options = {str(k): str(v) for k, v in (run_json.get("bench_options") or {}).items()}
-    limit = run_json.get("limit")
-    bench = load_benchmark("judgebench", options).limited(limit if isinstance(limit, int) else None)
-    pairs = [pair_of(q) for q in bench.questions]
+    pairs = _run_pairs(run_json) if pairs is None else pairs
     rows = []
     for judge in judges:
         stored: dict[str, tuple[Any, ...]] = {}
@@ -104,6 +138,28 @@ def _score_current_layout(root: Path, run_json: dict[str, Any], judges: list[str
         decisions = {p.pair_id: stored.get(p.pair_id, (None, None)) for p in pairs}
         rows.append(score_row(score_decisions(pairs, decisions, judge=judge)))
     return rows
+
+
+def _run_pairs(run_json: dict[str, Any]) -> list[Pair]:
+    """The pairs a run judged, loaded again: run.json's ``bench_options``, then the questions it selected
+    (``bench_info.selection``, whatever ``--limit`` chose them), else its ``limit`` first ones."""
+    from jurist.benchmarks.judgebench import pair_of
+    from jurist.benchmarks.registry import load_benchmark
+
+    options = {str(k): str(v) for k, v in (run_json.get("bench_options") or {}).items()}
+    bench = load_benchmark("judgebench", options)
+    selection = (run_json.get("bench_info") or {}).get("selection") or {}
+    chosen = selection.get("uids") if isinstance(selection, dict) else None
+    if isinstance(chosen, list):
+        by_uid = {q.uid: q for q in bench.questions}
+        missing = [uid for uid in chosen if uid not in by_uid]
+        if missing:
+            raise JuristError(
+                f"{len(missing)} pair(s) the run judged are not in the pairs now, e.g. {missing[0]}"
+            )
+        return [pair_of(by_uid[uid]) for uid in chosen]
+    limit = run_json.get("limit")
+    return [pair_of(q) for q in bench.limited(limit if isinstance(limit, int) else None).questions]
 
 
 def _score_old_layout(root: Path, judge: str) -> dict[str, Any]:

@@ -15,17 +15,25 @@ if TYPE_CHECKING:
     from jurist.store.run_dir import RunDir
 
 
-def _answer_lengths(run: RunDir, model: str) -> dict[str, int]:
-    """uid -> answer length in characters, in file order (the order AlpacaEval's GLM folds depend on)."""
+def _answer_lengths(run: RunDir, model: str) -> tuple[dict[str, int], bool]:
+    """uid -> answer length in characters (of the lowest sample: the baseline's one answer), in file order,
+    and whether every answer came from a source (shipped by the benchmark, or imported) rather than from
+    generation: such a file is written in its source's order, which AlpacaEval's GLM folds depend on."""
     from jurist.store.jsonl import iter_numbered_jsonl
     from jurist.store.line_index import answer_text
+    from jurist.store.records import sample_of
 
-    lengths: dict[str, int] = {}
+    lengths: dict[str, tuple[int, int]] = {}
+    sourced = True
     for _, record in iter_numbered_jsonl(run.answers(model), repair=False):
         text = answer_text(record)
-        if text is not None:
-            lengths[str(record.get("uid", record.get("question_id")))] = len(text)
-    return lengths
+        if text is None:
+            continue
+        uid, sample = str(record.get("uid", record.get("question_id"))), sample_of(record)
+        sourced = sourced and bool(record.get("source"))
+        if uid not in lengths or sample <= lengths[uid][0]:
+            lengths[uid] = (sample, len(text))
+    return {uid: length for uid, (_, length) in lengths.items()}, sourced
 
 
 def load_instruction_difficulty(path: Path) -> dict[str, float]:
@@ -33,7 +41,7 @@ def load_instruction_difficulty(path: Path) -> dict[str, float]:
     ``instruction`` (AlpacaEval's ``df_gamed.csv`` / ``instruction_difficulty.csv``) or ``uid`` columns."""
     import csv
 
-    from jurist.interop.alpaca_eval import alpaca_uid
+    from jurist.benchmarks.alpaca_eval import question_uid
 
     if not path.is_file():
         raise InputError(path, "", "instruction difficulty file not found")
@@ -46,7 +54,7 @@ def load_instruction_difficulty(path: Path) -> dict[str, float]:
                 path, "line 1", "needs columns 'instruction_difficulty' and 'instruction' or 'uid'"
             )
         for line, row in enumerate(reader, start=2):
-            uid = row["uid"] if "uid" in fields else alpaca_uid(row["instruction"])
+            uid = row["uid"] if "uid" in fields else question_uid(row["instruction"])
             try:
                 values[uid] = float(row["instruction_difficulty"])
             except ValueError:
@@ -94,9 +102,13 @@ def lc_rows(
         cell = sums[(model, uid)]
         cell[0] += p * weight
         cell[1] += weight
-    base_len = _answer_lengths(run, baseline)
+    base_len, sourced = _answer_lengths(run, baseline)
     seen = set(oriented.uid)
+    # The questions' order, which the GLM's cross-validation folds follow: the source's own (AlpacaEval's
+    # shipped baseline, as upstream orders it), else sorted uids, never the order answers were generated in.
     uids = [uid for uid in base_len if uid in seen]
+    if not sourced:
+        uids.sort()
     if not uids:
         raise JuristError(
             f"--length-controlled needs the answers of {baseline} (answers/ has none that match)"
@@ -106,7 +118,7 @@ def lc_rows(
     prefs = np.full((len(models), len(uids)), np.nan)
     lens = np.full_like(prefs, np.nan)
     for m, model in enumerate(models):
-        model_len = _answer_lengths(run, model)
+        model_len, _ = _answer_lengths(run, model)
         for uid, i in column.items():
             total = sums.get((model, uid))
             if total and total[1] > 0 and uid in model_len:

@@ -7,14 +7,16 @@ elo_ratings.json. One fit per (judge, evaluated model): the model's judged battl
 plus every human anchor battle, Bradley-Terry on the Elo scale with a bootstrap over all battles
 (:func:`jurist.ratings.placement.place_models`).
 
-Settings not in the battles (bootstrap rounds, seed, CI level, anchor) come from the run: elo_ratings.json
-if there is one, else run.json, else JudgeArena's conventions (95% percentile interval, seed 0, 100 rounds).
+Settings not in the battles (bootstrap rounds, seed, CI level, anchor) come from the run: a jurist run's
+run.json, a peer tool's elo_ratings.json, else JudgeArena's conventions (95% percentile interval, seed 0,
+100 rounds). The family around the fit (outcomes, calibration, documents) is
+:mod:`jurist.scoring.placement_family`.
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -22,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from jurist.errors import JuristError
-from jurist.interop.judgearena import HARD_PREF, LABEL_GAP
-from jurist.ratings.placement import calibrate_temperature, place_models, rank_by_ci, rank_by_rating
+from jurist.ratings.placement import place_models, rank_by_ci, rank_by_rating
+from jurist.scoring.arena_battles import HARD_PREF
 from jurist.scoring.common import r
 
 Battle = dict[str, Any]
@@ -230,16 +232,32 @@ def summary_rows(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def settings_for(folder: Path, **overrides: Any) -> PlacementSettings:
-    """The fit settings of a run folder: elo_ratings.json, else run.json, else the defaults; then
-    ``overrides`` that are not None (``jurist show --bootstrap/--seed/--ci``)."""
-    from jurist.interop.judgearena import read_elo_report
+def settings_for(
+    folder: Path, run_json: Mapping[str, Any] | None = None, **overrides: Any
+) -> PlacementSettings:
+    """The fit settings of a run folder, then ``overrides`` that are not None (``jurist show --bootstrap/
+    --seed/--ci``): a jurist run's from its run.json (``run_json``, else read), a peer tool's from its
+    elo_ratings.json, else JudgeArena's conventions."""
+    from jurist.scoring.arena_battles import read_elo_report
     from jurist.scoring.battles import read_json
 
     settings = PlacementSettings()
+    if run_json is None:
+        run_json = read_json(folder / "run.json") or {}
     elo = folder / ELO_FILE
-    run_json = read_json(folder / "run.json") or {}
-    if elo.is_file():
+    if "bench_info" in run_json:  # written by jurist run
+        scoring = run_json.get("scoring") or {}
+        info = run_json.get("bench_info") or {}
+        placement = info.get("placement") or {}
+        settings = replace(
+            settings,
+            n_bootstrap=int(scoring.get("bootstrap", settings.n_bootstrap)),
+            seed=int(scoring.get("seed", settings.seed)),
+            anchor=placement.get("anchor"),
+            anchor_rating=float(placement.get("anchor_rating", settings.anchor_rating)),
+            arena=info.get("arena"),
+        )
+    elif elo.is_file():
         report = read_elo_report(elo)
         extra = report.get("jurist") or {}
         settings = replace(
@@ -253,29 +271,27 @@ def settings_for(folder: Path, **overrides: Any) -> PlacementSettings:
         )
     elif run_json:
         scoring = run_json.get("scoring") or {}
-        placement = (run_json.get("bench_info") or {}).get("placement") or {}
         settings = replace(
             settings,
             n_bootstrap=int(scoring.get("bootstrap", settings.n_bootstrap)),
             seed=int(scoring.get("seed", settings.seed)),
-            anchor=placement.get("anchor"),
-            anchor_rating=float(placement.get("anchor_rating", settings.anchor_rating)),
-            arena=(run_json.get("bench_info") or {}).get("arena"),
         )
     given = {key: value for key, value in overrides.items() if value is not None}
     return replace(settings, **given)
 
 
-def rescore(path: Path, **overrides: Any) -> tuple[list[dict[str, Any]], list[str], list[Battle]]:
+def rescore(
+    path: Path, run_json: Mapping[str, Any] | None = None, **overrides: Any
+) -> tuple[list[dict[str, Any]], list[str], list[Battle]]:
     """Reports fitted again from a run's (or one file's) battles: what ``jurist show`` prints."""
-    from jurist.interop.judgearena import find_battles, read_battles
+    from jurist.scoring.arena_battles import find_battles, read_battles
 
     folder = path if path.is_dir() else path.parent
     source = find_battles(path) if path.is_dir() else path
     if source is None:
         raise JuristError(f"{path}: no battles.jsonl or battles.parquet")
     battles = read_battles(source)
-    settings = settings_for(folder, **overrides)
+    settings = settings_for(folder, run_json, **overrides)
     if not any(b["source"] == "human" for b in battles):
         return [], [f"{source}: no human battles, so nothing to place on the arena's scale"], battles
     reports, notes = fit_reports(battles, settings)
@@ -283,9 +299,10 @@ def rescore(path: Path, **overrides: Any) -> tuple[list[dict[str, Any]], list[st
 
 
 def is_arena_run(path: Path) -> bool:
-    """Whether ``jurist show PATH`` is an arena placement: a battles file in JudgeArena's schema, or a
-    folder holding one (or an elo_ratings.json)."""
-    from jurist.interop.judgearena import find_battles, is_arena_battles_file
+    """Whether PATH holds an arena placement that names no family: a battles file in JudgeArena's schema,
+    or a folder holding one (or an elo_ratings.json, a calibration.json); :func:`jurist.scoring.family.
+    derived_family` asks, for a peer tool's output without run.json."""
+    from jurist.scoring.arena_battles import find_battles, is_arena_battles_file
 
     if path.is_file():
         return is_arena_battles_file(path)
@@ -295,46 +312,3 @@ def is_arena_run(path: Path) -> bool:
         return True
     found = find_battles(path)
     return found is not None and is_arena_battles_file(found)
-
-
-# ----------------------------------------------------------------------------------------------------
-# Calibration
-
-
-def calibration_fits(judged: Iterable[tuple[Any, dict[str, Any]]], side_a: str) -> dict[str, dict[str, Any]]:
-    """Per judge: the temperature that best predicts the human votes from its graded verdicts."""
-    gaps: dict[str, list[float]] = defaultdict(list)
-    votes: dict[str, list[float]] = defaultdict(list)
-    invalid: Counter[str] = Counter()
-    for item, record in judged:
-        judge = str(record["judge"])
-        human = 1.0 - HARD_PREF[str(item.question.metadata["human_winner"])]
-        for game in record["games"]:
-            label = game.get("label")
-            if label not in LABEL_GAP:
-                invalid[judge] += 1
-                continue
-            gap = LABEL_GAP[str(label)]
-            gaps[judge].append(gap if game["a"] == side_a else -gap)
-            votes[judge].append(human)
-    fits: dict[str, dict[str, Any]] = {}
-    for judge in sorted(gaps):
-        diff, y = np.asarray(gaps[judge]), np.asarray(votes[judge])
-        decisive = (y != 0.5) & (diff != 0.0)
-        agree = (
-            float(np.mean(np.sign(diff[decisive]) == np.sign(y[decisive] - 0.5))) if decisive.any() else None
-        )
-        try:
-            fit = calibrate_temperature(diff, y)
-        except ValueError as exc:
-            fits[judge] = {"temperature": None, "error": str(exc), "n_games": int(diff.size)}
-            continue
-        fits[judge] = {
-            "temperature": r(fit.temperature),
-            "n_pairs": fit.n_pairs,
-            "neg_log_likelihood": r(fit.neg_log_likelihood),
-            "agreement": None if agree is None else r(agree),
-            "n_games": int(diff.size),
-            "invalid": invalid[judge],
-        }
-    return fits

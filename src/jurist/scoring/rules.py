@@ -46,8 +46,9 @@ def _counts(point: dict[str, Any]) -> dict[str, tuple[float, float]]:
 def _ratio_ci(
     per_question: dict[str, list[tuple[float, float]]], n_bootstrap: int, seed: int, ci_level: float
 ) -> dict[str, float]:
-    sums = np.array([sum(s for s, _ in v) for v in per_question.values()], dtype=np.float64)
-    counts = np.array([sum(c for _, c in v) for v in per_question.values()], dtype=np.float64)
+    uids = sorted(per_question)  # questions resampled in one order, whatever order the points came in
+    sums = np.array([sum(s for s, _ in per_question[u]) for u in uids], dtype=np.float64)
+    counts = np.array([sum(c for _, c in per_question[u]) for u in uids], dtype=np.float64)
     result = win_rate_from_entries(sums, counts, n_bootstrap=n_bootstrap, seed=seed, ci_level=ci_level)
     return {"score": result.score, "ci_low": result.ci_low, "ci_high": result.ci_high}
 

@@ -1,8 +1,9 @@
-"""Scoring a run directory: options, baselines, judges, categories and invalid counts around the methods.
+"""Scoring a run directory's battles: options, baselines, judges, categories and invalid counts around the
+methods.
 
-``jurist show`` re-scores a finished run with any method; ``jurist run`` scores through the same
-:func:`score_run` at the end of a run, so both give the same numbers for the same battles. With the run's
-own settings (run.json ``scoring``) the default method reproduces its ratings.json exactly.
+:func:`score_battles` is what the pairwise family (:mod:`jurist.scoring.pairwise`) scores with, for
+``jurist run`` and ``jurist show`` alike; :func:`score_run` scores with exactly the options given (no run
+default applies), for programs and tests.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def score_run(
     invalid: InvalidCounts | None = None,
     answers: Mapping[str, AnswerIndex] | None = None,
 ) -> Scored:
-    """Score a run directory's battles as ``opts`` says; pure reading, no writes.
+    """Score a run directory's battles exactly as ``opts`` says (no run default applies: that is
+    :func:`jurist.scoring.door.score_run_dir`'s); pure reading, no writes.
 
     ``invalid`` overrides the invalid-question counts otherwise read from run.json or leaderboard.json
     (``jurist run`` knows them before it has written either); ``answers``: the run's own answer indexes,
@@ -50,14 +52,28 @@ def score_run(
     if not run.root.is_dir():
         raise JuristError(f"{root}: no such run directory")
     check_options(opts)
-    run_json = read_json(run.run_json) or {}
     battles, source = load_battles(run)
     if not battles:
         raise JuristError(f"{root}: the run has no battles to score (from {source})")
+    run_json = read_json(run.run_json) or {}
+    counts = invalid_counts(run, run_json) if invalid is None else invalid
+    return score_battles(run, battles, source, opts, run_json, invalid=counts, answers=answers)
+
+
+def score_battles(
+    run: RunDir,
+    battles: list[Battle],
+    source: str,
+    opts: ScoreOptions,
+    run_json: Mapping[str, Any],
+    *,
+    invalid: InvalidCounts,
+    answers: Mapping[str, AnswerIndex] | None = None,
+) -> Scored:
+    """Score ``battles`` (read from ``source`` of the run directory ``run``) as ``opts`` says."""
+    check_options(opts)
     settings = _settings(opts, run_json)
-    battles, counts, chosen = _keep_judges(
-        battles, _invalid_counts(run, run_json) if invalid is None else invalid, opts
-    )
+    battles, counts, chosen = _keep_judges(battles, invalid, opts)
     sanity = judge_sanity(_in_categories(battles, opts.categories))
     if opts.ensemble and len(chosen) > 1:
         battles, counts = _pool(battles, counts, "+".join(chosen))
@@ -115,12 +131,8 @@ def _drop_intervals(rows: list[Row]) -> None:
                 row[key] = None
 
 
-def write_outputs(root: Path, scored: Scored) -> None:
-    """ratings.json (settings, per-model numbers, judge sanity) and leaderboard.json (the rows)."""
-    from jurist.store.jsonl import write_json_atomic
-    from jurist.store.run_dir import RunDir
-
-    run = RunDir(root)
+def ratings_file(scored: Scored) -> dict[str, Any]:
+    """ratings.json: the settings, per-model numbers (every row field kept), and the judges' sanity."""
     settings = scored.settings
     fixed = ("method", "seed", "bootstrap_rounds", "ci_level")
     document = ratings_document(
@@ -135,7 +147,16 @@ def write_outputs(root: Path, scored: Scored) -> None:
     for entry, row in zip(document["models"], scored.rows, strict=True):
         for key, value in row.items():
             entry.setdefault(key, value)
-    write_json_atomic(run.root / "ratings.json", document)
+    return document
+
+
+def write_outputs(root: Path, scored: Scored) -> None:
+    """ratings.json (settings, per-model numbers, judge sanity) and leaderboard.json (the rows)."""
+    from jurist.store.jsonl import write_json_atomic
+    from jurist.store.run_dir import RunDir
+
+    run = RunDir(root)
+    write_json_atomic(run.root / "ratings.json", ratings_file(scored))
     write_json_atomic(run.leaderboard, scored.rows)
 
 
@@ -158,7 +179,7 @@ def check_options(opts: ScoreOptions) -> None:
         raise JuristError(f"--ci: {opts.ci_level} is not in (0, 1)")
 
 
-def _settings(opts: ScoreOptions, run_json: dict[str, Any]) -> Settings:
+def _settings(opts: ScoreOptions, run_json: Mapping[str, Any]) -> Settings:
     scoring = run_json.get("scoring") or {}
     return Settings(
         n_bootstrap=opts.n_bootstrap if opts.n_bootstrap is not None else int(scoring.get("bootstrap", 100)),
@@ -177,7 +198,7 @@ def _infer_baselines(battles: list[Battle]) -> list[str]:
     return sorted({name for names in common.values() if len(names) == 1 for name in names})
 
 
-def resolve_baselines(opts: ScoreOptions, run_json: dict[str, Any], battles: list[Battle]) -> list[str]:
+def resolve_baselines(opts: ScoreOptions, run_json: Mapping[str, Any], battles: list[Battle]) -> list[str]:
     """``--baseline``, else run.json's baselines, else inferred from the battles."""
     if opts.baselines:
         return list(opts.baselines)
@@ -192,8 +213,9 @@ def resolve_baselines(opts: ScoreOptions, run_json: dict[str, Any], battles: lis
     return inferred
 
 
-def _invalid_counts(run: RunDir, run_json: dict[str, Any]) -> InvalidCounts:
-    """Invalid-question counts from run.json (imports), else from the run's leaderboard.json."""
+def invalid_counts(run: RunDir, run_json: Mapping[str, Any]) -> InvalidCounts:
+    """Invalid-question counts from run.json (imports), else from the rows of the run's leaderboard.json
+    (the last scoring's: per category where it scored each category alone)."""
     counts: InvalidCounts = {}
     recorded = run_json.get("invalid")
     if isinstance(recorded, dict):
@@ -207,9 +229,14 @@ def _invalid_counts(run: RunDir, run_json: dict[str, Any]) -> InvalidCounts:
         return counts
     board = read_json(run.leaderboard)
     for row in board if isinstance(board, list) else []:
-        if isinstance(row, dict) and row.get("invalid") and "category" not in row:
-            counts[(row.get("judge", ""), row["model"], ALL)] = int(row["invalid"])
-    return counts
+        if isinstance(row, dict) and row.get("invalid") and "model" in row:
+            key = (str(row.get("judge", "")), str(row["model"]), str(row.get("category", ALL)))
+            counts[key] = int(row["invalid"])
+    totals: dict[tuple[str, str, str], int] = defaultdict(int)
+    for (judge, model, category), n in counts.items():
+        if category != ALL and (judge, model, ALL) not in counts:  # scored by category: the run's total
+            totals[(judge, model, ALL)] += n
+    return counts | totals
 
 
 def _keep_judges(

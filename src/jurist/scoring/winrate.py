@@ -6,11 +6,18 @@ score through here, so a run's ratings.json and a re-scored one agree to the dig
 
 from __future__ import annotations
 
+import array
 from collections import defaultdict
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from jurist.scoring.common import OUTCOME
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    FloatArray = npt.NDArray[np.float64]
 
 
 def win_rate_leaderboard(
@@ -25,16 +32,12 @@ def win_rate_leaderboard(
     """Weighted win rate of every (judge, model) against its baseline, with a question bootstrap.
 
     Each battle adds ``weight`` entries of P(model beats baseline) to its question; the score is the mean
-    of all entries (Arena-Hard). The baseline is listed at 50.
+    of all entries (Arena-Hard). The bootstrap resamples questions in sorted-uid order (:class:`_Entries`).
+    The baseline is listed at 50.
     """
-    import numpy as np
-
     from jurist.ratings.winrate import win_rate_from_entries
 
-    # Per question, the weighted sum of P(model wins) and the total weight as one complex number (its real
-    # and imaginary parts add as two floats would): one object a question, not a list and two floats,
-    # which held 8 MB at 50k questions at the peak of a run (scoring).
-    sums: dict[tuple[str, str], dict[str, complex]] = defaultdict(lambda: defaultdict(complex))
+    columns = _Entries()
     seen_baselines: dict[str, set[str]] = defaultdict(set)
     for battle in battles:
         a, b = battle["model_a"], battle["model_b"]
@@ -45,16 +48,12 @@ def win_rate_leaderboard(
         else:
             continue
         judge = battle.get("judge", "")
-        weight = float(battle.get("weight", 1))
-        sums[(judge, model)][battle["uid"]] += complex(p_model * weight, weight)
+        columns.add(judge, model, str(battle["uid"]), p_model, float(battle.get("weight", 1)))
         seen_baselines[judge].add(baseline)
     invalid = invalid or {}
     rows: list[dict[str, Any]] = []
-    for (judge, model), per_question in sorted(sums.items()):
-        totals = np.fromiter(per_question.values(), dtype=np.complex128, count=len(per_question))
-        result = win_rate_from_entries(
-            totals.real, totals.imag, n_bootstrap=n_bootstrap, seed=seed, ci_level=ci_level
-        )
+    for (judge, model), (won, weight) in columns.per_question():
+        result = win_rate_from_entries(won, weight, n_bootstrap=n_bootstrap, seed=seed, ci_level=ci_level)
         rows.append(
             {
                 "model": model,
@@ -80,8 +79,9 @@ def win_rate_leaderboard(
                     "baseline": True,
                 }
             )
+    scored = set(columns.groups)
     for (judge, model), count in invalid.items():
-        if (judge, model) not in sums and count:
+        if (judge, model) not in scored and count:
             rows.append(
                 {
                     "model": model,
@@ -95,6 +95,57 @@ def win_rate_leaderboard(
             )
     rows.sort(key=lambda r: (r["judge"], -(r["score"] if r["score"] is not None else -1.0)))
     return rows
+
+
+class _Entries:
+    """Battles seen from the non-baseline side, as columns (one entry a battle: its (judge, model) group,
+    its question, P(model wins) x weight, and weight), summed per (group, question) by ``np.bincount``.
+
+    Questions are numbered in sorted-uid order and the entries of one question are summed in a fixed
+    order, so the per-question sums, and the bootstrap that resamples them, do not depend on the order in
+    which the battles were written (answers and judgments arrive in completion order): a run and
+    ``jurist show`` of it give the same interval. Columns of 8-byte numbers, not a dict per question.
+    """
+
+    def __init__(self) -> None:
+        self.groups: dict[tuple[str, str], int] = {}
+        self._uids: dict[str, int] = {}
+        self._group = array.array("q")
+        self._question = array.array("q")
+        self._won = array.array("d")
+        self._weight = array.array("d")
+
+    def add(self, judge: str, model: str, uid: str, p_model: float, weight: float) -> None:
+        self._group.append(self.groups.setdefault((judge, model), len(self.groups)))
+        self._question.append(self._uids.setdefault(uid, len(self._uids)))
+        self._won.append(p_model * weight)
+        self._weight.append(weight)
+
+    def per_question(self) -> Iterator[tuple[tuple[str, str], tuple[FloatArray, FloatArray]]]:
+        """Per (judge, model), in sorted order: the weighted wins and the weight of each of its questions,
+        the questions in sorted-uid order."""
+        import numpy as np
+
+        if not self.groups:
+            return
+        n_questions, names = len(self._uids), sorted(self.groups)
+        question_rank = np.empty(n_questions, dtype=np.int64)
+        question_rank[[self._uids[uid] for uid in sorted(self._uids)]] = np.arange(n_questions)
+        group_rank = np.empty(len(names), dtype=np.int64)
+        group_rank[[self.groups[name] for name in names]] = np.arange(len(names))
+        key = (
+            group_rank[np.frombuffer(self._group, dtype=np.int64)] * n_questions
+            + question_rank[np.frombuffer(self._question, dtype=np.int64)]
+        )
+        won = np.frombuffer(self._won, dtype=np.float64)
+        weight = np.frombuffer(self._weight, dtype=np.float64)
+        order = np.lexsort((weight, won, key))  # a question's entries are always added in one order
+        cells, cell_of_entry = np.unique(key[order], return_inverse=True)
+        won_sums = np.bincount(cell_of_entry, weights=won[order]).astype(np.float64, copy=False)
+        weight_sums = np.bincount(cell_of_entry, weights=weight[order]).astype(np.float64, copy=False)
+        bounds = np.searchsorted(cells // n_questions, np.arange(len(names) + 1))
+        for g, name in enumerate(names):
+            yield name, (won_sums[bounds[g] : bounds[g + 1]], weight_sums[bounds[g] : bounds[g + 1]])
 
 
 def ratings_document(

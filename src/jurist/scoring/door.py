@@ -1,0 +1,255 @@
+"""THE scoring door: ``jurist run`` (at its end) and ``jurist show`` score a run through
+:func:`score_run_dir`, so both give the same rows and headline for every family.
+
+A family (:class:`ScoreFamily`) turns a finished run's judgments (or answers) into outcomes on disk
+(battles, points), scores the outcomes on disk, and names the documents its scores are kept in
+(leaderboard.json and its own: ratings.json, summary.json, elo_ratings.json, judgebench.json). Which family
+scores a run is a field of run.json (:mod:`jurist.scoring.family`); how it scores, with no option given,
+is what the run recorded there (its method, bootstrap settings, and the benchmark's official scoring).
+Printing is :mod:`jurist.report.scores`'s.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from jurist.errors import JuristError
+from jurist.scoring.family import FamilyName, family_of_run
+from jurist.scoring.options import STYLE_FEATURES, Method, Resample
+
+if TYPE_CHECKING:
+    from jurist.benchmarks.base import Benchmark
+    from jurist.judging.base import JudgeItem, JudgeKind
+    from jurist.store.line_index import AnswerIndex
+    from jurist.store.run_dir import RunDir
+
+Row = dict[str, Any]
+Judged = tuple["JudgeItem", dict[str, Any]]
+InvalidCounts = dict[tuple[str, str, str], int]
+"""Invalid verdicts per (judge, model, category, or ``*`` for the whole run)."""
+
+
+@dataclass(frozen=True)
+class ScoreRequest:
+    """What to score with, as ``jurist show``'s options give it; None (or empty) is "as the run scored":
+    the settings run.json records. A method given (``method``, ``style_control``, ``length_controlled``)
+    replaces the run's, the benchmark's official scoring included; ``categories=()`` pools every category."""
+
+    method: Method | None = None
+    style_control: tuple[str, ...] | None = None
+    length_controlled: bool | None = None
+    categories: tuple[str, ...] | None = None
+    baselines: tuple[str, ...] = ()
+    judges: tuple[str, ...] = ()
+    ensemble: bool | None = None
+    instruction_difficulty: Path | None = None
+    n_bootstrap: int | None = None
+    seed: int | None = None
+    ci_level: float | None = None
+    resample: Resample | None = None
+
+    def chooses_method(self) -> bool:
+        return self.method is not None or self.style_control is not None or self.length_controlled is not None
+
+    def pairwise_options(self) -> list[str]:
+        """The options given that only a pairwise score takes (named as the command line spells them)."""
+        given = {
+            "--method": self.method,
+            "--style-control": self.style_control,
+            "--length-controlled": self.length_controlled,
+            "--category": self.categories,
+            "--baseline": self.baselines or None,
+            "--ensemble": self.ensemble,
+            "--instruction-difficulty": self.instruction_difficulty,
+            "--resample": self.resample,
+        }
+        return [name for name, value in given.items() if value is not None]
+
+    def check(self) -> None:
+        """Refuse values with no meaning, naming the command-line flag."""
+        if self.method not in (None, "winrate", "bt"):
+            raise JuristError(f"--method: {self.method!r} is not winrate or bt")
+        if self.resample not in (None, "questions", "entries"):
+            raise JuristError(f"--resample: {self.resample!r} is not questions or entries")
+        unknown = set(self.style_control or ()) - set(STYLE_FEATURES)
+        if unknown:
+            raise JuristError(
+                f"--style-control: unknown feature(s) {sorted(unknown)}; choose length, markdown"
+            )
+        if self.ci_level is not None and not 0.0 < self.ci_level < 1.0:
+            raise JuristError(f"--ci: {self.ci_level} is not in (0, 1)")
+
+
+def ignored_note(request: ScoreRequest, what: str, also: Sequence[str] = ()) -> list[str]:
+    """A note naming the options given that a run of this family does not take."""
+    given = [*request.pairwise_options(), *also]
+    if not given:
+        return []
+    return [f"{what}: {', '.join(given)} {'does' if len(given) == 1 else 'do'} not apply"]
+
+
+@dataclass(frozen=True)
+class RecordedRun:
+    """A run as the door reads it: where it is and what its run.json records (empty for a bare battles file
+    or a peer tool's folder)."""
+
+    root: Path
+    fields: Mapping[str, Any]
+    has_run_json: bool
+
+    @classmethod
+    def read(cls, path: Path) -> RecordedRun:
+        run_json = path / "run.json" if path.is_dir() else None
+        if run_json is None or not run_json.is_file():
+            return cls(path, {}, False)
+        try:
+            fields = json.loads(run_json.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise JuristError(f"{run_json}: not valid JSON ({exc})") from None
+        return cls(path, fields if isinstance(fields, dict) else {}, True)
+
+    @property
+    def scoring(self) -> Mapping[str, Any]:
+        return self.fields.get("scoring") or {}
+
+    @property
+    def bench_info(self) -> Mapping[str, Any]:
+        return self.fields.get("bench_info") or {}
+
+    @property
+    def name(self) -> str:
+        """The benchmark's name (the folder's, for a run that records none)."""
+        return str(self.fields.get("bench_name") or self.fields.get("bench") or self.root.name)
+
+    def bootstrap(self, request: ScoreRequest) -> tuple[int, int, float]:
+        """(rounds, seed, CI level): the request's, else the run's, else 100, 0 and 90%."""
+        scoring = self.scoring
+        return (
+            request.n_bootstrap if request.n_bootstrap is not None else int(scoring.get("bootstrap", 100)),
+            request.seed if request.seed is not None else int(scoring.get("seed", 0)),
+            request.ci_level if request.ci_level is not None else float(scoring.get("ci_level", 0.90)),
+        )
+
+
+@dataclass
+class FinishedRun:
+    """What the end of ``jurist run`` hands a family to write its outcomes: the benchmark, the run
+    directory, who answered and judged, the judge kinds, and the current judgments (streamed once)."""
+
+    bench: Benchmark
+    run_dir: RunDir
+    judges: Sequence[str]
+    candidates: Sequence[str]
+    baselines: Sequence[str]
+    kinds: Mapping[str, JudgeKind]
+    judged: Callable[[], Iterable[Judged]]
+    answers: Mapping[str, AnswerIndex]
+    samples: int
+    strong_weight: int
+
+
+@dataclass
+class RunEnd:
+    """What the end of a run knows that its directory does not hold yet: how many outcomes it wrote, the
+    invalid verdicts it just read, baselines of earlier runs' judgments scored with it, its answer indexes
+    (stored token lengths), JudgeBench's pairs, and notes on what was added."""
+
+    outcomes: int = 0
+    invalid: InvalidCounts | None = None
+    baselines: tuple[str, ...] = ()
+    answers: Mapping[str, AnswerIndex] | None = None
+    pairs: Sequence[Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Scores:
+    """A run scored: the rows (leaderboard.json), what the headline number is, the title, the settings
+    used, notes and warnings, the family's own result (``detail``: pairwise ``Scored``, placement reports,
+    a calibration document...), and whether anything was scored at all."""
+
+    family: FamilyName
+    rows: list[Row]
+    headline: str
+    title: str
+    settings: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    detail: Any = None
+    scored: bool = True
+
+
+class ScoreFamily(Protocol):
+    """One family: outcomes (at a run's end) -> score (a run directory, a request) -> documents."""
+
+    name: ClassVar[FamilyName]
+
+    def outcomes(self, run: FinishedRun) -> RunEnd:
+        """Write the outcomes of ``run``'s current judgments (or answers) to its directory."""
+        ...
+
+    def score(self, run: RecordedRun, request: ScoreRequest, end: RunEnd | None) -> Scores:
+        """Score the outcomes on disk as ``request`` asks (else as the run recorded); no writes."""
+        ...
+
+    def documents(self, scores: Scores) -> dict[str, Any]:
+        """The files the scores are kept in: path relative to the run directory -> JSON document."""
+        ...
+
+
+def family(name: FamilyName) -> ScoreFamily:
+    """The implementation of a family."""
+    if name == "pairwise":
+        from jurist.scoring.pairwise import PairwiseFamily
+
+        return PairwiseFamily()
+    if name == "judge-accuracy":
+        from jurist.scoring.judgebench import JudgeAccuracyFamily
+
+        return JudgeAccuracyFamily()
+    if name == "rules":
+        from jurist.scoring.points import RulesFamily
+
+        return RulesFamily()
+    if name == "rubric":
+        from jurist.scoring.points import RubricFamily
+
+        return RubricFamily()
+    from jurist.scoring.placement_family import PlacementFamily
+
+    return PlacementFamily()
+
+
+def score_run_dir(
+    path: Path,
+    request: ScoreRequest | None = None,
+    *,
+    recorded: Mapping[str, Any] | None = None,
+    end: RunEnd | None = None,
+) -> Scores:
+    """Score the run at ``path`` (a run directory, or an arena battles file) as ``request`` asks, else as
+    the run recorded; ``recorded``: run.json's fields (read from ``path`` when not given); ``end``: what the
+    end of a run adds (:class:`RunEnd`). Pure reading: the caller writes :func:`write_documents`."""
+    request = request or ScoreRequest()
+    request.check()
+    run = RecordedRun.read(path) if recorded is None else RecordedRun(path, recorded, True)
+    if not path.exists():
+        raise JuristError(f"{path}: no such run directory")
+    name = family_of_run(path, run.fields if run.has_run_json else None)
+    return family(name).score(run, request, end)
+
+
+def write_documents(root: Path, scores: Scores) -> list[Path]:
+    """Write the documents of ``scores`` into the run directory ``root`` (a battles file's folder)."""
+    from jurist.store.jsonl import write_json_atomic
+
+    folder = root if root.is_dir() else root.parent
+    written = []
+    for name, document in family(scores.family).documents(scores).items():
+        write_json_atomic(folder / name, document)
+        written.append(folder / name)
+    return written

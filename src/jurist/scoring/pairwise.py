@@ -1,0 +1,213 @@
+"""The pairwise family: battles scored against the baseline(s) as win rates, Bradley-Terry, style control
+or AlpacaEval's LC win rate (:mod:`jurist.scoring.run`), with the benchmark's official scoring by default.
+
+What "as the run scored" means for a pairwise run: the method run.json's ``scoring`` records (``--method``,
+``--style-control``, ``--length-controlled``, ``--category``, ``--ensemble``), or, when the run chose none,
+the benchmark's own (``scoring.official``: Arena-Hard v2.0 style-controls its hard prompts, each category
+against its own baseline; AlpacaEval 2.0 reports the length-controlled win rate). Runs written before
+run.json recorded ``official`` take it from the benchmark facts in ``bench_info``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from jurist.errors import JuristError
+from jurist.scoring.common import ALL, Battle, Row
+from jurist.scoring.door import FinishedRun, InvalidCounts, RecordedRun, RunEnd, ScoreRequest, Scores
+from jurist.scoring.family import FamilyName
+from jurist.scoring.options import Scored, ScoreOptions
+
+METHOD_NAMES = {
+    "winrate": "weighted win rate",
+    "bt": "Bradley-Terry (Elo scale)",
+    "style-control": "style-controlled win rate",
+    "lc-winrate": "length-controlled win rate",
+}
+
+
+@dataclass(frozen=True)
+class Official:
+    """A benchmark's own scoring of a pairwise run (used unless a method is chosen)."""
+
+    style_control: tuple[str, ...] = ()
+    style_categories: tuple[str, ...] = ()
+    length_controlled: bool = False
+    categories: tuple[str, ...] = ()
+
+
+def official_scoring(run: RecordedRun, battles: list[Battle]) -> Official:
+    """run.json's ``scoring.official``; for a run written before it was recorded, the benchmark facts in
+    ``bench_info``: Arena-Hard by name (its style features, each category of the battles alone), AlpacaEval
+    (its LC facts)."""
+    recorded = run.scoring.get("official")
+    if isinstance(recorded, Mapping):
+        return Official(
+            tuple(recorded.get("style_control") or ()),
+            tuple(recorded.get("style_categories") or ()),
+            bool(recorded.get("length_controlled")),
+            tuple(recorded.get("categories") or ()),
+        )
+    info = run.bench_info
+    named = info.get("official_scoring")
+    if not isinstance(named, Mapping):
+        return Official(length_controlled=isinstance(info.get("lc"), Mapping))
+    categories = tuple(dict.fromkeys(str(b.get("category", "default")) for b in battles))
+    return Official(
+        tuple(named.get("style_control") or ()),
+        tuple(named.get("style_categories") or ()),
+        categories=categories if len(categories) > 1 else (),
+    )
+
+
+def score_options(
+    run: RecordedRun, request: ScoreRequest, end: RunEnd | None, battles: list[Battle]
+) -> ScoreOptions:
+    """The options a score uses: the request's where given, else the run's (module docstring)."""
+    scoring = run.scoring
+    official = official_scoring(run, battles)
+    style_categories: tuple[str, ...] = ()
+    if request.chooses_method():
+        method = request.method or "winrate"
+        style, lc = request.style_control or (), bool(request.length_controlled)
+    else:
+        recorded = scoring.get("method")
+        method = recorded if recorded in ("winrate", "bt") else "winrate"
+        style, lc = tuple(scoring.get("style_control") or ()), bool(scoring.get("length_controlled"))
+        if not (style or lc or method != "winrate"):
+            style, style_categories = official.style_control, official.style_categories
+            lc = official.length_controlled
+    if request.categories is not None:
+        categories = request.categories
+    else:
+        categories = tuple(scoring.get("categories") or ()) or official.categories
+    n_bootstrap, seed, ci_level = run.bootstrap(request)
+    return ScoreOptions(
+        method=method,
+        style_control=style,
+        style_categories=style_categories,
+        categories=categories,
+        baselines=request.baselines or (end.baselines if end else ()) or _scored_baselines(run),
+        judges=request.judges,
+        ensemble=request.ensemble if request.ensemble is not None else bool(scoring.get("ensemble")),
+        length_controlled=lc,
+        instruction_difficulty=request.instruction_difficulty,
+        n_bootstrap=n_bootstrap,
+        seed=seed,
+        ci_level=ci_level,
+        resample=request.resample or "questions",
+    )
+
+
+def _scored_baselines(run: RecordedRun) -> tuple[str, ...]:
+    """The baselines the run's last scoring used (ratings.json: a run scores the baselines of earlier
+    runs' judgments in its directory too); empty: run.json's, else inferred (:func:`resolve_baselines`)."""
+    from jurist.scoring.battles import read_json
+
+    ratings = read_json(run.root / "ratings.json") if run.root.is_dir() else None
+    listed = ratings.get("baselines") if isinstance(ratings, dict) else None
+    return tuple(str(name) for name in listed) if isinstance(listed, list) else ()
+
+
+def headline(settings: Mapping[str, Any]) -> str:
+    """What the score column is, in words."""
+    text = METHOD_NAMES.get(str(settings.get("method")), str(settings.get("method")))
+    if settings.get("style_categories"):
+        text += f" on {', '.join(settings['style_categories'])} (weighted win rate elsewhere)"
+    if settings.get("categories"):
+        text += ", each category against its own baseline"
+    if settings.get("ensemble"):
+        text += ", the judges pooled"
+    return text
+
+
+class PairwiseFamily:
+    """Battles against the baseline(s); ratings.json and leaderboard.json."""
+
+    name: ClassVar[FamilyName] = "pairwise"
+
+    def outcomes(self, run: FinishedRun) -> RunEnd:
+        from jurist.scoring.pairwise_outcomes import earlier_judgments, write_outcomes
+
+        earlier, notes = earlier_judgments(run)
+        counts = write_outcomes(run, run.judged(), earlier)
+        baselines = tuple(dict.fromkeys([*run.baselines, *(str(r["baseline"]) for r in earlier)]))
+        return RunEnd(counts.battles, counts.by_row(), baselines, run.answers, notes=notes)
+
+    def score(self, run: RecordedRun, request: ScoreRequest, end: RunEnd | None) -> Scores:
+        from jurist.scoring.battles import load_battles
+        from jurist.scoring.run import check_options, invalid_counts, score_battles
+        from jurist.store.run_dir import RunDir
+
+        directory = RunDir(run.root)
+        if not run.root.is_dir():
+            raise JuristError(f"{run.root}: no such run directory")
+        opts = score_options(run, request, end, [])
+        check_options(opts)  # before reading: a bad combination is said at once
+        battles, source = load_battles(directory)
+        invalid = end.invalid if end is not None and end.invalid is not None else None
+        invalid = invalid_counts(directory, run.fields) if invalid is None else invalid
+        opts = score_options(run, request, end, battles)
+        if battles:
+            scored = score_battles(
+                directory,
+                battles,
+                source,
+                opts,
+                run.fields,
+                invalid=invalid,
+                answers=end.answers if end else None,
+            )
+        elif end is not None or source == "battles.jsonl":  # judged, and every verdict unreadable (or none)
+            scored = _no_battles(run, opts, invalid)
+        else:
+            raise JuristError(f"{run.root}: the run has no battles to score (from {source})")
+        scored.notes.extend(end.notes if end else ())
+        return Scores(
+            self.name,
+            scored.rows,
+            headline(scored.settings),
+            f"jurist: {run.name}",
+            scored.settings,
+            scored.notes,
+            [*scored.warnings, *_unscored(battles, invalid, opts.judges)],
+            detail=scored,
+            scored=bool(battles),
+        )
+
+    def documents(self, scores: Scores) -> dict[str, Any]:
+        from jurist.scoring.run import ratings_file
+
+        return {"ratings.json": ratings_file(scores.detail), "leaderboard.json": scores.rows}
+
+
+def _no_battles(run: RecordedRun, opts: ScoreOptions, invalid: InvalidCounts) -> Scored:
+    """Every verdict invalid (nothing to score): rows that say so, the baselines at 50, not an error."""
+    from jurist.scoring.run import _describe, _settings, resolve_baselines
+    from jurist.scoring.winrate import win_rate_leaderboard
+
+    settings = _settings(opts, run.fields)
+    baselines = list(opts.baselines) or resolve_baselines(opts, run.fields, [])
+    totals = {(j, m): n for (j, m, category), n in invalid.items() if category == ALL and n}
+    totals = {key: n for key, n in totals.items() if not opts.judges or key[0] in opts.judges}
+    rows: list[Row] = win_rate_leaderboard([], set(baselines), invalid=totals, n_bootstrap=0)
+    for judge in sorted({judge for judge, _ in totals} or {""}):
+        for name in baselines:
+            rows.append(
+                {"model": name, "judge": judge, "score": 50.0, "ci_low": 50.0, "ci_high": 50.0}
+                | {"n": 0, "invalid": 0, "baseline": True}
+            )
+    return Scored(rows, [], _describe(opts, settings, baselines), [])
+
+
+def _unscored(battles: list[Battle], invalid: InvalidCounts, judges: tuple[str, ...]) -> list[str]:
+    """A loud line for each (judge, model) whose every verdict was unreadable: it has no score."""
+    sides = {(b.get("judge", ""), b[side]) for b in battles for side in ("model_a", "model_b")}
+    return [
+        f"none of the {n} verdict(s) of judge {judge} on {model} could be read, so {model} has no score "
+        "from it; see its judgments' raw text, then try --judge-protocol structured or --rejudge-invalid"
+        for (judge, model, category), n in sorted(invalid.items())
+        if category == ALL and n and (judge, model) not in sides and (not judges or judge in judges)
+    ]

@@ -1,0 +1,103 @@
+"""Point records, the outcomes of the pointwise families: one per graded rubric item or criterion (rubric)
+or one per checked answer (rules), written per model to ``points/<model>.jsonl``, rewritten whole each
+run so they always describe the answers now on disk; ``jurist show`` scores again from them alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from jurist.benchmarks.base import Benchmark
+from jurist.judging.base import JudgeItem, JudgeKind
+from jurist.store.jsonl import iter_jsonl, rewrite_jsonl_atomic
+from jurist.store.records import PointRecord
+from jurist.store.run_dir import RunDir
+
+CHECKS_VERSION = 1
+"""Bump when a checker's outcome changes, so stored points are recomputed."""
+
+
+def load_points(run_dir: RunDir) -> list[dict[str, Any]]:
+    """Every point record of a run directory."""
+    folder = run_dir.root / "points"
+    records: list[dict[str, Any]] = []
+    for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
+        records.extend(iter_jsonl(path, repair=False))
+    return records
+
+
+def write_rubric_points(
+    run_dir: RunDir,
+    judged: Iterable[tuple[JudgeItem, dict[str, Any]]],
+    kinds: Mapping[str, JudgeKind],
+    models: Sequence[str],
+) -> int:
+    """Point records of the current rubric judgments (:meth:`jurist.judging.rubric.RubricJudge.outcomes`),
+    written per model (every judge's points in one file); returns how many."""
+    by_model: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for item, record in judged:
+        by_model[item.model].extend(kinds[item.judge].outcomes(record))
+    for model in models:
+        rewrite_jsonl_atomic(run_dir.points(model), by_model.get(model, []))
+    return sum(len(by_model.get(model, [])) for model in models)
+
+
+def _answer_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def check_points(run_dir: RunDir, bench: Benchmark, models: Sequence[str], samples: int) -> int:
+    """A point record for every (model, question, sample) answer on disk, checked by :mod:`jurist.rules`
+    (no requests), written per model; a point is reused while its answer and the checkers' version are
+    unchanged. Returns how many."""
+    from jurist.rules.answers import visible_answer
+    from jurist.rules.evaluate import check_response
+    from jurist.rules.registry import checkers
+
+    assert bench.rule_suite in ("ifeval", "ifbench")
+    table = checkers(bench.rule_suite)
+    total = 0
+    for model in models:
+        answers = run_dir.load_answers(model)
+        path = run_dir.points(model)
+        stored = {(str(p["uid"]), int(p["sample"])): p for p in iter_jsonl(path)} if path.exists() else {}
+        fresh: list[PointRecord] = []
+        for q in bench.questions:
+            for sample in range(samples):
+                answer = answers.get((q.uid, sample))
+                if answer is None:
+                    continue
+                text, truncated = visible_answer(answer)
+                digest = _answer_hash(text)
+                old = stored.get((q.uid, sample))
+                if old and old.get("answer_hash") == digest and old.get("checks_version") == CHECKS_VERSION:
+                    fresh.append(old)  # type: ignore[arg-type]
+                    continue
+                ids, kwargs = q.metadata["instruction_id_list"], q.metadata["kwargs"]
+                results = check_response(table, text, ids, kwargs, q.prompt)
+                checks = []
+                for r in results:
+                    check: dict[str, Any] = {"id": r.instruction_id, "strict": r.strict, "loose": r.loose}
+                    if r.error:
+                        check["error"] = r.error
+                    checks.append(check)
+                record: dict[str, Any] = {
+                    "kind": "point",
+                    "uid": q.uid,
+                    "sample": sample,
+                    "model": model,
+                    "judge": None,
+                    "metric": bench.rule_suite,
+                    "value": float(all(r.strict for r in results)),
+                    "category": q.category,
+                    "answer_hash": digest,
+                    "checks_version": CHECKS_VERSION,
+                    "detail": {"instructions": checks, "truncated": truncated, "empty": not text.strip()},
+                }
+                fresh.append(record)  # type: ignore[arg-type]
+        rewrite_jsonl_atomic(path, fresh)
+        total += len(fresh)
+    return total
