@@ -154,7 +154,7 @@ def test_show_prints_the_sanity_block_under_the_table_and_keeps_json_stdout_clea
     run = _run(tmp_path / "run")
     table = jurist("show", str(run), "--bootstrap", "0", cwd=tmp_path)
     assert table.returncode == 0, table.stderr
-    assert table.stdout.index("judge sanity") > table.stdout.index("jurist show")
+    assert table.stdout.index("judge sanity") > table.stdout.index("jurist: run (weighted win rate)")
     assert "warning: judge lazy prefers position A in 100% of decisive games" in table.stdout
     assert "judge fair" not in table.stdout
     as_json = jurist("show", str(run), "--bootstrap", "0", "--format", "json", cwd=tmp_path)
