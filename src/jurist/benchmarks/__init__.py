@@ -1,0 +1,123 @@
+"""Benchmarks as data plus choices: each module builds a :class:`Benchmark` (questions, shipped answers,
+baselines, its judge kind and the prompt it hands that kind, metrics, default samples); the registry maps
+names to them. Nothing here sends a request.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from jurist.benchmarks.alpaca_eval import OfficialLC, official_lc_for, question_uid
+    from jurist.benchmarks.answers_file import read_answers_file, with_answers_file
+    from jurist.benchmarks.arena_hard import default_baseline
+    from jurist.benchmarks.base import Benchmark, Question
+    from jurist.benchmarks.baseline_file import baseline_from
+    from jurist.benchmarks.judgebench import (
+        BASELINE,
+        CANDIDATE,
+        Pair,
+        field_error,
+        pair_from_record,
+        pair_of,
+        read_jsonl_any,
+    )
+    from jurist.benchmarks.judgebench_scoring import (
+        LABELS,
+        ROW_FIELDS,
+        Decision,
+        Group,
+        JudgeScore,
+        Label,
+        normalize_decision,
+        score_decisions,
+        score_games,
+        score_row,
+        source_group,
+        unswap,
+    )
+    from jurist.benchmarks.presets import JudgePreset, judge_preset, reference_sampling
+    from jurist.benchmarks.registry import benchmark_names, load_benchmark
+
+# Each name is imported from its module on first use, so that importing one module of the package (or
+# ``jurist --help``) does not load the rest.
+_HOMES = {
+    "OfficialLC": "alpaca_eval",
+    "official_lc_for": "alpaca_eval",
+    "question_uid": "alpaca_eval",
+    "read_answers_file": "answers_file",
+    "with_answers_file": "answers_file",
+    "default_baseline": "arena_hard",
+    "Benchmark": "base",
+    "Question": "base",
+    "baseline_from": "baseline_file",
+    "BASELINE": "judgebench",
+    "CANDIDATE": "judgebench",
+    "Pair": "judgebench",
+    "field_error": "judgebench",
+    "pair_from_record": "judgebench",
+    "pair_of": "judgebench",
+    "read_jsonl_any": "judgebench",
+    "Decision": "judgebench_scoring",
+    "Group": "judgebench_scoring",
+    "JudgeScore": "judgebench_scoring",
+    "LABELS": "judgebench_scoring",
+    "Label": "judgebench_scoring",
+    "ROW_FIELDS": "judgebench_scoring",
+    "normalize_decision": "judgebench_scoring",
+    "score_decisions": "judgebench_scoring",
+    "score_games": "judgebench_scoring",
+    "score_row": "judgebench_scoring",
+    "source_group": "judgebench_scoring",
+    "unswap": "judgebench_scoring",
+    "JudgePreset": "presets",
+    "judge_preset": "presets",
+    "reference_sampling": "presets",
+    "benchmark_names": "registry",
+    "load_benchmark": "registry",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+
+
+__all__ = [
+    "BASELINE",
+    "Benchmark",
+    "CANDIDATE",
+    "Decision",
+    "Group",
+    "JudgePreset",
+    "JudgeScore",
+    "LABELS",
+    "Label",
+    "OfficialLC",
+    "Pair",
+    "Question",
+    "ROW_FIELDS",
+    "baseline_from",
+    "benchmark_names",
+    "default_baseline",
+    "field_error",
+    "judge_preset",
+    "load_benchmark",
+    "normalize_decision",
+    "official_lc_for",
+    "pair_from_record",
+    "pair_of",
+    "question_uid",
+    "read_answers_file",
+    "read_jsonl_any",
+    "reference_sampling",
+    "score_decisions",
+    "score_games",
+    "score_row",
+    "source_group",
+    "unswap",
+    "with_answers_file",
+]

@@ -1,0 +1,111 @@
+"""The only code that talks to models: clients over the OpenAI wire (and provider adapters), managed
+servers and in-process models, the request cache, limits, retries, throttle, the ledger and budget.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from jurist.engine.budget import Budget
+    from jurist.engine.cache import RequestCache, default_cache_path, open_cache
+    from jurist.engine.check import PROBE_MESSAGES, require_ready, run_checks
+    from jurist.engine.client import Completion, EndpointClient, Engine, ModelClient, RequestFailed
+    from jurist.engine.embedded import EMBEDDED_ALIAS, embedded_model_spec
+    from jurist.engine.gpus import check_visible, pick_gpus, visible_gpus
+    from jurist.engine.ledger import (
+        FALLBACK_MAX_TOKENS,
+        Ledger,
+        Phase,
+        add_rows,
+        row_order,
+        total_of,
+        worst_prompt_tokens,
+    )
+    from jurist.engine.limits import ConcurrencyLimits
+    from jurist.engine.local import LocalModels
+    from jurist.engine.pool import ServerFactory, ServerPool
+    from jurist.engine.retry import RetryPolicy
+    from jurist.engine.throttle import make_throttle
+    from jurist.engine.tokenizers import TokenCounter, counter_for
+
+# Each name is imported from its module on first use, so that importing one module of the package (or
+# ``jurist --help``) does not load the rest.
+_HOMES = {
+    "Budget": "budget",
+    "RequestCache": "cache",
+    "default_cache_path": "cache",
+    "open_cache": "cache",
+    "PROBE_MESSAGES": "check",
+    "require_ready": "check",
+    "run_checks": "check",
+    "Completion": "client",
+    "EndpointClient": "client",
+    "Engine": "client",
+    "ModelClient": "client",
+    "RequestFailed": "client",
+    "EMBEDDED_ALIAS": "embedded",
+    "embedded_model_spec": "embedded",
+    "check_visible": "gpus",
+    "pick_gpus": "gpus",
+    "visible_gpus": "gpus",
+    "FALLBACK_MAX_TOKENS": "ledger",
+    "Ledger": "ledger",
+    "Phase": "ledger",
+    "add_rows": "ledger",
+    "row_order": "ledger",
+    "total_of": "ledger",
+    "worst_prompt_tokens": "ledger",
+    "ConcurrencyLimits": "limits",
+    "LocalModels": "local",
+    "ServerFactory": "pool",
+    "ServerPool": "pool",
+    "RetryPolicy": "retry",
+    "make_throttle": "throttle",
+    "TokenCounter": "tokenizers",
+    "counter_for": "tokenizers",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+
+
+__all__ = [
+    "Budget",
+    "Completion",
+    "ConcurrencyLimits",
+    "EMBEDDED_ALIAS",
+    "EndpointClient",
+    "Engine",
+    "FALLBACK_MAX_TOKENS",
+    "Ledger",
+    "LocalModels",
+    "ModelClient",
+    "PROBE_MESSAGES",
+    "Phase",
+    "RequestCache",
+    "RequestFailed",
+    "RetryPolicy",
+    "ServerFactory",
+    "ServerPool",
+    "TokenCounter",
+    "add_rows",
+    "check_visible",
+    "counter_for",
+    "default_cache_path",
+    "embedded_model_spec",
+    "make_throttle",
+    "open_cache",
+    "pick_gpus",
+    "require_ready",
+    "row_order",
+    "run_checks",
+    "total_of",
+    "visible_gpus",
+    "worst_prompt_tokens",
+]

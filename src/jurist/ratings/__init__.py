@@ -7,10 +7,21 @@
 * ``winrate``: weighted win rate against one baseline with a question/entry bootstrap.
 """
 
+from __future__ import annotations
+
 import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from jurist.ratings.agreement import (
+        agreement_rate,
+        align_leaderboards,
+        collapse_five_to_three,
+        ensemble_mean,
+        kappa_five,
+        kappa_three,
+        rank_correlation,
+    )
     from jurist.ratings.bt import (
         BattleCells,
         BTResult,
@@ -32,23 +43,44 @@ if TYPE_CHECKING:
         length_controlled_win_rates,
         win_rate,
     )
-    from jurist.ratings.placement import Placement, place_models
-    from jurist.ratings.style_control import StyleControlResult, style_controlled_win_rates, style_features
+    from jurist.ratings.placement import (
+        Placement,
+        anchor_battles,
+        calibrate_temperature,
+        place_models,
+        rank_by_ci,
+        rank_by_rating,
+        soft_preference,
+    )
+    from jurist.ratings.repeated import across_runs
+    from jurist.ratings.style_control import (
+        StyleControlResult,
+        style_controlled_win_rates,
+        style_features,
+        zscore,
+    )
     from jurist.ratings.winrate import WinRate, win_rate_from_entries
 
-# Each name is imported from its module on first use: ``jurist.ratings.winrate`` (a run's default score)
-# then loads numpy alone, not scipy with it, which the other methods need (0.3 s of CPU at the run's end).
+# Each name is imported from its module on first use, so that importing one module of the package (or
+# ``jurist --help``) does not load the rest.
 _HOMES = {
-    "BattleCells": "bt",
+    "agreement_rate": "agreement",
+    "align_leaderboards": "agreement",
+    "collapse_five_to_three": "agreement",
+    "ensemble_mean": "agreement",
+    "kappa_five": "agreement",
+    "kappa_three": "agreement",
+    "rank_correlation": "agreement",
     "BTResult": "bt",
+    "BattleCells": "bt",
     "WinRateVsAnchor": "bt",
     "aggregate_battles": "bt",
     "bradley_terry": "bt",
     "bt_mle": "bt",
     "elo_win_probability": "bt",
     "win_rate_vs_anchor": "bt",
-    "GamedRows": "lc_winrate",
     "GLMWeights": "lc_winrate",
+    "GamedRows": "lc_winrate",
     "LCWinRate": "lc_winrate",
     "alpaca_preference_to_probability": "lc_winrate",
     "estimate_instruction_difficulty": "lc_winrate",
@@ -57,10 +89,17 @@ _HOMES = {
     "length_controlled_win_rates": "lc_winrate",
     "win_rate": "lc_winrate",
     "Placement": "placement",
+    "anchor_battles": "placement",
+    "calibrate_temperature": "placement",
     "place_models": "placement",
+    "rank_by_ci": "placement",
+    "rank_by_rating": "placement",
+    "soft_preference": "placement",
+    "across_runs": "repeated",
     "StyleControlResult": "style_control",
     "style_controlled_win_rates": "style_control",
     "style_features": "style_control",
+    "zscore": "style_control",
     "WinRate": "winrate",
     "win_rate_from_entries": "winrate",
 }
@@ -83,19 +122,33 @@ __all__ = [
     "StyleControlResult",
     "WinRate",
     "WinRateVsAnchor",
+    "across_runs",
     "aggregate_battles",
+    "agreement_rate",
+    "align_leaderboards",
     "alpaca_preference_to_probability",
+    "anchor_battles",
     "bradley_terry",
     "bt_mle",
+    "calibrate_temperature",
+    "collapse_five_to_three",
     "elo_win_probability",
+    "ensemble_mean",
     "estimate_instruction_difficulty",
     "gamed_rows",
+    "kappa_five",
+    "kappa_three",
     "length_controlled_win_rate",
     "length_controlled_win_rates",
     "place_models",
+    "rank_by_ci",
+    "rank_by_rating",
+    "rank_correlation",
+    "soft_preference",
     "style_controlled_win_rates",
     "style_features",
     "win_rate",
     "win_rate_from_entries",
     "win_rate_vs_anchor",
+    "zscore",
 ]

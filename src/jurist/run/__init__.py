@@ -1,0 +1,76 @@
+"""The runner: a run resolved into a :class:`RunPlan` before its first request, one life cycle
+(:mod:`~jurist.run.session`) for ``jurist run``, ``--tasks`` and the sweep's phases, the answer and judge
+stages, the judge feed, shipped answers, the budget and the end of a run.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from jurist.run.budget import show_usage, usage_of_runs
+    from jurist.run.config import RunConfig, RunResult
+    from jurist.run.dry import dry_run
+    from jurist.run.generate import new_progress
+    from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
+    from jurist.run.pipeline import Pipeline, run_pipeline
+    from jurist.run.plan import PAIRED_KINDS, RunPlan, resolve
+    from jurist.run.session import Session, all_or_none
+    from jurist.run.tasks import headline, parse_tasks, run_tasks, task_options
+
+# Each name is imported from its module on first use, so that importing one module of the package (or
+# ``jurist --help``) does not load the rest.
+_HOMES = {
+    "show_usage": "budget",
+    "usage_of_runs": "budget",
+    "RunConfig": "config",
+    "RunResult": "config",
+    "dry_run": "dry",
+    "new_progress": "generate",
+    "FORCED_STOP": "interrupts",
+    "GracefulInterrupt": "interrupts",
+    "run_interruptibly": "interrupts",
+    "Pipeline": "pipeline",
+    "run_pipeline": "pipeline",
+    "PAIRED_KINDS": "plan",
+    "RunPlan": "plan",
+    "resolve": "plan",
+    "Session": "session",
+    "all_or_none": "session",
+    "headline": "tasks",
+    "parse_tasks": "tasks",
+    "run_tasks": "tasks",
+    "task_options": "tasks",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+
+
+__all__ = [
+    "FORCED_STOP",
+    "GracefulInterrupt",
+    "PAIRED_KINDS",
+    "Pipeline",
+    "RunConfig",
+    "RunPlan",
+    "RunResult",
+    "Session",
+    "all_or_none",
+    "dry_run",
+    "headline",
+    "new_progress",
+    "parse_tasks",
+    "resolve",
+    "run_interruptibly",
+    "run_pipeline",
+    "run_tasks",
+    "show_usage",
+    "task_options",
+    "usage_of_runs",
+]

@@ -17,9 +17,9 @@ from jurist.run.work import JudgeWork
 from jurist.scoring import (
     FinishedRun,
     RecordedRun,
-    family,
     family_of_metrics,
     run_scoring_fields,
+    score_family,
     score_run_dir,
     write_documents,
 )
@@ -45,7 +45,7 @@ def score_finished_run(view: RunView, work: JudgeWork, samples: int, console: Co
         samples,
         config.strong_weight,
     )
-    end = family(name).outcomes(finished)
+    end = score_family(name).outcomes(finished)
     # what run.json records (written when the run opened), its scoring fields as this run resolves them
     opened = RecordedRun.read(view.run_dir.root).fields
     recorded = {**opened, **run_scoring_fields(bench, config.scoring_settings())}

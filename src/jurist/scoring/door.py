@@ -11,6 +11,7 @@ Printing is :mod:`jurist.report.scores`'s.
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -201,27 +202,23 @@ class ScoreFamily(Protocol):
         ...
 
 
-def family(name: FamilyName) -> ScoreFamily:
+_IMPLEMENTATIONS: Mapping[FamilyName, tuple[str, str]] = {
+    "pairwise": ("jurist.scoring.pairwise", "PairwiseFamily"),
+    "judge-accuracy": ("jurist.scoring.judgebench", "JudgeAccuracyFamily"),
+    "rules": ("jurist.scoring.points", "RulesFamily"),
+    "rubric": ("jurist.scoring.points", "RubricFamily"),
+    "placement": ("jurist.scoring.placement_family", "PlacementFamily"),
+}
+"""Family name -> (module, class) implementing it, imported only when a run of that family is scored.
+Adding a family = one module, one line here and its metrics in
+:data:`jurist.scoring.family.FAMILY_OF_METRIC`."""
+
+
+def score_family(name: FamilyName) -> ScoreFamily:
     """The implementation of a family."""
-    if name == "pairwise":
-        from jurist.scoring.pairwise import PairwiseFamily
-
-        return PairwiseFamily()
-    if name == "judge-accuracy":
-        from jurist.scoring.judgebench import JudgeAccuracyFamily
-
-        return JudgeAccuracyFamily()
-    if name == "rules":
-        from jurist.scoring.points import RulesFamily
-
-        return RulesFamily()
-    if name == "rubric":
-        from jurist.scoring.points import RubricFamily
-
-        return RubricFamily()
-    from jurist.scoring.placement_family import PlacementFamily
-
-    return PlacementFamily()
+    module, cls = _IMPLEMENTATIONS[name]
+    implementation: type[ScoreFamily] = getattr(importlib.import_module(module), cls)
+    return implementation()
 
 
 def score_run_dir(
@@ -240,7 +237,7 @@ def score_run_dir(
     if not path.exists():
         raise JuristError(f"{path}: no such run directory")
     name = family_of_run(path, run.fields if run.has_run_json else None)
-    return family(name).score(run, request, end)
+    return score_family(name).score(run, request, end)
 
 
 def write_documents(root: Path, scores: Scores) -> list[Path]:
@@ -249,7 +246,7 @@ def write_documents(root: Path, scores: Scores) -> list[Path]:
 
     folder = root if root.is_dir() else root.parent
     written = []
-    for name, document in family(scores.family).documents(scores).items():
+    for name, document in score_family(scores.family).documents(scores).items():
         write_json_atomic(folder / name, document)
         written.append(folder / name)
     return written

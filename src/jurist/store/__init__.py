@@ -1,0 +1,102 @@
+"""Files: typed records, atomic JSONL appends and rewrites, the run directory and its lock, line indexes
+of answers and judgments, the usage log, where data lives.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from jurist.store.jsonl import (
+        JsonlAppender,
+        iter_jsonl,
+        iter_jsonl_lines,
+        iter_numbered_jsonl,
+        parse_jsonl_bytes,
+        parse_jsonl_line,
+        read_input_jsonl,
+        read_jsonl_line,
+        rewrite_jsonl_atomic,
+        write_json_atomic,
+    )
+    from jurist.store.line_index import AnswerIndex, JudgmentIndex, answer_text
+    from jurist.store.locations import DATA_DIR_ENV, cache_root, data_dirs
+    from jurist.store.lock import LOCK_NAME, RunDirLock
+    from jurist.store.records import PointRecord, Question, answer_record, judgment_kind, sample_of, text_hash
+    from jurist.store.run_dir import RunDir, file_stem, legacy_stem
+    from jurist.store.usage import add_usage, previous_usage
+
+# Each name is imported from its module on first use, so that importing one module of the package (or
+# ``jurist --help``) does not load the rest.
+_HOMES = {
+    "JsonlAppender": "jsonl",
+    "iter_jsonl": "jsonl",
+    "iter_jsonl_lines": "jsonl",
+    "iter_numbered_jsonl": "jsonl",
+    "parse_jsonl_bytes": "jsonl",
+    "parse_jsonl_line": "jsonl",
+    "read_input_jsonl": "jsonl",
+    "read_jsonl_line": "jsonl",
+    "rewrite_jsonl_atomic": "jsonl",
+    "write_json_atomic": "jsonl",
+    "AnswerIndex": "line_index",
+    "JudgmentIndex": "line_index",
+    "answer_text": "line_index",
+    "DATA_DIR_ENV": "locations",
+    "cache_root": "locations",
+    "data_dirs": "locations",
+    "LOCK_NAME": "lock",
+    "RunDirLock": "lock",
+    "PointRecord": "records",
+    "Question": "records",
+    "answer_record": "records",
+    "judgment_kind": "records",
+    "sample_of": "records",
+    "text_hash": "records",
+    "RunDir": "run_dir",
+    "file_stem": "run_dir",
+    "legacy_stem": "run_dir",
+    "add_usage": "usage",
+    "previous_usage": "usage",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+
+
+__all__ = [
+    "AnswerIndex",
+    "DATA_DIR_ENV",
+    "JsonlAppender",
+    "JudgmentIndex",
+    "LOCK_NAME",
+    "PointRecord",
+    "Question",
+    "RunDir",
+    "RunDirLock",
+    "add_usage",
+    "answer_record",
+    "answer_text",
+    "cache_root",
+    "data_dirs",
+    "file_stem",
+    "iter_jsonl",
+    "iter_jsonl_lines",
+    "iter_numbered_jsonl",
+    "judgment_kind",
+    "legacy_stem",
+    "parse_jsonl_bytes",
+    "parse_jsonl_line",
+    "previous_usage",
+    "read_input_jsonl",
+    "read_jsonl_line",
+    "rewrite_jsonl_atomic",
+    "sample_of",
+    "text_hash",
+    "write_json_atomic",
+]

@@ -5,3 +5,35 @@ builds each row's payload, :mod:`summary` the leaderboards, :mod:`page` writes t
 file and :mod:`server` serves the same page on 127.0.0.1 with payloads loaded on demand. Everything a model
 or judge wrote is untrusted: the page builds its DOM from text nodes only (see ``assets/``).
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from jurist.view.index import ViewData
+    from jurist.view.page import write_page
+    from jurist.view.server import ViewServer
+
+# Each name is imported from its module on first use, so that importing one module of the package (or
+# ``jurist --help``) does not load the rest.
+_HOMES = {
+    "ViewData": "index",
+    "write_page": "page",
+    "ViewServer": "server",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+
+
+__all__ = [
+    "ViewData",
+    "ViewServer",
+    "write_page",
+]

@@ -1,0 +1,171 @@
+"""The rules of the house, read from the code: which package may import which (docs/architecture.md).
+
+Every ``jurist.*`` import counts, the lazy ones inside functions too: an import deferred for speed is still
+a dependency. A package not in the table, or an import the table does not allow, fails with file:line.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "jurist"
+
+# Who may import whom. Read a row as "X imports only these". Lower rows never import higher ones: the table
+# is a stack (errors at the bottom, commands and cli at the top), so no cycle can form between packages.
+ALLOWED: dict[str, set[str]] = {
+    "errors": set(),
+    "redact": set(),
+    "ratings": set(),  # pure statistics: arrays in, numbers out
+    "tokens": {"errors"},
+    "prices": {"errors", "tokens"},
+    "config": {"errors", "prices", "redact"},
+    "store": {"errors", "redact"},
+    "rules": {"errors"},
+    "engine": {"config", "errors", "prices", "redact", "tokens"},  # the only code that talks to models
+    "judging": {"config", "engine", "errors", "rules", "store"},  # no benchmark module
+    "benchmarks": {"config", "errors", "judging", "ratings", "rules", "store", "tokens"},
+    "scoring": {"benchmarks", "errors", "judging", "ratings", "rules", "store", "tokens"},
+    "report": {"benchmarks", "errors", "scoring"},
+    "plots": {"errors"},
+    "view": {"benchmarks", "errors", "scoring", "store"},
+    "run": {
+        "benchmarks",
+        "config",
+        "engine",
+        "errors",
+        "judging",
+        "prices",
+        "redact",
+        "report",
+        "rules",
+        "scoring",
+        "store",
+        "tokens",
+    },
+    "sweep": {
+        "benchmarks",
+        "config",
+        "engine",
+        "errors",
+        "plots",
+        "ratings",
+        "report",
+        "run",
+        "scoring",
+        "store",
+    },
+    "interop": {"benchmarks", "errors", "judging", "ratings", "scoring", "store", "tokens"},
+    "commands": {
+        "benchmarks",
+        "config",
+        "engine",
+        "errors",
+        "interop",
+        "judging",
+        "plots",
+        "prices",
+        "ratings",
+        "redact",
+        "report",
+        "rules",
+        "run",
+        "scoring",
+        "store",
+        "sweep",
+        "tokens",
+        "view",
+    },
+    "cli": {"commands", "config", "engine", "errors", "redact", "run"},
+    "__main__": {"cli"},
+    "__init__": set(),
+}
+
+
+def _owner(path: Path) -> str:
+    parts = path.relative_to(SRC).parts
+    return parts[0].removesuffix(".py")
+
+
+def _imports(path: Path) -> Iterator[tuple[int, str]]:
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "jurist":
+                yield from ((node.lineno, alias.name) for alias in node.names)
+            elif node.module.startswith("jurist."):
+                yield node.lineno, node.module.split(".")[1]
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("jurist."):
+                    yield node.lineno, alias.name.split(".")[1]
+
+
+def test_the_table_is_a_stack_with_no_cycle() -> None:
+    placed: list[str] = []
+    left = dict(ALLOWED)
+    while left:
+        ready = [name for name, needs in left.items() if needs <= set(placed)]
+        assert ready, f"the allowed imports form a cycle among {sorted(left)}"
+        placed.extend(sorted(ready))
+        for name in ready:
+            del left[name]
+
+
+def test_every_import_is_allowed() -> None:
+    wrong: list[str] = []
+    for path in sorted(SRC.rglob("*.py")):
+        owner = _owner(path)
+        assert owner in ALLOWED, f"{path.relative_to(SRC)}: package {owner!r} is not in the layering table"
+        for line, target in _imports(path):
+            if target != owner and target not in ALLOWED[owner] | {"__version__"}:
+                wrong.append(f"{path.relative_to(SRC.parent)}:{line}: {owner} imports {target}")
+    assert not wrong, "imports the house does not allow:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize(("low", "high"), [("engine", "run"), ("ratings", "scoring"), ("store", "run")])
+def test_low_floors_import_nothing_above_them(low: str, high: str) -> None:
+    assert high not in ALLOWED[low]
+
+
+def test_only_commands_import_interop_and_nothing_imports_commands() -> None:
+    assert {name for name, needs in ALLOWED.items() if "interop" in needs} == {"commands"}
+    assert {name for name, needs in ALLOWED.items() if "commands" in needs} == {"cli"}
+
+
+def _packages() -> list[str]:
+    return sorted(p.name for p in SRC.iterdir() if (p / "__init__.py").is_file())
+
+
+def test_every_name_another_package_uses_is_on_its_face() -> None:
+    """A package's ``__init__`` exports what other packages use of it: a name imported across packages
+    that its face does not list is an internal someone came to depend on."""
+    packages = set(_packages())
+    missing: list[str] = []
+    for path in sorted(SRC.rglob("*.py")):
+        owner = _owner(path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module):
+                continue
+            parts = node.module.split(".")
+            if parts[0] != "jurist" or len(parts) < 2 or parts[1] not in packages or parts[1] == owner:
+                continue
+            face = importlib.import_module(f"jurist.{parts[1]}")
+            for alias in node.names:
+                submodule = (SRC / parts[1] / "/".join([*parts[2:], alias.name])).with_suffix(".py")
+                if alias.name not in getattr(face, "__all__", ()) and not submodule.is_file():
+                    missing.append(
+                        f"{path.relative_to(SRC.parent)}:{node.lineno}: jurist.{parts[1]} {alias.name}"
+                    )
+    assert not missing, "names used across packages but not on the package's face:\n" + "\n".join(missing)
+
+
+@pytest.mark.parametrize("package", _packages())
+def test_a_face_gives_every_name_it_lists(package: str) -> None:
+    """Each listed name resolves (the faces load lazily: a wrong home would fail only on first use)."""
+    face = importlib.import_module(f"jurist.{package}")
+    for name in getattr(face, "__all__", ()):
+        assert getattr(face, name) is not None, f"jurist.{package}.{name}"
