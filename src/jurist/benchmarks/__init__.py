@@ -5,8 +5,9 @@ names to them. Nothing here sends a request.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from jurist import lazy_face
 
 if TYPE_CHECKING:
     from jurist.benchmarks.alpaca_eval import OfficialLC, official_lc_for, question_uid
@@ -40,8 +41,6 @@ if TYPE_CHECKING:
     from jurist.benchmarks.presets import JudgePreset, judge_preset, reference_sampling
     from jurist.benchmarks.registry import benchmark_names, load_benchmark
 
-# Each name is imported from its module on first use, so that importing one module of the package (or
-# ``jurist --help``) does not load the rest.
 _HOMES = {
     "OfficialLC": "alpaca_eval",
     "official_lc_for": "alpaca_eval",
@@ -78,12 +77,7 @@ _HOMES = {
     "load_benchmark": "registry",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [

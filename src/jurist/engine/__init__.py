@@ -4,8 +4,9 @@ servers and in-process models, the request cache, limits, retries, throttle, the
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from jurist import lazy_face
 
 if TYPE_CHECKING:
     from jurist.engine.budget import Budget
@@ -30,8 +31,6 @@ if TYPE_CHECKING:
     from jurist.engine.throttle import make_throttle
     from jurist.engine.tokenizers import TokenCounter, counter_for
 
-# Each name is imported from its module on first use, so that importing one module of the package (or
-# ``jurist --help``) does not load the rest.
 _HOMES = {
     "Budget": "budget",
     "RequestCache": "cache",
@@ -67,12 +66,7 @@ _HOMES = {
     "counter_for": "tokenizers",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [

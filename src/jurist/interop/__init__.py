@@ -4,8 +4,9 @@ jurist runs. Only ``jurist.commands`` imports this package: a run never depends 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from jurist import lazy_face
 
 if TYPE_CHECKING:
     from jurist.interop.alpaca_eval import import_alpaca_eval
@@ -15,8 +16,6 @@ if TYPE_CHECKING:
     from jurist.interop.judgearena import import_judgearena
     from jurist.interop.judgebench import score_stored_outputs
 
-# Each name is imported from its module on first use, so that importing one module of the package (or
-# ``jurist --help``) does not load the rest.
 _HOMES = {
     "import_alpaca_eval": "alpaca_eval",
     "import_arena_hard": "arena_hard",
@@ -26,12 +25,7 @@ _HOMES = {
     "score_stored_outputs": "judgebench",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [

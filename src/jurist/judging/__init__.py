@@ -5,8 +5,9 @@ here: a benchmark hands its kind the prompt.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from jurist import lazy_face
 
 if TYPE_CHECKING:
     from jurist.judging.alpaca_protocol import preference_battles
@@ -15,8 +16,6 @@ if TYPE_CHECKING:
     from jurist.judging.pairwise import battles_from_judgment, judgment_key
     from jurist.judging.verdict import canonical_label, swap_label
 
-# Each name is imported from its module on first use, so that importing one module of the package (or
-# ``jurist --help``) does not load the rest.
 _HOMES = {
     "preference_battles": "alpaca_protocol",
     "CacheMode": "base",
@@ -32,12 +31,7 @@ _HOMES = {
     "swap_label": "verdict",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [

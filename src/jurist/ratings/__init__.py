@@ -9,8 +9,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from jurist import lazy_face
 
 if TYPE_CHECKING:
     from jurist.ratings.agreement import (
@@ -61,8 +62,6 @@ if TYPE_CHECKING:
     )
     from jurist.ratings.winrate import WinRate, win_rate_from_entries
 
-# Each name is imported from its module on first use, so that importing one module of the package (or
-# ``jurist --help``) does not load the rest.
 _HOMES = {
     "agreement_rate": "agreement",
     "align_leaderboards": "agreement",
@@ -104,12 +103,7 @@ _HOMES = {
     "win_rate_from_entries": "winrate",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [

@@ -4,8 +4,9 @@ Rows come from :mod:`jurist.scoring`; nothing here computes a score.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from jurist import lazy_face
 
 if TYPE_CHECKING:
     from jurist.report.formats import (
@@ -19,8 +20,6 @@ if TYPE_CHECKING:
     from jurist.report.progress import PrefixedProgress, StageProgress
     from jurist.report.scores import print_scores
 
-# Each name is imported from its module on first use, so that importing one module of the package (or
-# ``jurist --help``) does not load the rest.
 _HOMES = {
     "judgebench_table": "formats",
     "print_notes": "formats",
@@ -35,12 +34,7 @@ _HOMES = {
     "print_scores": "scores",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from jurist import lazy_face
 
 if TYPE_CHECKING:
     from jurist.rules.answers import visible_answer, visible_text
@@ -11,8 +12,6 @@ if TYPE_CHECKING:
     from jurist.rules.evaluate import check_response, require_resources
     from jurist.rules.registry import checkers
 
-# Each name is imported from its module on first use, so that importing one module of the package (or
-# ``jurist --help``) does not load the rest.
 _HOMES = {
     "visible_answer": "answers",
     "visible_text": "answers",
@@ -22,12 +21,7 @@ _HOMES = {
     "checkers": "registry",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [

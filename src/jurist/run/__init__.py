@@ -5,8 +5,9 @@ stages, the judge feed, shipped answers, the budget and the end of a run.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from jurist import lazy_face
 
 if TYPE_CHECKING:
     from jurist.run.budget import show_usage, usage_of_runs
@@ -19,8 +20,6 @@ if TYPE_CHECKING:
     from jurist.run.session import Session, all_or_none
     from jurist.run.tasks import headline, parse_tasks, run_tasks, task_options
 
-# Each name is imported from its module on first use, so that importing one module of the package (or
-# ``jurist --help``) does not load the rest.
 _HOMES = {
     "show_usage": "budget",
     "usage_of_runs": "budget",
@@ -44,12 +43,7 @@ _HOMES = {
     "task_options": "tasks",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [

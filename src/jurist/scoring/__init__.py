@@ -12,8 +12,9 @@ ensemble. Every score comes with the judges' position-swap sanity numbers.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from jurist import lazy_face
 
 if TYPE_CHECKING:
     from jurist.scoring.arena_battles import (
@@ -60,8 +61,6 @@ if TYPE_CHECKING:
     from jurist.scoring.sanity import judge_sanity, sanity_warnings
     from jurist.scoring.winrate import ratings_document, win_rate_leaderboard
 
-# Each name is imported from its module on first use, so that importing one module of the package (or
-# ``jurist --help``) does not load the rest.
 _HOMES = {
     "BATTLE_FILES": "arena_battles",
     "ELO_FILE": "arena_battles",
@@ -114,12 +113,7 @@ _HOMES = {
     "win_rate_leaderboard": "winrate",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [

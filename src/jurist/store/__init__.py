@@ -4,8 +4,9 @@ of answers and judgments, the usage log, where data lives.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from jurist import lazy_face
 
 if TYPE_CHECKING:
     from jurist.store.jsonl import (
@@ -27,8 +28,6 @@ if TYPE_CHECKING:
     from jurist.store.run_dir import RunDir, file_stem, legacy_stem
     from jurist.store.usage import add_usage, previous_usage
 
-# Each name is imported from its module on first use, so that importing one module of the package (or
-# ``jurist --help``) does not load the rest.
 _HOMES = {
     "JsonlAppender": "jsonl",
     "iter_jsonl": "jsonl",
@@ -61,12 +60,7 @@ _HOMES = {
     "previous_usage": "usage",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [

@@ -7,8 +7,9 @@ text), :mod:`~jurist.tokens.style` adds Arena-Hard's markdown counts.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from jurist import lazy_face
 
 if TYPE_CHECKING:
     from jurist.tokens.count import TokenCount, count_tokens, measure_tokens
@@ -21,8 +22,6 @@ if TYPE_CHECKING:
         style_vector,
     )
 
-# Each name is imported from its module on first use, so that importing one module of the package (or
-# ``jurist --help``) does not load the rest.
 _HOMES = {
     "TokenCount": "count",
     "count_tokens": "count",
@@ -38,12 +37,7 @@ _HOMES = {
     "style_vector": "style",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [

@@ -8,28 +8,22 @@ or judge wrote is untrusted: the page builds its DOM from text nodes only (see `
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from jurist import lazy_face
 
 if TYPE_CHECKING:
     from jurist.view.index import ViewData
     from jurist.view.page import write_page
     from jurist.view.server import ViewServer
 
-# Each name is imported from its module on first use, so that importing one module of the package (or
-# ``jurist --help``) does not load the rest.
 _HOMES = {
     "ViewData": "index",
     "write_page": "page",
     "ViewServer": "server",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [
