@@ -5,7 +5,6 @@ Judging runs while answers are still written, so a judge bar's total grows as it
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from types import TracebackType
 
@@ -116,10 +115,3 @@ class PrefixedProgress(StageProgress):
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         return None
-
-
-def display_for(
-    console: Console, enabled: bool, shared: StageProgress | None
-) -> AbstractContextManager[StageProgress]:
-    """A stage's display: ``shared`` (``--tasks``: one display for all tasks) as it is, else a new one."""
-    return nullcontext(shared) if shared is not None else StageProgress(console, enabled=enabled)
