@@ -23,6 +23,10 @@ Random faults: with ``fault_rate`` > 0, a request that no scripted fault matches
 that probability, from an RNG seeded by ``seed``; ``stats.injected`` counts them by kind. With
 ``count_keys`` the server counts requests per distinct (model, messages), so a benchmark can tell how many
 attempts each request took (``GET /v1/_stats``).
+Identity: ``GET /v1/models`` lists ``served`` (default ``mock``), each entry with ``root`` (the weights path,
+as vLLM reports it) when one is given; a server with a ``root`` also answers as those weights would,
+``[<model> from <root>] <prompt>``, so two servers of one name tell their answers apart. ``start(port=N)``
+binds a given port: a server restarted on another checkpoint under the same name and port.
 Run as a script (``python tests/mock_openai.py --port N``) it serves until killed, for benchmarks
 (``--extra-port`` serves more ports, ``--fault-rate`` injects random faults, ``--backlog`` sets the accept
 queue, deep by default: aiohttp's 128 drops SYNs when 256 clients connect at once; see ``--help``).
@@ -108,7 +112,12 @@ class MockOpenAI:
         slow_s: float = 0.3,
         count_keys: bool = False,
         runaway_chars: int = 2_000_000,
+        root: str | None = None,
+        served: tuple[str, ...] = ("mock",),
     ) -> None:
+        self.root = root
+        self.served = served
+        self.models_requests = 0
         self.runaway_chars = runaway_chars
         self.delay = delay
         self.fault_rate = fault_rate
@@ -142,7 +151,14 @@ class MockOpenAI:
         return web.json_response(self.stats.summary())
 
     async def models(self, request: web.Request) -> web.Response:
-        return web.json_response({"object": "list", "data": [{"id": "mock"}]})
+        """vLLM's listing: one entry per served name, ``root`` the weights it was loaded from."""
+        self.models_requests += 1
+        entries = [
+            {"id": name, "object": "model", "created": int(time.time()), "owned_by": "mock",
+             **({"root": self.root, "parent": None} if self.root is not None else {})}
+            for name in self.served
+        ]  # fmt: skip
+        return web.json_response({"object": "list", "data": entries})
 
     def _next_fault(self, text: str) -> str | None:
         for trigger, queue in self.faults.items():
@@ -302,6 +318,8 @@ class MockOpenAI:
                 )
             else:
                 content = f"My own answer first. Comparing both answers... My final verdict is [[{label}]]"
+        elif self.root is not None:  # the weights answer, and another checkpoint answers otherwise
+            content = f"[{model} from {self.root}] {user}"
         else:
             content = f"[{model}] {user}"
         # ``n``: every choice the same text (a temperature-0 server); "-ignores-n" models answer one
@@ -326,7 +344,7 @@ class MockOpenAI:
         return web.Response(body=json.dumps(payload).encode(), content_type="application/json")
 
     # -- lifecycle in a background thread, so synchronous code under test can call it ----------------
-    def start(self) -> str:
+    def start(self, port: int = 0) -> str:
         ready = threading.Event()
 
         def serve() -> None:
@@ -335,7 +353,7 @@ class MockOpenAI:
             asyncio.set_event_loop(loop)
             runner = web.AppRunner(self.app(), access_log=None)
             loop.run_until_complete(runner.setup())
-            site = web.TCPSite(runner, "127.0.0.1", 0)
+            site = web.TCPSite(runner, "127.0.0.1", port)
             loop.run_until_complete(site.start())
             self._runner = runner
             server = site._server

@@ -14,13 +14,15 @@ import json
 import random
 import re
 import time
+from collections import Counter
 from typing import TYPE_CHECKING, Any, Literal
 
 import aiohttp
 
 from jurist.config import ModelSpec
-from jurist.engine.cache import RequestCache, request_key
+from jurist.engine.cache import RequestCache, legacy_request_key, request_key
 from jurist.engine.connections import ConnectionBudget
+from jurist.engine.identity import Identities, Identity, cache_report
 from jurist.engine.ledger import EngineStats, Ledger, Phase
 from jurist.engine.limits import ConcurrencyLimits
 from jurist.engine.retry import RetryPolicy, is_retryable_status, parse_retry_after
@@ -86,10 +88,13 @@ class ModelClient:
         # A managed server has no endpoints until it is started, by the first request that needs it.
         self.endpoints: list[EndpointClient] = [] if spec.serve is not None else self._endpoints(spec, budget)
         self._served_name = self.endpoints[0].model_name if self.endpoints else spec.model
-        # The served name keys the cache; a managed server's weights are part of which model it is.
-        self._cache_name = self._served_name
+        # What answers is learned once (engine/identity.py) and keys the cache; the name alone keyed it once.
+        self._identities = Identities(spec)
+        self._legacy_name = self._served_name
         if spec.serve is not None:
-            self._cache_name += f"@{spec.serve.kind}:{spec.serve.model}"
+            self._legacy_name += f"@{spec.serve.kind}:{spec.serve.model}"
+        self.cache_sources: Counter[tuple[str, str, str]] = Counter()  # (phase, alias, identity): hits
+        self.legacy_entries = 0  # misses an older jurist's entry (keyed by name only) would have answered
 
     @staticmethod
     def _endpoints(spec: ModelSpec, budget: ConnectionBudget | None) -> list[EndpointClient]:
@@ -115,6 +120,10 @@ class ModelClient:
         self.context_length = self._pool.context_length(self.alias)
         if not self.endpoints:  # the first of many concurrent first requests builds them
             self.endpoints = self._endpoints(started, self._budget)
+
+    async def identities(self) -> list[Identity]:
+        """What may answer this alias's requests, learned once (engine/identity.py)."""
+        return await self._identities.of(self.endpoints)
 
     def _pick_endpoint(self) -> EndpointClient:
         """The least busy endpoint, then the fastest lately; ties at random so load spreads at once.
@@ -160,22 +169,42 @@ class ModelClient:
         """
         store = self._cache if cache != "off" else None
         body: bytes | None = None
-        key: str | None = None
+        identities: list[Identity] = []
         if store is not None:
             body = self.build_body(self._served_name, messages, **params)
-            key = request_key(self._cache_name, body, sample)
+            identities = await self.identities()
             if cache == "use":
-                value = store.get(key)
-                if value is not None and isinstance(value.get("text"), str):  # else: not ours, a miss
-                    self._ledger.cache_hit(phase, self.alias)
-                    return Completion.from_cache(value)
+                hit = self._lookup(store, identities, body, sample, phase)
+                if hit is not None:
+                    return hit
         if not self.endpoints:
             await self._start_server()
         send = functools.partial(self._send, messages, params, body, phase)
         completion = await self._ledger.spend(phase, self.spec, messages, params, send)
-        if store is not None and key is not None:
-            store.put(key, completion.cache_value())
+        if store is not None and body is not None:
+            answered = await self._identities.answered(self.endpoints, completion.answered_by)
+            if answered is not None:  # keyed by what answered it
+                store.put(request_key(answered.key_text(), body, sample), completion.cache_value())
         return completion
+
+    def _lookup(
+        self, store: RequestCache, identities: list[Identity], body: bytes, sample: int, phase: Phase
+    ) -> Completion | None:
+        """The cached answer of any endpoint that may answer this request (each keyed by what answered
+        it); a miss where an older jurist's entry exists is counted (:meth:`cache_report`)."""
+        for identity in identities:
+            if not identity.known:  # a server that did not answer cannot say which weights it would use
+                continue
+            value = store.get(request_key(identity.key_text(), body, sample))
+            if value is not None and isinstance(value.get("text"), str):  # else: not ours, a miss
+                self._ledger.cache_hit(phase, self.alias)
+                self.cache_sources[phase, self.alias, identity.describe()] += 1
+                completion = Completion.from_cache(value)
+                completion.answered_by = identity
+                return completion
+        if store.has(legacy_request_key(self._legacy_name, body, sample)):
+            self.legacy_entries += 1
+        return None
 
     async def _send(
         self, messages: list[dict[str, Any]], params: dict[str, Any], built: bytes | None, phase: Phase
@@ -204,6 +233,7 @@ class ModelClient:
                     finally:
                         endpoint.in_flight -= 1
                 completion = self._completion_or_raise(status, payload, retry_after, latency, attempt)
+                completion.answered_by = endpoint.identity
                 return completion
             except _Transient as exc:
                 failure = exc
@@ -325,6 +355,15 @@ class Engine:
                 local=self.local if spec.serve is not None else None,
             )
         return client
+
+    def cache_report(self) -> list[str]:
+        """This engine's answers that came from the cache, by phase and identity (for the run's output)."""
+        sources: Counter[tuple[str, str, str]] = Counter()
+        legacy = 0
+        for client in self._clients.values():
+            sources.update(client.cache_sources)
+            legacy += client.legacy_entries
+        return cache_report(sources, legacy)
 
     def _server_pool(self) -> ServerPool:
         if self.pool is None:

@@ -20,10 +20,12 @@ from jurist.redact import mask
 
 if TYPE_CHECKING:
     from jurist.engine.connections import ConnectionBudget
+    from jurist.engine.identity import Identity
 
 _THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.DOTALL)
 _OPEN_THINK = re.compile(r"^\s*<think>")
 _MAX_ERROR_CHARS = 500
+_MAX_LISTING_BYTES = 4 << 20
 
 
 @dataclass(slots=True)
@@ -54,6 +56,9 @@ class Completion:
     """Of ``completion_tokens``, those spent thinking (``usage.completion_tokens_details``), when told."""
     cached_tokens: int | None = None
     """Of ``prompt_tokens``, those the server had in its prompt cache (``usage.prompt_tokens_details``)."""
+    answered_by: Identity | None = None
+    """What answered it (the endpoint's identity; a cache hit: the identity whose entry it was): the request
+    cache keys it on this. Never stored in the cache or the records."""
 
     def usage(self) -> dict[str, Any]:
         usage: dict[str, Any] = {
@@ -269,6 +274,7 @@ class EndpointClient:
         self._session: aiohttp.ClientSession | None = None
         self.in_flight = 0
         self.recent_latency = 0.0  # seconds, an exponential moving average; 0 until the first reply
+        self.identity: Identity | None = None  # what answers here, once learned (engine/identity.py)
 
     def observe(self, latency: float) -> None:
         """Fold one reply's latency into :attr:`recent_latency` (weight 0.2: recent replies count most)."""
@@ -292,6 +298,20 @@ class EndpointClient:
         async with self.session.post(self.url, data=body, timeout=timeout) as resp:
             payload = await resp.read()
             return resp.status, payload, resp.headers.get("Retry-After")
+
+    async def models(self, timeout: float) -> tuple[int, bytes]:
+        """``GET /models`` (the key in its header, as for a completion): status and body, within
+        ``timeout`` seconds. A listing over 4 MB is not read (an identity is a few hundred bytes)."""
+        limit = aiohttp.ClientTimeout(total=timeout)
+        async with self.session.get(self.base_url + "/models", timeout=limit) as resp:
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in resp.content.iter_chunked(1 << 16):
+                size += len(chunk)
+                if size > _MAX_LISTING_BYTES:
+                    return resp.status, b""
+                chunks.append(chunk)
+            return resp.status, b"".join(chunks)
 
     async def aclose(self) -> None:
         if self._session is not None and not self._session.closed:

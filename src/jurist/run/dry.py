@@ -72,9 +72,10 @@ class DryClient(ModelClient):
 
     @staticmethod
     def _endpoints(spec: ModelSpec, budget: Any) -> list[EndpointClient]:
-        """Named as the real ones are (the cache key holds the served name), never opened, keyless."""
+        """Named as the real ones are (the cache key holds what answers there), never sent a completion;
+        with the key, for the one ``GET /models`` that says what answers there (engine/identity.py)."""
         return [
-            EndpointClient(ep.base_url, None, ep.model_name or spec.model, 1)
+            EndpointClient(ep.base_url, ep.api_key, ep.model_name or spec.model, 1)
             for ep in spec.resolved_endpoints()
         ]
 
@@ -313,9 +314,13 @@ def plan_run(config: RunConfig, console: Console | None = None) -> tuple[list[di
     planner = Planner(plan, cache)
 
     async def walk() -> None:
-        await planner.generation()
-        if plan.judges:
-            await planner.judging()
+        try:
+            await planner.generation()
+            if plan.judges:
+                await planner.judging()
+        finally:  # the sessions that asked the endpoints what they serve
+            for client in planner.clients.values():
+                await client.aclose()
 
     try:
         asyncio.run(walk())

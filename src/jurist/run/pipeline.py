@@ -204,6 +204,8 @@ class Pipeline:
             self.run_id, "stopped-by-budget" if stopped else "finished", {**fields, **summary}
         )
         self.accounts.report(self.console)
+        for line in engine.cache_report():  # answers that stand in for generated ones: how many, whose
+            self.console.print(line, style="dim", markup=False, highlight=False, soft_wrap=True)
         self._say_notes()
         if failures.count:
             self.console.print(
