@@ -10,6 +10,7 @@ and accounting on top.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 _THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.DOTALL)
 _OPEN_THINK = re.compile(r"^\s*<think>")
 _MAX_ERROR_CHARS = 500
+MAX_REPLY_TOKENS = 1 << 31
+"""More tokens than any model reads or writes in one request: a count above it is not a count."""
 
 
 @dataclass(slots=True)
@@ -54,6 +57,9 @@ class Completion:
     """Of ``completion_tokens``, those spent thinking (``usage.completion_tokens_details``), when told."""
     cached_tokens: int | None = None
     """Of ``prompt_tokens``, those the server had in its prompt cache (``usage.prompt_tokens_details``)."""
+    notes: list[str] = field(default_factory=list)
+    """Fields of the reply that had the wrong type or shape and were ignored (``usage.prompt_tokens is
+    "x", not a token count``): the answer stands, the ledger counts the reply as malformed."""
 
     def usage(self) -> dict[str, Any]:
         usage: dict[str, Any] = {
@@ -156,6 +162,8 @@ class ParsedReply:
     """Further choices of a request with ``n`` > 1, in order (the usage counts are the request's)."""
     reasoning_tokens: int | None = None
     cached_tokens: int | None = None
+    notes: list[str] = field(default_factory=list)
+    """Fields ignored for their wrong type or shape (see :attr:`Completion.notes`)."""
 
 
 def _parse_completion(body: bytes) -> ParsedReply:
@@ -167,6 +175,10 @@ def _parse_completion(body: bytes) -> ParsedReply:
     model's answer. ``content: ""`` is a deliberate empty answer and is returned (flagged by the caller).
     A ``<think>`` that never closes is a thought cut off by the token limit: the answer is empty, flagged
     ``truncated_thought``, and the thought text never becomes the answer.
+
+    The metadata around a readable answer (usage, finish reason, logprobs, reasoning) never makes it
+    unreadable: a field of the wrong type or shape is dropped with a note (:attr:`ParsedReply.notes`), so
+    a broken ``usage`` costs an estimated count, not the answer.
     """
     data = json.loads(body)
     if not isinstance(data, dict):
@@ -174,12 +186,8 @@ def _parse_completion(body: bytes) -> ParsedReply:
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices:
         raise ValueError("the reply has no choices")
-    usage = data.get("usage")
-    usage = usage if isinstance(usage, dict) else {}
     first = _parse_choice(choices[0], 0)
-    first.prompt_tokens, first.completion_tokens = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    first.reasoning_tokens = _usage_detail(usage, "completion_tokens_details", "reasoning_tokens")
-    first.cached_tokens = _usage_detail(usage, "prompt_tokens_details", "cached_tokens")
+    _read_usage(data.get("usage"), first)
     for index, choice in enumerate(choices[1:], start=1):
         try:
             first.more.append(_parse_choice(choice, index))
@@ -188,11 +196,109 @@ def _parse_completion(body: bytes) -> ParsedReply:
     return first
 
 
-def _usage_detail(usage: dict[str, Any], group: str, name: str) -> int | None:
+def _shown(value: Any) -> str:
+    """A reply's value as a note shows it: its JSON, cut short."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def token_count(value: Any, name: str, notes: list[str]) -> int | None:
+    """A token count a server gave: a whole number from 0 to :data:`MAX_REPLY_TOKENS` (a whole float
+    too, as some servers send). None when not given; anything else (a string, a negative or fractional
+    number, a count no request can have) is not a count: None, with a note in ``notes``."""
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_REPLY_TOKENS:
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        if 0 <= value <= MAX_REPLY_TOKENS:
+            return int(value)
+    notes.append(f"{name} is {_shown(value)}, not a token count")
+    return None
+
+
+def _read_usage(usage: Any, reply: ParsedReply) -> None:
+    """The reply's token counts from its ``usage`` object; what does not hold up is left None (counted by
+    jurist instead) with a note: a count that is no count, a part larger than its whole."""
+    if usage is None:
+        return
+    if not isinstance(usage, dict):
+        reply.notes.append(f"usage is a JSON {type(usage).__name__}, not an object")
+        return
+    notes = reply.notes
+    reply.prompt_tokens = token_count(usage.get("prompt_tokens"), "usage.prompt_tokens", notes)
+    reply.completion_tokens = token_count(usage.get("completion_tokens"), "usage.completion_tokens", notes)
+    reasoning = _usage_detail(usage, "completion_tokens_details", "reasoning_tokens", notes)
+    cached = _usage_detail(usage, "prompt_tokens_details", "cached_tokens", notes)
+    if reasoning is not None and reply.completion_tokens is not None and reasoning > reply.completion_tokens:
+        notes.append("usage.completion_tokens_details.reasoning_tokens is more than completion_tokens")
+        reasoning = None
+    if cached is not None and reply.prompt_tokens is not None and cached > reply.prompt_tokens:
+        notes.append("usage.prompt_tokens_details.cached_tokens is more than prompt_tokens")
+        cached = None
+    reply.reasoning_tokens, reply.cached_tokens = reasoning, cached
+
+
+def _usage_detail(usage: dict[str, Any], group: str, name: str, notes: list[str]) -> int | None:
     """A count inside ``usage[group]`` (OpenAI's ``*_tokens_details``); None when the server gives none."""
     details = usage.get(group)
-    value = details.get(name) if isinstance(details, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    if details is None:
+        return None
+    if not isinstance(details, dict):
+        notes.append(f"usage.{group} is a JSON {type(details).__name__}, not an object")
+        return None
+    return token_count(details.get(name), f"usage.{group}.{name}", notes)
+
+
+def _logprobs_shape(logprobs: Any) -> str | None:
+    """What is wrong with a choice's ``logprobs`` (None: nothing). Chat completions give
+    ``{"content": [{"token": str, "logprob": number, "top_logprobs": [{"token", "logprob"}]}]}``, legacy
+    completions ``{"tokens": [str], "token_logprobs": [number], "top_logprobs": [{str: number}]}``;
+    the judges that read them trust that shape, so any other is dropped (linear in its size)."""
+    if logprobs is None:
+        return None
+    if not isinstance(logprobs, dict):
+        return f"a JSON {type(logprobs).__name__}"
+    content = logprobs.get("content")
+    if content is not None:
+        if not isinstance(content, list) or not all(_is_position(entry) for entry in content):
+            return "content is not a list of {token, logprob, top_logprobs}"
+        return None
+    tokens, values, tops = (logprobs.get(name) for name in ("tokens", "token_logprobs", "top_logprobs"))
+    if tokens is not None and not (isinstance(tokens, list) and all(isinstance(t, str) for t in tokens)):
+        return "tokens is not a list of strings"
+    if values is not None and not (
+        isinstance(values, list) and all(v is None or _is_number(v) for v in values)
+    ):
+        return "token_logprobs is not a list of numbers"
+    if tops is not None and not (
+        isinstance(tops, list)
+        and all(
+            top is None or (isinstance(top, dict) and all(_is_number(v) for v in top.values()))
+            for top in tops
+        )
+    ):
+        return "top_logprobs is not a list of {token: logprob}"
+    return None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_alternative(entry: Any) -> bool:
+    return (
+        isinstance(entry, dict) and isinstance(entry.get("token"), str) and _is_number(entry.get("logprob"))
+    )
+
+
+def _is_position(entry: Any) -> bool:
+    if not _is_alternative(entry):
+        return False
+    alternatives = entry.get("top_logprobs")
+    return alternatives is None or (
+        isinstance(alternatives, list) and all(_is_alternative(alt) for alt in alternatives)
+    )
 
 
 def _parse_choice(choice: Any, index: int) -> ParsedReply:
@@ -200,10 +306,19 @@ def _parse_choice(choice: Any, index: int) -> ParsedReply:
     if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
         raise ValueError(f"choices[{index}] has no message")
     message = choice["message"]
+    notes: list[str] = []
     finish = choice.get("finish_reason")
+    if finish is not None and not isinstance(finish, str):
+        notes.append(f"finish_reason is {_shown(finish)}, not a string")
+        finish = None
     reasoning = message.get("reasoning_content") or message.get("reasoning")
     if reasoning is not None and not isinstance(reasoning, str):
+        notes.append(f"message.reasoning is a JSON {type(reasoning).__name__}, not a string")
         reasoning = None
+    logprobs = choice.get("logprobs")
+    if (wrong := _logprobs_shape(logprobs)) is not None:
+        notes.append(f"logprobs is not of a known shape: {wrong}")
+        logprobs = None
     content = message.get("content")
     truncated = False
     if content is None:
@@ -221,7 +336,7 @@ def _parse_choice(choice: Any, index: int) -> ParsedReply:
         thought = _OPEN_THINK.sub("", content, count=1).strip()
         reasoning = (reasoning + "\n" if reasoning else "") + thought
         content, truncated = "", True
-    return ParsedReply(content, reasoning, None, None, finish, choice.get("logprobs"), truncated)
+    return ParsedReply(content, reasoning, None, None, finish, logprobs, truncated, notes=notes)
 
 
 def completion_from(parsed: ParsedReply, latency: float, attempt: int) -> Completion:
@@ -240,6 +355,7 @@ def completion_from(parsed: ParsedReply, latency: float, attempt: int) -> Comple
         more=[completion_from(choice, latency, attempt) for choice in parsed.more],
         reasoning_tokens=parsed.reasoning_tokens,
         cached_tokens=parsed.cached_tokens,
+        notes=parsed.notes,
     )
 
 
