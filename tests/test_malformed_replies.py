@@ -76,7 +76,11 @@ BAD_METADATA = {
         "choice": {"message": {"role": "assistant", "content": "[m] hello", "reasoning_content": [1]}}
     },
     "reasoning_tokens": {
-        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "completion_tokens_details": {"reasoning_tokens": 9}}
+        "usage": {
+            "prompt_tokens": 3,
+            "completion_tokens": 2,
+            "completion_tokens_details": {"reasoning_tokens": 9},
+        }
     },
     "cached_tokens": {"usage": {"prompt_tokens": 3, "completion_tokens": 2, "prompt_tokens_details": "all"}},
 }
@@ -115,7 +119,9 @@ def test_a_run_keeps_the_answers_of_a_model_whose_usage_is_broken(
     server = mock_server(faults={"": [bad, bad, patch({"usage": [1]})]})  # the first three requests
     models = priced_models(tmp_path / "m.yaml", server.base_url, ["strong", "judge-good"])
     out = tmp_path / "run"
-    result = run_quiet(models_file=models, out=out, models=["strong"], judges=["judge-good"], limit=4, cache=False)
+    result = run_quiet(
+        models_file=models, out=out, models=["strong"], judges=["judge-good"], limit=4, cache=False
+    )
     assert result.exit_code == 0 and result.failures == 0
     assert len(read_jsonl(out / "answers" / "strong.jsonl")) == 4
     total = run_json(out)["ledger"]["total"]
