@@ -28,8 +28,9 @@ from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any, Literal
 
 from jurist.engine.budget import Budget, BudgetExhausted
+from jurist.engine.reply_fields import token_count
 from jurist.engine.tokenizers import counter_or_approximate, merge_labels
-from jurist.engine.transport import RequestFailed, token_count
+from jurist.engine.transport import RequestFailed
 from jurist.prices import Price
 
 if TYPE_CHECKING:

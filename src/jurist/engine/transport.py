@@ -10,13 +10,13 @@ and accounting on top.
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
+from jurist.engine.reply_fields import logprobs_problem, shown, token_count
 from jurist.redact import mask
 
 if TYPE_CHECKING:
@@ -25,8 +25,6 @@ if TYPE_CHECKING:
 _THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.DOTALL)
 _OPEN_THINK = re.compile(r"^\s*<think>")
 _MAX_ERROR_CHARS = 500
-MAX_REPLY_TOKENS = 1 << 31
-"""More tokens than any model reads or writes in one request: a count above it is not a count."""
 
 
 @dataclass(slots=True)
@@ -196,27 +194,6 @@ def _parse_completion(body: bytes) -> ParsedReply:
     return first
 
 
-def _shown(value: Any) -> str:
-    """A reply's value as a note shows it: its JSON, cut short."""
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def token_count(value: Any, name: str, notes: list[str]) -> int | None:
-    """A token count a server gave: a whole number from 0 to :data:`MAX_REPLY_TOKENS` (a whole float
-    too, as some servers send). None when not given; anything else (a string, a negative or fractional
-    number, a count no request can have) is not a count: None, with a note in ``notes``."""
-    if value is None:
-        return None
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_REPLY_TOKENS:
-        return value
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        if 0 <= value <= MAX_REPLY_TOKENS:
-            return int(value)
-    notes.append(f"{name} is {_shown(value)}, not a token count")
-    return None
-
-
 def _read_usage(usage: Any, reply: ParsedReply) -> None:
     """The reply's token counts from its ``usage`` object; what does not hold up is left None (counted by
     jurist instead) with a note: a count that is no count, a part larger than its whole."""
@@ -250,57 +227,6 @@ def _usage_detail(usage: dict[str, Any], group: str, name: str, notes: list[str]
     return token_count(details.get(name), f"usage.{group}.{name}", notes)
 
 
-def _logprobs_shape(logprobs: Any) -> str | None:
-    """What is wrong with a choice's ``logprobs`` (None: nothing). Chat completions give
-    ``{"content": [{"token": str, "logprob": number, "top_logprobs": [{"token", "logprob"}]}]}``, legacy
-    completions ``{"tokens": [str], "token_logprobs": [number], "top_logprobs": [{str: number}]}``;
-    the judges that read them trust that shape, so any other is dropped (linear in its size)."""
-    if logprobs is None:
-        return None
-    if not isinstance(logprobs, dict):
-        return f"a JSON {type(logprobs).__name__}"
-    content = logprobs.get("content")
-    if content is not None:
-        if not isinstance(content, list) or not all(_is_position(entry) for entry in content):
-            return "content is not a list of {token, logprob, top_logprobs}"
-        return None
-    tokens, values, tops = (logprobs.get(name) for name in ("tokens", "token_logprobs", "top_logprobs"))
-    if tokens is not None and not (isinstance(tokens, list) and all(isinstance(t, str) for t in tokens)):
-        return "tokens is not a list of strings"
-    if values is not None and not (
-        isinstance(values, list) and all(v is None or _is_number(v) for v in values)
-    ):
-        return "token_logprobs is not a list of numbers"
-    if tops is not None and not (
-        isinstance(tops, list)
-        and all(
-            top is None or (isinstance(top, dict) and all(_is_number(v) for v in top.values()))
-            for top in tops
-        )
-    ):
-        return "top_logprobs is not a list of {token: logprob}"
-    return None
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _is_alternative(entry: Any) -> bool:
-    return (
-        isinstance(entry, dict) and isinstance(entry.get("token"), str) and _is_number(entry.get("logprob"))
-    )
-
-
-def _is_position(entry: Any) -> bool:
-    if not _is_alternative(entry):
-        return False
-    alternatives = entry.get("top_logprobs")
-    return alternatives is None or (
-        isinstance(alternatives, list) and all(_is_alternative(alt) for alt in alternatives)
-    )
-
-
 def _parse_choice(choice: Any, index: int) -> ParsedReply:
     """One choice of a chat.completion, without token counts (the body has them per request only)."""
     if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
@@ -309,14 +235,14 @@ def _parse_choice(choice: Any, index: int) -> ParsedReply:
     notes: list[str] = []
     finish = choice.get("finish_reason")
     if finish is not None and not isinstance(finish, str):
-        notes.append(f"finish_reason is {_shown(finish)}, not a string")
+        notes.append(f"finish_reason is {shown(finish)}, not a string")
         finish = None
     reasoning = message.get("reasoning_content") or message.get("reasoning")
     if reasoning is not None and not isinstance(reasoning, str):
         notes.append(f"message.reasoning is a JSON {type(reasoning).__name__}, not a string")
         reasoning = None
     logprobs = choice.get("logprobs")
-    if (wrong := _logprobs_shape(logprobs)) is not None:
+    if (wrong := logprobs_problem(logprobs)) is not None:
         notes.append(f"logprobs is not of a known shape: {wrong}")
         logprobs = None
     content = message.get("content")
