@@ -17,7 +17,8 @@ JSON is cut), or an odd answer (``empty``: content ""; ``think_truncated``: an u
 the token limit; ``huge``: the normal reply inside ~200 KB of filler, the verdict in the middle;
 ``labels_list``: the re-ask's list of the five labels and nothing else; ``runaway``: ``runaway_chars``
 characters of a looping thought with no verdict at all; ``flood``: 20 MB of one letter, a degenerate
-reply that tokenizers choke on).
+reply that tokenizers choke on), or ``patch:JSON``: the normal reply with the JSON object's fields put over
+its own (its ``choice`` over the first choice's), to send usage or metadata of the wrong type or shape.
 Random faults: with ``fault_rate`` > 0, a request that no scripted fault matches draws one of
 ``fault_kinds`` (default :data:`RANDOM_FAULTS`; ``slow``: the normal reply after ``slow_s`` seconds) with
 that probability, from an RNG seeded by ``seed``; ``stats.injected`` counts them by kind. With
@@ -212,7 +213,7 @@ class MockOpenAI:
             if fault == "slow":  # late, but a normal reply
                 await asyncio.sleep(self.slow_s)
                 fault = None
-            if fault is not None and fault in _ODD_REPLIES:
+            if fault is not None and (fault in _ODD_REPLIES or fault.startswith("patch:")):
                 return self._odd_reply(fault, model, messages, body)
             if fault is not None:
                 return await self._fault(request, fault)
@@ -269,7 +270,11 @@ class MockOpenAI:
         normal = json.loads(reply)
         choice = normal["choices"][0]
         content = choice["message"]["content"]
-        if fault == "null_content":
+        if fault.startswith("patch:"):
+            patch = json.loads(fault.removeprefix("patch:"))
+            choice.update(patch.pop("choice", {}))
+            normal.update(patch)
+        elif fault == "null_content":
             choice["message"]["content"] = None
         elif fault == "empty_choices":
             normal["choices"] = []

@@ -7,12 +7,19 @@ served from the cache; prompt, completion and reasoning tokens; dollars where th
 time the row had a request on the wire and the part of it spent at the concurrency limit.
 
 The ledger reserves each request's worst case against the run's :class:`~jurist.engine.budget.Budget`
-(``--max-cost`` / ``--max-tokens``) before it is sent.
+(``--max-cost`` / ``--max-tokens``) before it is sent. Each request it settles (a reply, a failure, a cache
+hit) is also handed to :attr:`Ledger.record` as one partial row, which a run appends to its usage log, so
+what a directory spent is rebuilt from every request, not from one summary file (:mod:`jurist.run.budget`).
+
+A reply whose usage or metadata has the wrong type is still an answer: the bad fields are ignored (token
+counts then estimated, as for a reply with no usage), counted in the row's ``malformed``, named in its
+``malformed_fields``, and warned about once per model and field.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
@@ -21,6 +28,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any, Literal
 
 from jurist.engine.budget import Budget, BudgetExhausted
+from jurist.engine.reply_fields import token_count
 from jurist.engine.tokenizers import counter_or_approximate, merge_labels
 from jurist.engine.transport import RequestFailed
 from jurist.prices import Price
@@ -35,14 +43,17 @@ FALLBACK_MAX_TOKENS = 32_768
 """The worst case a budget assumes for a request that names no ``max_tokens`` (a warning says so)."""
 _BODY_SLACK = 16  # bytes added to a body's length for the template's own tokens
 
+log = logging.getLogger("jurist.engine.ledger")
+
 
 @dataclass
 class Row:
     """One (phase, model)'s counts. ``requests`` counts every attempt sent (what a server sees);
     ``replies`` the calls that got an answer (a request with ``n`` choices is one), ``choices`` the answers
-    they carried; ``estimated`` the replies whose token counts the server left out and jurist counted,
-    ``estimated_by`` with which tokenizer (:mod:`jurist.engine.tokenizers`; "o200k (approximate)" for a
-    model whose own tokenizer is not known)."""
+    they carried; ``estimated`` the replies whose token counts the server left out (or gave in a form that
+    is no count) and jurist counted, ``estimated_by`` with which tokenizer (:mod:`jurist.engine.tokenizers`;
+    "o200k (approximate)" for a model whose own tokenizer is not known); ``malformed`` the replies with a
+    field of the wrong type or shape, ignored, ``malformed_fields`` which fields."""
 
     requests: int = 0
     retries: int = 0
@@ -56,6 +67,8 @@ class Row:
     cached_tokens: int = 0
     estimated: int = 0
     estimated_by: str | None = None
+    malformed: int = 0
+    malformed_fields: str | None = None
     cost_usd: float | None = None
     wall_s: float = 0.0
     at_limit_s: float = 0.0
@@ -66,12 +79,15 @@ class Row:
         data["at_limit_s"] = round(self.at_limit_s, 3)
         if self.cost_usd is not None:
             data["cost_usd"] = round(self.cost_usd, 8)
-        if self.estimated_by is None:
-            del data["estimated_by"]
+        for label in LABELS:
+            if data[label] is None:
+                del data[label]
         return data
 
 
-COUNTS = tuple(f.name for f in fields(Row) if f.name not in ("cost_usd", "estimated_by"))
+LABELS = ("estimated_by", "malformed_fields")
+"""A row's text fields: lists of names joined by "; " (each once), merged when rows add up."""
+COUNTS = tuple(f.name for f in fields(Row) if f.name not in ("cost_usd", *LABELS))
 
 
 def worst_prompt_tokens(messages: Iterable[Mapping[str, Any]]) -> int:
@@ -115,6 +131,10 @@ class Ledger:
         self._caps: dict[str, int] = {}
         self._global_cap = 0
         self._last = clock()
+        self._warned: set[tuple[str, str]] = set()
+        self.record: Callable[[dict[str, Any]], None] | None = None
+        """Where each settled request goes as a partial row (phase, model, counts, cost): the run's
+        usage log (:class:`jurist.store.usage.UsageLog`); None keeps the counts in memory only."""
 
     def row(self, phase: str, alias: str) -> Row:
         row = self._rows.get((phase, alias))
@@ -128,6 +148,15 @@ class Ledger:
 
     def cache_hit(self, phase: str, alias: str) -> None:
         self.row(phase, alias).cache_hits += 1
+        self._log(phase, alias, {"cache_hits": 1})
+
+    def _log(self, phase: str, alias: str, counts: dict[str, Any]) -> None:
+        """One settled request to :attr:`record`, its cost 0 unless said where the model has a price (so
+        a rebuilt row is priced as this one is)."""
+        if self.record is not None:
+            if alias in self.prices:
+                counts.setdefault("cost_usd", 0.0)
+            self.record({"phase": phase, "model": alias, **counts})
 
     # -- time on the wire -------------------------------------------------------------------------------
     def _tick(self) -> None:
@@ -203,8 +232,8 @@ class Ledger:
         ticket = await self.admit(phase, spec, messages, params)
         try:
             completion = await send()
-        except RequestFailed:
-            self.failed(phase, spec.alias, ticket)
+        except RequestFailed as exc:
+            self.failed(phase, spec.alias, ticket, attempts=exc.attempts)
             raise
         except BaseException:  # cancelled (Ctrl-C): nothing to count, the reservation is freed
             self.release(ticket)
@@ -218,9 +247,26 @@ class Ledger:
             ticket.settled = True
             self.budget.settle(ticket.cost, ticket.tokens, 0.0, 0)
 
-    def failed(self, phase: str, alias: str, ticket: Ticket | None) -> None:
+    def failed(self, phase: str, alias: str, ticket: Ticket | None, *, attempts: int = 0) -> None:
         self.row(phase, alias).failed += 1
         self.release(ticket)
+        self._log(phase, alias, {"requests": attempts, "retries": max(attempts - 1, 0), "failed": 1})
+
+    def _malformed(self, row: Row, alias: str, notes: list[str]) -> str:
+        """Count a reply with fields ignored; warn once per model and field. Returns the fields' names."""
+        names = [note.split(" is ", 1)[0] for note in notes]
+        row.malformed += 1
+        row.malformed_fields = merge_labels(row.malformed_fields, *names)
+        for name, note in zip(names, notes, strict=True):
+            if (alias, name) not in self._warned:
+                self._warned.add((alias, name))
+                log.warning(
+                    "%s: a reply's %s; the field is ignored and the answer kept (the ledger counts such "
+                    "replies as 'malformed')",
+                    alias,
+                    note,
+                )
+        return merge_labels(*names) or ""
 
     def completed(
         self,
@@ -233,23 +279,33 @@ class Ledger:
         spec: ModelSpec | None = None,
     ) -> None:
         """Add one reply: the server's token counts, or jurist's own count (``estimated``) where it gave
-        none, with ``spec``'s tokenizer; its cost where the model is priced; then settle its reservation."""
+        none or gave something that is no count, with ``spec``'s tokenizer; its cost where the model is
+        priced; then settle its reservation. Fields the reply had of the wrong type (the completion's
+        ``notes``) are counted as ``malformed``; they never cost the answer."""
         row = self.row(phase, alias)
         choices = [completion, *completion.more]
-        prompt, output = completion.prompt_tokens, completion.completion_tokens
+        notes = [note for choice in choices for note in choice.notes]
+        entry: dict[str, Any] = {"requests": completion.attempts, "retries": max(completion.attempts - 1, 0)}
+        # counted again here: a completion made elsewhere than the wire parser (a local model) is held
+        # to the same rule
+        prompt = token_count(completion.prompt_tokens, "usage.prompt_tokens", notes)
+        output = token_count(completion.completion_tokens, "usage.completion_tokens", notes)
         if prompt is None or output is None:
             counter = counter_or_approximate(spec)
             row.estimated += 1
             row.estimated_by = merge_labels(row.estimated_by, counter.label)
+            entry.update(estimated=1, estimated_by=counter.label)
             if prompt is None:
                 prompt = counter.count_prompt(messages)
             if output is None:
                 output = sum(counter.count_text(c.text + (c.reasoning or "")) for c in choices)
-        reasoning = completion.reasoning_tokens
-        if reasoning is None:  # no count given: the thought's share of the answer's characters (cheap)
+        reasoning = token_count(completion.reasoning_tokens, "usage.reasoning_tokens", notes)
+        if reasoning is None or reasoning > output:  # the thought's share of the characters (cheap)
             thought = sum(len(c.reasoning or "") for c in choices)
             reasoning = round(output * thought / (thought + sum(len(c.text) for c in choices) or 1))
-        cached = completion.cached_tokens or 0
+        cached = min(token_count(completion.cached_tokens, "usage.cached_tokens", notes) or 0, prompt)
+        if notes:
+            entry.update(malformed=1, malformed_fields=self._malformed(row, alias, notes))
         row.replies += 1
         row.choices += len(choices)
         row.prompt_tokens += prompt
@@ -260,9 +316,29 @@ class Ledger:
         cost = price.cost(prompt, output, cached) if price is not None else 0.0
         if price is not None:
             row.cost_usd = (row.cost_usd or 0.0) + cost
+        self._log(phase, alias, {
+            **entry, "replies": 1, "choices": len(choices), "prompt_tokens": prompt,
+            "completion_tokens": output, "reasoning_tokens": reasoning, "cached_tokens": cached,
+            **({"cost_usd": cost} if price is not None else {}),
+        })  # fmt: skip
         if ticket is not None and not ticket.settled and self.budget is not None:
             ticket.settled = True
             self.budget.settle(ticket.cost, ticket.tokens, cost, prompt + output)
+
+    def time_on_wire(self) -> list[dict[str, Any]]:
+        """Each row's time on the wire so far, as partial rows for the usage log (written when a run
+        closes: time is no spend, and a run killed before that loses only it)."""
+        self._tick()
+        return [
+            {
+                "phase": phase,
+                "model": alias,
+                "wall_s": round(row.wall_s, 3),
+                "at_limit_s": round(row.at_limit_s, 3),
+            }
+            for (phase, alias), row in self._rows.items()
+            if row.wall_s or row.at_limit_s
+        ]
 
     # -- what run.json keeps ----------------------------------------------------------------------------
     def summary(self) -> dict[str, Any]:
@@ -343,8 +419,9 @@ def add_rows(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
         merged[name] = (a.get(name) or 0) + (b.get(name) or 0)
     costs = [c for c in (a.get("cost_usd"), b.get("cost_usd")) if isinstance(c, (int, float))]
     merged["cost_usd"] = round(sum(costs), 8) if costs else None
-    if labels := merge_labels(a.get("estimated_by"), b.get("estimated_by")):
-        merged["estimated_by"] = labels
+    for label in LABELS:
+        if labels := merge_labels(a.get(label), b.get(label)):
+            merged[label] = labels
     merged["wall_s"] = round(merged["wall_s"], 3)
     merged["at_limit_s"] = round(merged["at_limit_s"], 3)
     return merged

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
+from jurist.engine.reply_fields import logprobs_problem, shown, token_count
 from jurist.redact import mask
 
 if TYPE_CHECKING:
@@ -59,6 +60,9 @@ class Completion:
     answered_by: Identity | None = None
     """What answered it (the endpoint's identity; a cache hit: the identity whose entry it was): the request
     cache keys it on this. Never stored in the cache or the records."""
+    notes: list[str] = field(default_factory=list)
+    """Fields of the reply that had the wrong type or shape and were ignored (``usage.prompt_tokens is
+    "x", not a token count``): the answer stands, the ledger counts the reply as malformed."""
 
     def usage(self) -> dict[str, Any]:
         usage: dict[str, Any] = {
@@ -161,6 +165,8 @@ class ParsedReply:
     """Further choices of a request with ``n`` > 1, in order (the usage counts are the request's)."""
     reasoning_tokens: int | None = None
     cached_tokens: int | None = None
+    notes: list[str] = field(default_factory=list)
+    """Fields ignored for their wrong type or shape (see :attr:`Completion.notes`)."""
 
 
 def _parse_completion(body: bytes) -> ParsedReply:
@@ -172,6 +178,10 @@ def _parse_completion(body: bytes) -> ParsedReply:
     model's answer. ``content: ""`` is a deliberate empty answer and is returned (flagged by the caller).
     A ``<think>`` that never closes is a thought cut off by the token limit: the answer is empty, flagged
     ``truncated_thought``, and the thought text never becomes the answer.
+
+    The metadata around a readable answer (usage, finish reason, logprobs, reasoning) never makes it
+    unreadable: a field of the wrong type or shape is dropped with a note (:attr:`ParsedReply.notes`), so
+    a broken ``usage`` costs an estimated count, not the answer.
     """
     data = json.loads(body)
     if not isinstance(data, dict):
@@ -179,12 +189,8 @@ def _parse_completion(body: bytes) -> ParsedReply:
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices:
         raise ValueError("the reply has no choices")
-    usage = data.get("usage")
-    usage = usage if isinstance(usage, dict) else {}
     first = _parse_choice(choices[0], 0)
-    first.prompt_tokens, first.completion_tokens = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    first.reasoning_tokens = _usage_detail(usage, "completion_tokens_details", "reasoning_tokens")
-    first.cached_tokens = _usage_detail(usage, "prompt_tokens_details", "cached_tokens")
+    _read_usage(data.get("usage"), first)
     for index, choice in enumerate(choices[1:], start=1):
         try:
             first.more.append(_parse_choice(choice, index))
@@ -193,11 +199,37 @@ def _parse_completion(body: bytes) -> ParsedReply:
     return first
 
 
-def _usage_detail(usage: dict[str, Any], group: str, name: str) -> int | None:
+def _read_usage(usage: Any, reply: ParsedReply) -> None:
+    """The reply's token counts from its ``usage`` object; what does not hold up is left None (counted by
+    jurist instead) with a note: a count that is no count, a part larger than its whole."""
+    if usage is None:
+        return
+    if not isinstance(usage, dict):
+        reply.notes.append(f"usage is a JSON {type(usage).__name__}, not an object")
+        return
+    notes = reply.notes
+    reply.prompt_tokens = token_count(usage.get("prompt_tokens"), "usage.prompt_tokens", notes)
+    reply.completion_tokens = token_count(usage.get("completion_tokens"), "usage.completion_tokens", notes)
+    reasoning = _usage_detail(usage, "completion_tokens_details", "reasoning_tokens", notes)
+    cached = _usage_detail(usage, "prompt_tokens_details", "cached_tokens", notes)
+    if reasoning is not None and reply.completion_tokens is not None and reasoning > reply.completion_tokens:
+        notes.append("usage.completion_tokens_details.reasoning_tokens is more than completion_tokens")
+        reasoning = None
+    if cached is not None and reply.prompt_tokens is not None and cached > reply.prompt_tokens:
+        notes.append("usage.prompt_tokens_details.cached_tokens is more than prompt_tokens")
+        cached = None
+    reply.reasoning_tokens, reply.cached_tokens = reasoning, cached
+
+
+def _usage_detail(usage: dict[str, Any], group: str, name: str, notes: list[str]) -> int | None:
     """A count inside ``usage[group]`` (OpenAI's ``*_tokens_details``); None when the server gives none."""
     details = usage.get(group)
-    value = details.get(name) if isinstance(details, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    if details is None:
+        return None
+    if not isinstance(details, dict):
+        notes.append(f"usage.{group} is a JSON {type(details).__name__}, not an object")
+        return None
+    return token_count(details.get(name), f"usage.{group}.{name}", notes)
 
 
 def _parse_choice(choice: Any, index: int) -> ParsedReply:
@@ -205,10 +237,19 @@ def _parse_choice(choice: Any, index: int) -> ParsedReply:
     if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
         raise ValueError(f"choices[{index}] has no message")
     message = choice["message"]
+    notes: list[str] = []
     finish = choice.get("finish_reason")
+    if finish is not None and not isinstance(finish, str):
+        notes.append(f"finish_reason is {shown(finish)}, not a string")
+        finish = None
     reasoning = message.get("reasoning_content") or message.get("reasoning")
     if reasoning is not None and not isinstance(reasoning, str):
+        notes.append(f"message.reasoning is a JSON {type(reasoning).__name__}, not a string")
         reasoning = None
+    logprobs = choice.get("logprobs")
+    if (wrong := logprobs_problem(logprobs)) is not None:
+        notes.append(f"logprobs is not of a known shape: {wrong}")
+        logprobs = None
     content = message.get("content")
     truncated = False
     if content is None:
@@ -226,7 +267,7 @@ def _parse_choice(choice: Any, index: int) -> ParsedReply:
         thought = _OPEN_THINK.sub("", content, count=1).strip()
         reasoning = (reasoning + "\n" if reasoning else "") + thought
         content, truncated = "", True
-    return ParsedReply(content, reasoning, None, None, finish, choice.get("logprobs"), truncated)
+    return ParsedReply(content, reasoning, None, None, finish, logprobs, truncated, notes=notes)
 
 
 def completion_from(parsed: ParsedReply, latency: float, attempt: int) -> Completion:
@@ -245,6 +286,7 @@ def completion_from(parsed: ParsedReply, latency: float, attempt: int) -> Comple
         more=[completion_from(choice, latency, attempt) for choice in parsed.more],
         reasoning_tokens=parsed.reasoning_tokens,
         cached_tokens=parsed.cached_tokens,
+        notes=parsed.notes,
     )
 
 

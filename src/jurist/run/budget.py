@@ -3,7 +3,12 @@
 The engine counts (:mod:`jurist.engine.ledger`); this module gives it what it needs before the first
 request (the prices of the models file and of ``--prices``, a budget that knows what earlier runs of the
 directory already spent) and turns its counts into run.json's ``ledger`` (this run) and ``ledger_total``
-(every run of the directory), which ``jurist show --usage`` reads and adds up across directories.
+(every run of the directory), which ``jurist show --usage`` adds up across directories.
+
+What earlier runs spent is rebuilt from the directory's usage log, one line per request
+(:mod:`jurist.run.usage_history`), never from run.json, which is a summary for people: a corrupt run.json
+is said in one line and written anew, and the budget still knows every dollar. The run appends its own
+requests to that log as they settle (:class:`RunLedger`).
 """
 
 from __future__ import annotations
@@ -20,14 +25,30 @@ from rich.console import Console
 
 from jurist.config import ModelSpec
 from jurist.engine.budget import Budget
-from jurist.engine.ledger import FALLBACK_MAX_TOKENS, Ledger, add_rows, row_order, total_of
+from jurist.engine.ledger import FALLBACK_MAX_TOKENS, Ledger
 from jurist.errors import JuristError
 from jurist.prices import Price, load_prices
 from jurist.report.formats import render_csv, render_markdown, table_console
 from jurist.report.ledger_table import dollars, print_ledger
 from jurist.run.config import RunConfig
+from jurist.run.usage_history import (
+    add_ledgers,
+    directory_usage,
+    ledger_of_run,
+    read_run_json,
+    spent,
+    spent_by,
+    usage_of_ledger,
+    usage_of_runs,
+)
+from jurist.store.usage import UsageLog, add_usage, usage_log_path
 
 log = logging.getLogger("jurist.run.budget")
+
+__all__ = [
+    "BUDGET_STOPPED", "BudgetPlan", "Estimate", "RunLedger", "add_ledgers", "estimate_notes", "ledger_of_run",
+    "priced_estimate", "read_run_json", "resolve_budget", "resolve_prices", "show_usage", "usage_of_runs",
+]  # fmt: skip
 
 BUDGET_STOPPED = 3
 """Exit code of a run the budget stopped (0: done, 1: requests failed, 2: usage error, 130: interrupted)."""
@@ -58,71 +79,10 @@ def resolve_prices(
     return prices
 
 
-def add_ledgers(*ledgers: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Several ledgers as one (the runs of one directory, or of a sweep): rows of the same phase and model
-    add up; the budget kept is the last one's."""
-    rows: dict[tuple[str, str], dict[str, Any]] = {}
-    budget: Any = None
-    for ledger in ledgers:
-        if not ledger:
-            continue
-        for row in ledger.get("rows") or []:
-            key = (str(row.get("phase")), str(row.get("model")))
-            rows[key] = add_rows(rows.get(key, {}), row)
-        budget = ledger.get("budget", budget)
-    ordered = [{"phase": p, "model": m, **row} for (p, m), row in sorted(rows.items(), key=row_order)]
-    data: dict[str, Any] = {"rows": ordered, "total": total_of(ordered)}
-    if budget is not None:
-        data["budget"] = budget
-    return data
-
-
-def ledger_of_run(run: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The ledger a run.json holds for its whole directory; for one written before the ledger existed,
-    its usage counters as one row per model under phase "all" (no prices were known then)."""
-    for name in ("ledger_total", "ledger"):
-        ledger = run.get(name)
-        if isinstance(ledger, dict) and isinstance(ledger.get("rows"), list):
-            return dict(ledger)
-    usage = run.get("usage_total", run.get("usage"))
-    if not isinstance(usage, dict) or not isinstance(usage.get("per_model"), dict):
-        return None
-    rows = []
-    for model, counts in sorted(usage["per_model"].items()):
-        if isinstance(counts, dict):
-            names = ("requests", "cache_hits", "prompt_tokens", "completion_tokens")
-            row = {name: counts.get(name, 0) for name in names}
-            rows.append({"phase": "all", "model": str(model), **add_rows({}, row)})
-    return {"rows": rows, "total": total_of(rows)}
-
-
-def read_run_json(run_dir: Path) -> dict[str, Any]:
-    """``run_dir/run.json`` as a dict; {} when it is missing or unreadable (a fresh directory)."""
-    try:
-        data = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def usage_of_runs(run_dirs: Sequence[Path]) -> dict[str, Any]:
-    """The ledger of each run directory added up (``jurist show --usage RUN...``: a sweep's cost)."""
-    ledgers = []
-    for run_dir in run_dirs:
-        ledger = ledger_of_run(read_run_json(run_dir))
-        if ledger is None:
-            raise JuristError(f"{run_dir}: no run.json with usage (is it a jurist run directory?)")
-        ledgers.append(ledger)
-    total = add_ledgers(*ledgers)
-    if len(run_dirs) > 1:
-        total.pop("budget", None)  # each directory had its own
-    return total
-
-
 LEDGER_COLUMNS = (
     "phase", "model", "requests", "retries", "failed", "cache_hits", "replies", "choices", "prompt_tokens",
-    "completion_tokens", "reasoning_tokens", "cached_tokens", "estimated", "estimated_by", "cost_usd",
-    "wall_s", "at_limit_s",
+    "completion_tokens", "reasoning_tokens", "cached_tokens", "estimated", "estimated_by", "malformed",
+    "malformed_fields", "cost_usd", "wall_s", "at_limit_s",
 )  # fmt: skip
 
 
@@ -141,20 +101,6 @@ def show_usage(run_dirs: Sequence[Path], fmt: str) -> None:
     print_ledger(table_console(), ledger, title=title)
 
 
-def spent(ledger: Mapping[str, Any] | None, prices: Mapping[str, Price]) -> tuple[float, int]:
-    """Dollars and tokens that ``ledger``'s requests cost; rows recorded before their model had a price
-    are charged at today's price, so a budget never forgets what was spent."""
-    cost, tokens = 0.0, 0
-    for row in (ledger or {}).get("rows") or []:
-        prompt, completion = int(row.get("prompt_tokens") or 0), int(row.get("completion_tokens") or 0)
-        tokens += prompt + completion
-        if isinstance(row.get("cost_usd"), (int, float)):
-            cost += float(row["cost_usd"])
-        elif str(row.get("model")) in prices:
-            cost += prices[str(row["model"])].cost(prompt, completion, int(row.get("cached_tokens") or 0))
-    return cost, tokens
-
-
 @dataclass(frozen=True)
 class BudgetPlan:
     """What a run's ledger starts from, resolved before the first request: each alias's price, what
@@ -162,11 +108,14 @@ class BudgetPlan:
 
     prices: Mapping[str, Price]
     earlier: Mapping[str, Any] | None
-    """The ledger of every earlier run of the directory (run.json's), None for a fresh one."""
+    """The ledger of every earlier run of the directory (its usage log's), None for a fresh one."""
     max_cost: float | None = None
     max_tokens: int | None = None
     spent_cost: float = 0.0
     spent_tokens: int = 0
+    carried: list[dict[str, Any]] = field(default_factory=list)
+    """An older run.json's ledger rows, the first lines of the usage log the run opens (none when the
+    directory has a usage log already)."""
 
     @property
     def bounded(self) -> bool:
@@ -185,14 +134,26 @@ def resolve_budget(
     bounded), else the run is refused before it starts. ``--judge-only`` sends nothing for ``generating``."""
     table = load_prices(config.prices_file) if config.prices_file is not None else {}
     prices = resolve_prices(specs, table)
-    earlier = ledger_of_run(read_run_json(run_dir))
+    usage = directory_usage(run_dir)
+    earlier, carried = usage.ledger, usage.carried
     if config.max_cost is None and config.max_tokens is None:
-        return BudgetPlan(prices, earlier)
+        return BudgetPlan(prices, earlier, carried=carried)
+    if usage.unknown is not None or usage.problems:
+        why = (
+            usage.unknown
+            or f"{len(usage.problems)} line(s) of the usage log are unreadable: {usage.problems[0]}"
+        )
+        raise JuristError(
+            f"{why}; so what earlier runs here spent is unknown and --max-cost/--max-tokens cannot be held "
+            "(run without a budget, or into a new directory)"
+        )
     sending = [*judging] if config.mode == "judge-only" else [*generating, *judging]
     used = [alias for alias in dict.fromkeys(sending) if alias in specs]
     _check_budget(config, used, prices, specs)
-    spent_cost, spent_tokens = spent(earlier, prices)
-    return BudgetPlan(prices, earlier, config.max_cost, config.max_tokens, spent_cost, spent_tokens)
+    spent_cost, spent_tokens = spent_by(usage.records, prices)
+    return BudgetPlan(
+        prices, earlier, config.max_cost, config.max_tokens, spent_cost, spent_tokens, carried=carried
+    )
 
 
 class RunLedger:
@@ -208,6 +169,27 @@ class RunLedger:
                 plan.max_cost, plan.max_tokens, spent_cost=plan.spent_cost, spent_tokens=plan.spent_tokens
             )
         self.ledger = Ledger(plan.prices, budget)
+        self.usage_log = UsageLog()  # every request settled, from the first probe on
+        self.ledger.record = self.usage_log.write
+        self._carried = plan.carried
+        self._closed = False
+
+    def open_log(self, root: Path, run_id: str) -> None:
+        """Start writing the directory's usage log (under its lock): an older run.json's rows first,
+        where the directory had no log, then every request so far and from now on."""
+        self.usage_log.open(usage_log_path(root), run_id, list(self._carried))
+
+    def close_log(self) -> None:
+        """The run's time on the wire added to the log, and the log closed (once)."""
+        if not self._closed:
+            self._closed = True
+            for record in self.ledger.time_on_wire():
+                self.usage_log.write(record)
+        self.usage_log.close()
+
+    def usage_total(self, usage: dict[str, Any]) -> dict[str, Any]:
+        """run.json's ``usage_total``: this run's ``usage`` and every earlier run's (from the log)."""
+        return add_usage(usage_of_ledger(self.earlier), usage)
 
     @property
     def stopped(self) -> bool:

@@ -38,7 +38,6 @@ from jurist.run.shipped import start_writing_shipped
 from jurist.run.work import JudgeFeed, JudgeJobs, JudgeWork, answer_work
 from jurist.scoring.family import run_scoring_fields
 from jurist.store.lock import RunDirLock
-from jurist.store.usage import add_usage, previous_usage
 
 __all__ = ["Mode", "Pipeline", "RunConfig", "RunResult", "run_pipeline"]
 
@@ -61,7 +60,6 @@ class Pipeline:
     failures: FailureLog
     """This run's failed requests (failures.jsonl), opened by :meth:`open_run`."""
     _fields: dict[str, Any]
-    _earlier_usage: dict[str, Any] | None
 
     # -- set-up ---------------------------------------------------------------------------------------------
     def _say_notes(self) -> None:
@@ -133,7 +131,7 @@ class Pipeline:
         if not lock.held:
             lock.acquire()  # a new directory: made only now, so a refused check leaves nothing behind
         self.failures = FailureLog(self.run_dir.failures, self.run_id)
-        self._earlier_usage = previous_usage(self.run_dir.run_json)  # before run.json is rewritten below
+        self.accounts.open_log(self.run_dir.root, self.run_id)  # the probes' usage, then every request's
         self._fields = self._run_fields()
         if self.config.judge_prompt is not None:  # kept, so the run can be audited or re-judged
             self._fields["judge_prompt_kept"] = self.run_dir.keep_file(self.config.judge_prompt, "prompts")
@@ -165,6 +163,7 @@ class Pipeline:
     def close_engine(self, engine: Engine) -> None:
         """The failure log closed, and the servers and cache when ``engine`` owns them (not a sibling)."""
         self.failures.close()
+        self.accounts.close_log()
         engine.close_servers()
         if engine.cache is not None and engine.owns_shared():
             engine.cache.close()
@@ -198,7 +197,7 @@ class Pipeline:
             "still_failing": failures.current,
             "scored": outcome.scored,
             "usage": usage,  # this run's requests
-            "usage_total": add_usage(self._earlier_usage, usage),  # every run in the directory
+            "usage_total": self.accounts.usage_total(usage),  # every run in the directory
         }
         self.run_dir.write_run_json(
             self.run_id, "stopped-by-budget" if stopped else "finished", {**fields, **summary}

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from jurist.store.lock import LOCK_NAME, RunDirLock
     from jurist.store.records import PointRecord, Question, answer_record, judgment_kind, sample_of, text_hash
     from jurist.store.run_dir import RunDir, file_stem, legacy_stem
-    from jurist.store.usage import add_usage, previous_usage
+    from jurist.store.usage import UsageLog, add_usage, read_usage_log, usage_log_path, usage_record_problem
 
 _HOMES = {
     "JsonlAppender": "jsonl",
@@ -57,7 +57,10 @@ _HOMES = {
     "file_stem": "run_dir",
     "legacy_stem": "run_dir",
     "add_usage": "usage",
-    "previous_usage": "usage",
+    "UsageLog": "usage",
+    "read_usage_log": "usage",
+    "usage_log_path": "usage",
+    "usage_record_problem": "usage",
 }
 
 __getattr__ = lazy_face(__name__, _HOMES)
@@ -73,6 +76,7 @@ __all__ = [
     "Question",
     "RunDir",
     "RunDirLock",
+    "UsageLog",
     "add_usage",
     "answer_record",
     "answer_text",
@@ -86,11 +90,13 @@ __all__ = [
     "legacy_stem",
     "parse_jsonl_bytes",
     "parse_jsonl_line",
-    "previous_usage",
+    "read_usage_log",
     "read_input_jsonl",
     "read_jsonl_line",
     "rewrite_jsonl_atomic",
     "sample_of",
     "text_hash",
+    "usage_log_path",
+    "usage_record_problem",
     "write_json_atomic",
 ]
