@@ -37,6 +37,7 @@ from jurist.benchmarks.presets import REFERENCE_KEY, ReferenceJudge
 from jurist.errors import InputError, JuristError
 from jurist.judging.kinds import JudgePromptSource
 from jurist.ratings.lc_winrate import GamedRows
+from jurist.store import category_field
 
 NAME = "alpaca-eval"
 BASELINE = "gpt4_1106_preview"
@@ -189,7 +190,7 @@ def read_questions(rows: Sequence[Mapping[str, Any]], where: str) -> tuple[list[
         uid = question_uid(instruction)
         if uid in answers:
             raise InputError(Path(where), f"record {position}", "field 'instruction': appears twice")
-        dataset = str(row.get("dataset") or "default")
+        dataset = category_field(Path(where), f"record {position}", row, "dataset")
         metadata = {"dataset": dataset, "position": position}
         questions.append(Question(uid=uid, prompt=instruction, category=dataset, metadata=metadata))
         answers[uid] = output

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from jurist.benchmarks.base import Benchmark
 from jurist.errors import InputError, JuristError
+from jurist.store import id_field
 from jurist.store.jsonl import read_input_jsonl
 
 
@@ -30,7 +31,7 @@ def read_answers_file(path: Path, bench: Benchmark) -> dict[str, str]:
             problem = "is missing" if "response" not in row else "is not a string"
             raise InputError(path, where, f"field 'response' {problem}")
         if "key" in row:
-            uid = by_key.get(str(row["key"]))
+            uid = by_key.get(id_field(path, where, row, ("key",)))  # IFEval's keys are integers
             if uid is None:
                 raise InputError(path, where, f"field 'key': {row['key']!r} is no question of {bench.name}")
         elif isinstance(row.get("prompt"), str):

@@ -20,6 +20,7 @@ from typing import Any
 
 from jurist.benchmarks.base import Benchmark, Question
 from jurist.errors import InputError
+from jurist.store import category_field, content_text, id_field
 from jurist.store.jsonl import iter_numbered_jsonl
 from jurist.store.line_index import answer_text
 
@@ -41,9 +42,7 @@ def default_baseline(category: str, bench: str) -> str | None:
 
 def question_from_row(row: dict[str, Any], path: Path, line: int) -> Question:
     where = f"line {line}"
-    uid = row.get("uid", row.get("question_id"))
-    if uid is None or uid == "":
-        raise InputError(path, where, "field 'uid' (or 'question_id') is missing")
+    uid = id_field(path, where, row, ("uid", "question_id"))
     if "prompt" in row:
         prompt = row["prompt"]
     elif "turns" in row:
@@ -55,16 +54,18 @@ def question_from_row(row: dict[str, Any], path: Path, line: int) -> Question:
             or "content" not in turns[0]
         ):
             raise InputError(path, where, "field 'turns' must be a non-empty list of {content}")
-        prompt = turns[0]["content"]
+        prompt = content_text(turns[0]["content"])
+        if prompt is None:
+            raise InputError(path, where, "field 'turns': the first turn's content is not text")
     else:
         raise InputError(path, where, "field 'prompt' (or 'turns') is missing")
     if not isinstance(prompt, str) or not prompt.strip():
         raise InputError(path, where, "field 'prompt' must be a non-empty string")
-    category = row.get("category") or "default"
+    category = category_field(path, where, row)
     metadata = {
         k: v for k, v in row.items() if k not in ("uid", "question_id", "prompt", "turns", "category")
     }
-    return Question(uid=str(uid), prompt=prompt, category=str(category), metadata=metadata)
+    return Question(uid=uid, prompt=prompt, category=category, metadata=metadata)
 
 
 def read_questions(path: Path) -> list[Question]:

@@ -7,10 +7,12 @@ directory, hashed into judgment keys and cited like any other, and nothing is ge
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 
 from jurist.benchmarks.base import Benchmark
 from jurist.errors import InputError
+from jurist.store import id_field
 from jurist.store.jsonl import iter_numbered_jsonl
 from jurist.store.line_index import answer_text
 
@@ -21,14 +23,12 @@ def read_answer_file(path: Path) -> tuple[str, dict[str, str]]:
     answers: dict[str, str] = {}
     names: set[str] = set()
     for line, record in iter_numbered_jsonl(path, repair=False):
-        uid = record.get("uid", record.get("question_id"))
-        if uid is None or uid == "":
-            raise InputError(path, f"line {line}", "field 'uid' (or 'question_id') is missing")
+        uid = id_field(path, f"line {line}", record, ("uid", "question_id"))
         text = answer_text(record)
         if text is None:
             raise InputError(path, f"line {line}", "no answer text (field 'answer', 'messages' or 'choices')")
         if record.get("sample", 0) == 0:
-            answers[str(uid)] = text
+            answers[uid] = text
         if isinstance(record.get("model"), str):
             names.add(record["model"])
     if not answers:
@@ -40,9 +40,10 @@ def read_answer_file(path: Path) -> tuple[str, dict[str, str]]:
 def baseline_from(bench: Benchmark, value: str) -> Benchmark:
     """``bench`` judged against ``value``: a model alias, or a file of answers (then shipped with it)."""
     path = Path(value)
-    if not (path.suffix == ".jsonl" or path.is_file()):
+    # os.path.isfile, not Path.is_file: an alias too long to be a file name is an alias, not an OSError
+    if not (path.suffix == ".jsonl" or os.path.isfile(path)):
         return bench.with_baseline(value)
-    if not path.is_file():
+    if not os.path.isfile(path):
         raise InputError(path, "", "--baseline: answers file not found")
     name, answers = read_answer_file(path)
     missing = [q.uid for q in bench.questions if q.uid not in answers]

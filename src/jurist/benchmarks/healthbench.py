@@ -30,6 +30,7 @@ from jurist.benchmarks.data_files import (
 from jurist.benchmarks.presets import REFERENCE_KEY, ReferenceJudge
 from jurist.errors import InputError, JuristError
 from jurist.judging.kinds import JudgePromptSource
+from jurist.store import content_text
 from jurist.store.jsonl import read_input_jsonl
 
 OPTIONS = {
@@ -165,9 +166,10 @@ def _messages(path: Path, where: str, value: Any) -> list[dict[str, str]]:
     for turn in value:
         if not (isinstance(turn, dict) and isinstance(turn.get("role"), str)):
             raise InputError(path, where, "field 'prompt': a message has no role")
-        if not isinstance(turn.get("content"), str):
-            raise InputError(path, where, "field 'prompt': a message's content is not a string")
-        turns.append({"role": turn["role"], "content": turn["content"]})
+        content = content_text(turn.get("content"))  # a string, or OpenAI's list of text parts
+        if content is None:
+            raise InputError(path, where, "field 'prompt': a message's content is not text")
+        turns.append({"role": turn["role"], "content": content})
     return turns
 
 

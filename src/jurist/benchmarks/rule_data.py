@@ -16,6 +16,7 @@ from jurist.benchmarks.data_files import PinnedFile, resolve, sha256_of
 from jurist.errors import InputError, JuristError
 from jurist.rules.base import Checker
 from jurist.rules.evaluate import require_resources
+from jurist.store import id_field
 from jurist.store.jsonl import read_input_jsonl
 
 OPTIONS = {
@@ -47,7 +48,7 @@ def read_rule_questions(path: Path, known_ids: Mapping[str, object]) -> list[Que
             if instruction_id not in known_ids:
                 problem = f"no checker for {instruction_id!r}"
                 raise InputError(path, where, f"field 'instruction_id_list': {problem}")
-        uid = str(row["key"])
+        uid = id_field(path, where, row, ("key",))  # IFEval's and IFBench's keys are integers
         if uid in seen:
             raise InputError(path, where, f"field 'key': {uid!r} appears twice")
         seen.add(uid)

@@ -138,6 +138,7 @@ def show(
     request.check()
     if fmt not in FORMATS:
         raise JuristError(f"--format: {fmt!r} is not table, json, csv or markdown")
+    _note_crashed_runs(run_dirs)
     if usage:
         from jurist.run.budget import show_usage
 
@@ -152,6 +153,21 @@ def show(
     print_scores(scores, fmt, detail=by_instruction)
     if write:
         write_documents(run_dirs[0], scores)
+
+
+def _note_crashed_runs(run_dirs: list[Path]) -> None:
+    """One line (on stderr: stdout may be JSON) per run whose process died while running: its run.json
+    still says ``running``, but nothing holds its lock, so its numbers are what it saved before dying."""
+    from jurist.store import CRASHED, RunDir
+
+    for run_dir in run_dirs:
+        status, run_id = RunDir(run_dir).recorded_status() if run_dir.is_dir() else (None, None)
+        if status == CRASHED:
+            typer.echo(
+                f"note: {run_dir}: run {run_id} crashed (it stopped without finishing); what it saved is "
+                "shown, and running the same command again resumes it",
+                err=True,
+            )
 
 
 def register(app: typer.Typer) -> None:

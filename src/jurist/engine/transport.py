@@ -257,6 +257,8 @@ def _parse_choice(choice: Any, index: int) -> ParsedReply:
             raise ValueError(f"message.content is null (finish_reason {finish!r})")
         content = ""  # a tool call, or a reasoning parser's thought with no answer after it
         truncated = bool(reasoning) and finish == "length"
+    if isinstance(content, list):
+        content = _text_of_parts(content)
     if not isinstance(content, str):
         raise ValueError("message.content is not a string")
     match = _THINK.match(content)
@@ -268,6 +270,16 @@ def _parse_choice(choice: Any, index: int) -> ParsedReply:
         reasoning = (reasoning + "\n" if reasoning else "") + thought
         content, truncated = "", True
     return ParsedReply(content, reasoning, None, None, finish, logprobs, truncated, notes=notes)
+
+
+def _text_of_parts(parts: list[Any]) -> str:
+    """``message.content`` given as OpenAI's list of content parts (``[{"type": "text", "text": ...}]``):
+    its text parts joined in order, as pieces of one answer. Any other kind of part (an image, audio) is
+    not an answer a judge can read, so a reply made only of such parts stays unreadable."""
+    texts = [part.get("text") for part in parts if isinstance(part, dict) and part.get("type") == "text"]
+    if not texts or not all(isinstance(text, str) for text in texts):
+        raise ValueError("message.content is a list without text parts")
+    return "".join(str(text) for text in texts)
 
 
 def completion_from(parsed: ParsedReply, latency: float, attempt: int) -> Completion:

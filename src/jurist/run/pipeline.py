@@ -37,6 +37,7 @@ from jurist.run.session import Session, run_session
 from jurist.run.shipped import start_writing_shipped
 from jurist.run.work import JudgeFeed, JudgeJobs, JudgeWork, answer_work
 from jurist.scoring.family import run_scoring_fields
+from jurist.store import CRASHED
 from jurist.store.lock import RunDirLock
 
 __all__ = ["Mode", "Pipeline", "RunConfig", "RunResult", "run_pipeline"]
@@ -133,11 +134,28 @@ class Pipeline:
         self.failures = FailureLog(self.run_dir.failures, self.run_id)
         self.accounts.open_log(self.run_dir.root, self.run_id)  # the probes' usage, then every request's
         self._fields = self._run_fields()
+        self._note_a_crashed_run(lock)
         if self.config.judge_prompt is not None:  # kept, so the run can be audited or re-judged
             self._fields["judge_prompt_kept"] = self.run_dir.keep_file(self.config.judge_prompt, "prompts")
         # the directory's ledger so far, so that a run killed now does not lose what earlier runs spent
         self.run_dir.write_run_json(self.run_id, "running", {**self._fields, **self.accounts.fields()})
         self._say_notes()
+
+    def _note_a_crashed_run(self, lock: RunDirLock) -> None:
+        """The directory's last run died while running (its run.json says so, and this run now holds the
+        lock, so its holder is gone): said in one line, and kept in run.json as ``resumed``."""
+        status, run_id = self.run_dir.recorded_status(holding_lock=lock.held)
+        if status != CRASHED:
+            return
+        self._fields["resumed"] = {"run_id": run_id, "status": CRASHED}
+        self.console.print(
+            f"note: the last run in {self.run_dir.root} (run {run_id}) stopped without finishing "
+            "(killed, or the disk was full); resuming from what it saved",
+            style="yellow",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
 
     def new_engine(self, shares: Engine | None = None) -> Engine:
         """This run's engine, or a sibling of another run's (``shares``), sharing its limits."""

@@ -23,9 +23,19 @@ if TYPE_CHECKING:
     )
     from jurist.store.line_index import AnswerIndex, JudgmentIndex, answer_text
     from jurist.store.locations import DATA_DIR_ENV, cache_root, data_dirs
-    from jurist.store.lock import LOCK_NAME, RunDirLock
-    from jurist.store.records import PointRecord, Question, answer_record, judgment_kind, sample_of, text_hash
-    from jurist.store.run_dir import RunDir, file_stem, legacy_stem
+    from jurist.store.lock import LOCK_NAME, RunDirLock, is_held
+    from jurist.store.records import (
+        PointRecord,
+        Question,
+        answer_record,
+        category_field,
+        content_text,
+        id_field,
+        judgment_kind,
+        sample_of,
+        text_hash,
+    )
+    from jurist.store.run_dir import CRASHED, RunDir, file_stem, legacy_stem
     from jurist.store.usage import UsageLog, add_usage, read_usage_log, usage_log_path, usage_record_problem
 
 _HOMES = {
@@ -47,12 +57,17 @@ _HOMES = {
     "data_dirs": "locations",
     "LOCK_NAME": "lock",
     "RunDirLock": "lock",
+    "is_held": "lock",
     "PointRecord": "records",
     "Question": "records",
     "answer_record": "records",
+    "category_field": "records",
+    "content_text": "records",
+    "id_field": "records",
     "judgment_kind": "records",
     "sample_of": "records",
     "text_hash": "records",
+    "CRASHED": "run_dir",
     "RunDir": "run_dir",
     "file_stem": "run_dir",
     "legacy_stem": "run_dir",
@@ -67,6 +82,7 @@ __getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [
+    "CRASHED",
     "AnswerIndex",
     "DATA_DIR_ENV",
     "JsonlAppender",
@@ -81,8 +97,12 @@ __all__ = [
     "answer_record",
     "answer_text",
     "cache_root",
+    "category_field",
+    "content_text",
     "data_dirs",
     "file_stem",
+    "id_field",
+    "is_held",
     "iter_jsonl",
     "iter_jsonl_lines",
     "iter_numbered_jsonl",

@@ -133,19 +133,34 @@ def read_input_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
 
 
 def rewrite_jsonl_atomic(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
-    """Replace a derived JSONL file (battles, points) whole: written beside it, then renamed over it."""
+    """Replace a derived JSONL file (battles, points) whole: written beside it, then renamed over it.
+
+    A write the disk refuses (full, quota, file size limit) is a :class:`StorageError` naming the file:
+    the old file is untouched and the half-written copy removed, so a re-run writes it again."""
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.parent.mkdir(parents=True, exist_ok=True)
-    tmp.unlink(missing_ok=True)
-    # Buffered, not line by line: the file only counts once renamed whole (100k battles: one write call
-    # per line cost 0.5 s), and fsynced before the rename replaces the old one.
-    with open(tmp, "wb", buffering=1 << 20) as out:
-        for record in records:
-            line = _ENCODER.encode(record if isinstance(record, dict) else dict(record))
-            out.write(line.encode("utf-8") + b"\n")
-        out.flush()
-        os.fsync(out.fileno())
-    tmp.replace(path)
+    try:
+        tmp.parent.mkdir(parents=True, exist_ok=True)
+        tmp.unlink(missing_ok=True)
+        # Buffered, not line by line: the file only counts once renamed whole (100k battles: one write
+        # call per line cost 0.5 s), and fsynced before the rename replaces the old one.
+        with open(tmp, "wb", buffering=1 << 20) as out:
+            for record in records:
+                line = _ENCODER.encode(record if isinstance(record, dict) else dict(record))
+                out.write(line.encode("utf-8") + b"\n")
+            out.flush()
+            os.fsync(out.fileno())
+        tmp.replace(path)
+    except OSError as exc:
+        _discard(tmp)
+        raise StorageError(path, path.name, exc) from None
+
+
+def _discard(tmp: Path) -> None:
+    """Remove a half-written temporary copy; one that cannot be removed is left for the next write."""
+    try:
+        tmp.unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 def read_jsonl(path: str | Path, *, repair: bool = True) -> list[dict[str, Any]]:
@@ -162,16 +177,19 @@ class JsonlAppender:
 
     def __init__(self, path: str | Path, *, fsync_every_s: float = 2.0) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        if self.path.exists():
-            # Make sure a torn tail from an earlier crash is gone before anything is appended after it.
-            size = self.path.stat().st_size
-            if size:
-                with open(self.path, "rb") as fh:
-                    fh.seek(size - 1)
-                    if fh.read(1) != b"\n":
-                        _repair_torn_tail(self.path, self.path.read_bytes())
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.path.exists():
+                # Make sure a torn tail from an earlier crash is gone before anything is appended after it.
+                size = self.path.stat().st_size
+                if size:
+                    with open(self.path, "rb") as fh:
+                        fh.seek(size - 1)
+                        if fh.read(1) != b"\n":
+                            _repair_torn_tail(self.path, self.path.read_bytes())
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:  # no room for a new file (inodes, quota), or a folder that cannot be made
+            raise StorageError(self.path, "records", exc) from None
         self._fsync_every_s = fsync_every_s
         self._last_sync = time.monotonic()
         self._dirty = False
@@ -211,17 +229,18 @@ class JsonlAppender:
 
 
 def write_json_atomic(path: str | Path, data: Any) -> None:
-    """Replace ``path`` with ``data`` via a temp file and rename, so readers never see half a file."""
+    """Replace ``path`` with ``data`` via a temp file and rename, so readers never see half a file; a
+    write the disk refuses is a :class:`StorageError` naming the file (the old one stays whole)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(data, fh, indent=2, ensure_ascii=False)
             fh.write("\n")
             fh.flush()
             os.fsync(fh.fileno())
+        os.replace(tmp, path)
     except OSError as exc:  # the old file is untouched: only the temporary copy is lost
-        tmp.unlink(missing_ok=True)
+        _discard(tmp)
         raise StorageError(path, path.name, exc) from None
-    os.replace(tmp, path)

@@ -17,7 +17,7 @@ from typing import Any
 
 from jurist.errors import InputError
 from jurist.store.jsonl import iter_jsonl_lines, parse_jsonl_line, read_jsonl_line
-from jurist.store.records import AnswerRecord, judgment_kind, sample_of, text_hash
+from jurist.store.records import AnswerRecord, content_text, id_field, judgment_kind, sample_of, text_hash
 
 AnswerKey = tuple[str, int]
 """(uid, sample)."""
@@ -32,8 +32,9 @@ def answer_text(record: dict[str, Any]) -> str | None:
         content = messages[-1].get("content") if isinstance(messages[-1], dict) else None
         if isinstance(content, dict):
             content = content.get("answer")
-        if isinstance(content, str):
-            return content
+        text = content_text(content)  # a string, or OpenAI's list of text parts
+        if text is not None:
+            return text
     choices = record.get("choices")
     if isinstance(choices, list) and choices:
         turns = choices[0].get("turns") if isinstance(choices[0], dict) else None
@@ -47,13 +48,11 @@ def answer_text(record: dict[str, Any]) -> str | None:
 def normalized_answer(path: Path, line: int, record: dict[str, Any]) -> AnswerRecord:
     """``record`` as jurist's answer shape (kind, str uid, sample, answer), or an :class:`InputError`
     naming the line. Schema-1 lines (no kind, no sample) and Arena-Hard's shapes read as sample 0."""
-    uid = record.get("uid", record.get("question_id"))
+    uid = id_field(path, f"line {line}", record, ("uid", "question_id"))
     text = answer_text(record)
-    if uid is None:
-        raise InputError(path, f"line {line}", "field 'uid' is missing")
     if text is None:
         raise InputError(path, f"line {line}", "no answer text (field 'answer')")
-    record.update(kind="answer", uid=str(uid), sample=sample_of(record), answer=text)
+    record.update(kind="answer", uid=uid, sample=sample_of(record), answer=text)
     return record  # type: ignore[return-value]
 
 

@@ -75,6 +75,48 @@ def _describe(root: Path, raw: str) -> str:
     return f"run directory {root} is in use by {holder}; wait for it or use another --out"
 
 
+def is_held(root: str | Path) -> bool | None:
+    """Whether a live process holds ``root``'s lock now: a reader's question, asked without creating
+    anything (``jurist show``, ``jurist view``, a run telling a crashed run from a running one).
+
+    True or False where it can tell; None where it cannot (no lock file: a run from before locks, or a
+    directory that was never run; no ``fcntl``). The lock is tried shared and dropped at once, so a run
+    starting in that instant is not refused (:meth:`RunDirLock.acquire` tries again a moment later)."""
+    if fcntl is None:  # pragma: no cover - Windows
+        return None
+    try:
+        fd = os.open(Path(root) / LOCK_NAME, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return None
+    finally:
+        os.close(fd)  # closing the descriptor drops the shared lock if it was taken
+    return False
+
+
+_TRIES = 5
+_PAUSE_S = 0.02
+
+
+def _lock_exclusive(fd: int) -> None:
+    """The exclusive lock, or ``BlockingIOError`` when another process holds it: tried a few times over
+    ~0.1 s, so a reader's momentary shared lock (:func:`is_held`) never refuses a run."""
+    assert fcntl is not None
+    for attempt in range(_TRIES):
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if attempt == _TRIES - 1:
+                raise
+            time.sleep(_PAUSE_S)
+
+
 class RunDirLock:
     """Exclusive ownership of a run directory for the life of a ``with`` block.
 
@@ -104,7 +146,7 @@ class RunDirLock:
             return
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _lock_exclusive(fd)
         except BlockingIOError:
             raw = os.pread(fd, 4096, 0).decode("utf-8", "replace")
             os.close(fd)

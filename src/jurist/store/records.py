@@ -12,9 +12,11 @@ sits in); 2 adds both.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
+
+from jurist.errors import InputError
 
 SCHEMA_VERSION = 2
 
@@ -189,3 +191,60 @@ class PointRecord(_PointRecordFields, total=False):
 def text_hash(text: str) -> str:
     """The identity of an answer text in judgment keys and records (a changed answer is judged again)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+# -- fields of the files users give (questions, answers): checked, never kept as a Python repr --
+
+
+def _kind_of(value: object) -> str:
+    return {dict: "an object", list: "a list", bool: "a boolean", float: "a number"}.get(
+        type(value), "a value"
+    )
+
+
+def id_field(path: object, where: str, record: Mapping[str, Any], names: Sequence[str]) -> str:
+    """A question's id from the first of ``names`` that ``record`` gives, as text; an
+    :class:`InputError` naming the file, line and field when it is missing or not an id.
+
+    A string is kept as it is; an integer (not a boolean) as its digits, because upstream formats use
+    integers: FastChat's MT-Bench ``question_id`` (which Arena-Hard v0.1's ``question_id`` follows) and
+    IFEval's ``key``. Anything else (an object, a list, a float) would be stored as its Python repr and
+    match nothing, so it is refused."""
+    name = next((n for n in names if record.get(n) not in (None, "")), None)
+    if name is None:
+        alternatives = f" (or {', '.join(repr(n) for n in names[1:])})" if len(names) > 1 else ""
+        raise InputError(path, where, f"field {names[0]!r}{alternatives} is missing")
+    value = record[name]
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise InputError(path, where, f"field {name!r} is {_kind_of(value)}, not an id (a string or an integer)")
+
+
+def category_field(path: object, where: str, record: Mapping[str, Any], name: str = "category") -> str:
+    """A question's category: the string given, ``default`` when none is; anything else (a list, an
+    object, a number) is an :class:`InputError` naming the file, line and field."""
+    value = record.get(name)
+    if value is None or value == "":
+        return "default"
+    if isinstance(value, str):
+        return value
+    raise InputError(path, where, f"field {name!r} is {_kind_of(value)}, not a category name (a string)")
+
+
+def content_text(content: object) -> str | None:
+    """A message's ``content`` as text: a string, or OpenAI's list of content parts
+    (``[{"type": "text", "text": ...}]``) whose text parts are joined with newlines (as vLLM joins them
+    for a prompt). None when it is neither, or when a part is not text (an image cannot be sent on as
+    text, and dropping it would change the question)."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list) or not content:
+        return None
+    texts = []
+    for part in content:
+        if not (isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)):
+            return None
+        texts.append(part["text"])
+    return "\n".join(texts)

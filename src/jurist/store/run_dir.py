@@ -18,6 +18,7 @@ from jurist import __version__
 from jurist.errors import InputError
 from jurist.store.jsonl import iter_numbered_jsonl, write_json_atomic
 from jurist.store.line_index import AnswerIndex, JudgmentIndex, normalized_answer
+from jurist.store.lock import is_held
 from jurist.store.records import SCHEMA_VERSION, AnswerRecord, judgment_kind
 
 log = logging.getLogger(__name__)
@@ -33,6 +34,8 @@ _HASHED = "%%"
 _EMPTY = "%%"
 """The stem of the empty alias: ``%%`` with nothing after it cannot be a plain or a truncated stem."""
 NAMES_FILE = "names.json"
+CRASHED = "crashed"
+"""The status of a run whose run.json says ``running`` but whose process is gone (its lock is free)."""
 
 
 def file_stem(alias: str) -> str:
@@ -110,9 +113,22 @@ def alias_from_stem(stem: str) -> str:
         raise ValueError(f"{stem!r}: not UTF-8 ({exc})") from None
 
 
+LEGACY_MAX_BYTES = 255 - len(".jsonl")
+"""Longest legacy name an older jurist could have written (the 255-byte name limit, less ``.jsonl``)."""
+
+
 def legacy_stem(alias: str) -> str:
-    """The lossy name jurist used before :func:`file_stem` was injective; kept to find old runs' files."""
-    return _UNSAFE.sub("_", alias.replace("/", "__")) or "_"
+    """The lossy name jurist used before :func:`file_stem` was injective; kept to find old runs' files
+    (and for Arena-Hard's own folders, which use it).
+
+    A name too long for the filesystem cannot belong to an old run (it could not be written), so it is
+    cut and ends with ``-`` and 16 hex digits of sha256 of the alias instead of failing with ``File name
+    too long``; every name that fits is unchanged. The result is ASCII."""
+    stem = _UNSAFE.sub("_", alias.replace("/", "__")) or "_"
+    if len(stem) <= LEGACY_MAX_BYTES:
+        return stem
+    digest = hashlib.sha256(alias.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{stem[: MAX_STEM_BYTES - len(digest) - 1]}-{digest}"
 
 
 class RunDir:
@@ -146,7 +162,8 @@ class RunDir:
 
     def _pick(self, new: Path, legacy: Path) -> Path:
         """``new`` unless it is absent and ``legacy`` (a run written before names were injective) exists."""
-        chosen = legacy if new != legacy and not new.exists() and legacy.exists() else new
+        # os.path.exists, not Path.exists: a name the filesystem refuses (too long) is one that is absent
+        chosen = legacy if new != legacy and not os.path.exists(new) and os.path.exists(legacy) else new
         inside = os.path.normpath(self.root.absolute())
         if os.path.commonpath([inside, os.path.normpath(chosen.absolute())]) != inside:
             raise ValueError(f"{chosen} is outside the run directory {self.root}")  # cannot happen
@@ -253,6 +270,24 @@ class RunDir:
             kept.parent.mkdir(parents=True, exist_ok=True)
             kept.write_bytes(data)
         return str(kept.relative_to(self.root))
+
+    def recorded_status(self, *, holding_lock: bool = False) -> tuple[str | None, str | None]:
+        """(status, run id) as run.json records them, the status told truthfully: a run.json that says
+        ``running`` while no process holds the directory's lock was left by a run that died (kill -9,
+        a full disk, a power cut), so it reads ``crashed``. ``holding_lock``: the caller holds the lock
+        (a run starting), so a ``running`` there is an earlier run's that died. (None, None) without a
+        readable run.json."""
+        try:
+            data = json.loads(self.run_json.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None, None
+        if not isinstance(data, dict):
+            return None, None
+        status = data.get("status") if isinstance(data.get("status"), str) else None
+        run_id = data.get("run_id") if isinstance(data.get("run_id"), str) else None
+        if status == "running" and (holding_lock or is_held(self.root) is False):
+            status = CRASHED
+        return status, run_id
 
     def write_run_json(self, run_id: str, status: str, fields: dict[str, Any]) -> None:
         """run.json, always through here: schema version, who ran it, how far it got, then ``fields``."""

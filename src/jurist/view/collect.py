@@ -135,6 +135,8 @@ def read_run(root: Path, files: Files) -> RunData:
         raise InputError(root, "", "not a run directory")
     info = read_json(run.run_json)
     info = info if isinstance(info, dict) else {}
+    if info.get("status") == "running":  # a run whose process died says crashed, not running
+        info["status"] = run.recorded_status()[0]
     bench = str(info.get("bench_name") or info.get("bench") or root.name)
     data = RunData(root=root, info=info, bench=bench)
     for name in info.get("models") or []:
