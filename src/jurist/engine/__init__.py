@@ -15,15 +15,8 @@ if TYPE_CHECKING:
     from jurist.engine.client import Completion, EndpointClient, Engine, ModelClient, RequestFailed
     from jurist.engine.embedded import EMBEDDED_ALIAS, embedded_model_spec
     from jurist.engine.gpus import check_visible, pick_gpus, visible_gpus
-    from jurist.engine.ledger import (
-        FALLBACK_MAX_TOKENS,
-        Ledger,
-        Phase,
-        add_rows,
-        row_order,
-        total_of,
-        worst_prompt_tokens,
-    )
+    from jurist.engine.ledger import FALLBACK_MAX_TOKENS, Ledger, worst_prompt_tokens
+    from jurist.engine.ledger_rows import Phase, add_rows, row_order, total_of
     from jurist.engine.limits import ConcurrencyLimits
     from jurist.engine.local import LocalModels
     from jurist.engine.pool import ServerFactory, ServerPool
@@ -51,10 +44,10 @@ _HOMES = {
     "visible_gpus": "gpus",
     "FALLBACK_MAX_TOKENS": "ledger",
     "Ledger": "ledger",
-    "Phase": "ledger",
-    "add_rows": "ledger",
-    "row_order": "ledger",
-    "total_of": "ledger",
+    "Phase": "ledger_rows",
+    "add_rows": "ledger_rows",
+    "row_order": "ledger_rows",
+    "total_of": "ledger_rows",
     "worst_prompt_tokens": "ledger",
     "ConcurrencyLimits": "limits",
     "LocalModels": "local",

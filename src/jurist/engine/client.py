@@ -23,7 +23,8 @@ from jurist.config import ModelSpec
 from jurist.engine.cache import RequestCache, legacy_request_key, request_key
 from jurist.engine.connections import ConnectionBudget
 from jurist.engine.identity import Identities, Identity, cache_report
-from jurist.engine.ledger import EngineStats, Ledger, Phase
+from jurist.engine.ledger import EngineStats, Ledger
+from jurist.engine.ledger_rows import Phase
 from jurist.engine.limits import ConcurrencyLimits
 from jurist.engine.retry import RetryPolicy, is_retryable_status, parse_retry_after
 from jurist.engine.throttle import Throttle

@@ -24,10 +24,11 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, fields
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from jurist.engine.budget import Budget, BudgetExhausted
+from jurist.engine.ledger_rows import Phase, Row, row_order, total_of
 from jurist.engine.reply_fields import token_count
 from jurist.engine.tokenizers import counter_or_approximate, merge_labels
 from jurist.engine.transport import RequestFailed
@@ -37,57 +38,11 @@ if TYPE_CHECKING:
     from jurist.config import ModelSpec
     from jurist.engine.transport import Completion
 
-Phase = Literal["generate", "judge", "reask", "check"]
-PHASES: tuple[Phase, ...] = ("check", "generate", "judge", "reask")
 FALLBACK_MAX_TOKENS = 32_768
 """The worst case a budget assumes for a request that names no ``max_tokens`` (a warning says so)."""
 _BODY_SLACK = 16  # bytes added to a body's length for the template's own tokens
 
 log = logging.getLogger("jurist.engine.ledger")
-
-
-@dataclass
-class Row:
-    """One (phase, model)'s counts. ``requests`` counts every attempt sent (what a server sees);
-    ``replies`` the calls that got an answer (a request with ``n`` choices is one), ``choices`` the answers
-    they carried; ``estimated`` the replies whose token counts the server left out (or gave in a form that
-    is no count) and jurist counted, ``estimated_by`` with which tokenizer (:mod:`jurist.engine.tokenizers`;
-    "o200k (approximate)" for a model whose own tokenizer is not known); ``malformed`` the replies with a
-    field of the wrong type or shape, ignored, ``malformed_fields`` which fields."""
-
-    requests: int = 0
-    retries: int = 0
-    failed: int = 0
-    cache_hits: int = 0
-    replies: int = 0
-    choices: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    reasoning_tokens: int = 0
-    cached_tokens: int = 0
-    estimated: int = 0
-    estimated_by: str | None = None
-    malformed: int = 0
-    malformed_fields: str | None = None
-    cost_usd: float | None = None
-    wall_s: float = 0.0
-    at_limit_s: float = 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["wall_s"] = round(self.wall_s, 3)
-        data["at_limit_s"] = round(self.at_limit_s, 3)
-        if self.cost_usd is not None:
-            data["cost_usd"] = round(self.cost_usd, 8)
-        for label in LABELS:
-            if data[label] is None:
-                del data[label]
-        return data
-
-
-LABELS = ("estimated_by", "malformed_fields")
-"""A row's text fields: lists of names joined by "; " (each once), merged when rows add up."""
-COUNTS = tuple(f.name for f in fields(Row) if f.name not in ("cost_usd", *LABELS))
 
 
 def worst_prompt_tokens(messages: Iterable[Mapping[str, Any]]) -> int:
@@ -404,38 +359,3 @@ class EngineStats:
             "completion_tokens": self.completion_tokens,
             "per_model": self.per_model,
         }
-
-
-def row_order(item: tuple[tuple[str, str], Any]) -> tuple[int, str]:
-    """Rows in the order work happens (check, generate, judge, re-ask), then by model."""
-    phase, alias = item[0]
-    return (PHASES.index(phase) if phase in PHASES else len(PHASES), alias)
-
-
-def add_rows(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
-    """Two rows' counts added; dollars stay unknown (None) only where neither row knows them."""
-    merged: dict[str, Any] = {}
-    for name in COUNTS:
-        merged[name] = (a.get(name) or 0) + (b.get(name) or 0)
-    costs = [c for c in (a.get("cost_usd"), b.get("cost_usd")) if isinstance(c, (int, float))]
-    merged["cost_usd"] = round(sum(costs), 8) if costs else None
-    for label in LABELS:
-        if labels := merge_labels(a.get(label), b.get(label)):
-            merged[label] = labels
-    merged["wall_s"] = round(merged["wall_s"], 3)
-    merged["at_limit_s"] = round(merged["at_limit_s"], 3)
-    return merged
-
-
-def total_of(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """Every row added up; ``unpriced``: models that were sent requests but have no price (the dollar
-    total leaves them out, so it is a lower bound while this list is not empty)."""
-    total: dict[str, Any] = {name: 0 for name in COUNTS}
-    total["cost_usd"] = None
-    unpriced: set[str] = set()
-    for row in rows:
-        total = add_rows(total, row)
-        if row.get("cost_usd") is None and row.get("requests"):
-            unpriced.add(str(row.get("model")))
-    total["unpriced"] = sorted(unpriced)
-    return total

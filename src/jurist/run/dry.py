@@ -27,7 +27,8 @@ from jurist.config import ModelSpec
 from jurist.engine.cache import RequestCache, default_cache_path, open_cache
 from jurist.engine.check import PROBE_MESSAGES
 from jurist.engine.client import EndpointClient, ModelClient, RequestFailed
-from jurist.engine.ledger import Ledger, Phase, row_order, worst_prompt_tokens
+from jurist.engine.ledger import Ledger, worst_prompt_tokens
+from jurist.engine.ledger_rows import Phase, row_order
 from jurist.engine.limits import ConcurrencyLimits
 from jurist.engine.retry import RetryPolicy
 from jurist.engine.tokenizers import TokenCounter, counter_for

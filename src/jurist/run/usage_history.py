@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jurist.engine.ledger import add_rows, row_order, total_of
+from jurist.engine.ledger_rows import add_rows, row_order, total_of
 from jurist.errors import JuristError
 from jurist.prices import Price
 from jurist.store.usage import add_usage, read_usage_log, usage_log_path, usage_record_problem
