@@ -19,6 +19,7 @@ the token limit; ``huge``: the normal reply inside ~200 KB of filler, the verdic
 characters of a looping thought with no verdict at all; ``flood``: 20 MB of one letter, a degenerate
 reply that tokenizers choke on), or ``patch:JSON``: the normal reply with the JSON object's fields put over
 its own (its ``choice`` over the first choice's), to send usage or metadata of the wrong type or shape.
+``403`` and ``404`` are client errors as ``400`` and ``401`` are (a forbidden key, an unknown model).
 Random faults: with ``fault_rate`` > 0, a request that no scripted fault matches draws one of
 ``fault_kinds`` (default :data:`RANDOM_FAULTS`; ``slow``: the normal reply after ``slow_s`` seconds) with
 that probability, from an RNG seeded by ``seed``; ``stats.injected`` counts them by kind. With
@@ -238,7 +239,7 @@ class MockOpenAI:
             )
         if fault in ("500", "503"):
             return web.json_response({"error": {"message": "server overloaded"}}, status=int(fault))
-        if fault in ("400", "401"):
+        if fault in ("400", "401", "403", "404"):
             return web.json_response(
                 {"error": {"message": f"bad request: {fault} from mock"}}, status=int(fault)
             )

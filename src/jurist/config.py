@@ -15,6 +15,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -312,6 +313,27 @@ def _format_validation_error(exc: ValidationError) -> str:
     return f"field {field}: {first['msg']}"
 
 
+def _not_http(url: str | None) -> bool:
+    """A base URL an OpenAI-compatible client cannot reach: not http(s), or no host (None: the default)."""
+    parts = urlsplit((url or DEFAULT_API_BASE).strip())
+    return parts.scheme.lower() not in ("http", "https") or not parts.netloc
+
+
+def _line_of(text: str, alias: object, index: int) -> str:
+    """``"line N: "`` of endpoint ``index``'s ``api_base`` under ``alias`` in the models file ("" if not
+    found: the YAML is valid here, only the node is looked for)."""
+    for key, body in getattr(yaml.compose(text), "value", []):
+        if key.value != str(alias):
+            continue
+        for field, endpoints in getattr(body, "value", []):
+            if field.value == "endpoints" and index < len(getattr(endpoints, "value", [])):
+                entry = endpoints.value[index]
+                for name, node in getattr(entry, "value", []):
+                    if name.value == "api_base":
+                        return f"line {node.start_mark.line + 1}: "
+    return ""
+
+
 def load_models_file(
     path: str | Path, env: Mapping[str, str] | None = None, *, aliases: Collection[str] | None = None
 ) -> dict[str, ModelSpec]:
@@ -394,6 +416,10 @@ def load_models_file(
                 if aliases is None:
                     raise
                 problems.append(str(exc))
+            if _not_http(endpoint.api_base):  # e.g. ftp://: every request would fail, after every retry
+                where_line = _line_of(text, alias, i) + f"{where}: endpoints[{i}]"
+                shown = repr(endpoint.api_base)[:200]
+                raise InputError(path, where_line, f"api_base {shown} is not an http:// or https:// URL")
         specs[str(alias)] = spec
     if problems:
         raise JuristError("; ".join(problems))  # every problem of the run's aliases, in one line

@@ -4,31 +4,44 @@ A run that meets a dead endpoint or a missing key after an hour of generation ha
 tiny request per endpoint (``max_tokens`` 1) finds both before any work starts. Every problem is collected,
 so a single check lists everything there is to fix instead of stopping at the first. Keys are never part
 of a report: messages pass through the engine's masking, and only endpoint URLs are named.
+
+What retrying cannot fix refuses (a rejected key, an unknown model, a bad request, the same error on
+every attempt); what it can is a warning and the run goes on (an attempt failed and a later one got
+through, a 429, a 503 that says when to come back). Which aliases are probed at all is the run's choice
+(:meth:`jurist.run.pipeline.Pipeline._precheck`): only those with requests still to send.
 """
 
 from __future__ import annotations
 
 import asyncio
 import ipaddress
+import json
 import logging
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
+
+import aiohttp
 
 from jurist.config import DEFAULT_KEY_ENV, Endpoint, ModelSpec
 from jurist.engine.client import ModelClient, RequestFailed
 from jurist.engine.ledger import Ledger
 from jurist.engine.limits import ConcurrencyLimits
-from jurist.engine.retry import RetryPolicy
+from jurist.engine.retry import RetryPolicy, parse_retry_after
 from jurist.errors import JuristError
 from jurist.redact import mask
 
 log = logging.getLogger("jurist.check")
 PROBE_MESSAGES = [{"role": "user", "content": "Reply with one word: ok"}]
 MISSING_KEY = f"no API key (set api_key in the models file, or {DEFAULT_KEY_ENV})"
-# A probe retries transient faults as any request does, but briefly: it must not hang a run's start on a
-# long Retry-After, and a fault that outlives its retries is reported as flaky, not as bad input.
-PROBE_POLICY = RetryPolicy(max_attempts=4, base_delay=0.3, max_delay=1.5, max_retry_after=3.0)
+# A probe tries an endpoint up to three times, briefly: a refused port or HTTP 500 on every attempt is
+# known in about a second, and a long Retry-After does not hang the run's start (it is a warning).
+PROBE_POLICY = RetryPolicy(max_attempts=3, base_delay=0.3, max_delay=1.5, max_retry_after=3.0)
+ONE_ATTEMPT = RetryPolicy(max_attempts=1)  # each attempt is the probe's own, so its outcome is seen
+LISTING_TIMEOUT_S = 5.0  # GET /models, asked only to say which models a server serves instead
+_GAVE_UP = re.compile(r" \(gave up after \d+ attempts?, [\d.]+ s\)$")
 _LOCAL_SUFFIXES = (".local", ".localhost", ".internal", ".lan", ".home.arpa")
 
 
@@ -41,7 +54,7 @@ class EndpointCheck:
     problem: str | None = None
     latency_s: float | None = None
     note: str | None = None
-    flaky: bool = False  # transient faults outlived the probe's retries: a warning, not a refusal
+    warn: bool = False  # usable, but with transient trouble (``note`` says which): a warning
 
     @property
     def ok(self) -> bool:
@@ -84,25 +97,72 @@ def endpoint_name(spec: ModelSpec, endpoint: Endpoint) -> str:
 
 
 def is_transient(exc: RequestFailed) -> bool:
-    """A failure that retrying could fix later (5xx, 429, timeouts, dropped or garbled replies), as opposed
-    to what it cannot (a rejected key, an unknown model, a name that does not resolve, a refused port)."""
-    if exc.kind in ("server_error", "rate_limited", "timeout", "unreadable"):
-        return True
-    if exc.kind == "connection":
-        return "ClientConnector" not in str(exc)  # DNS failure or refused connection: not a hiccup
-    return False
+    """A failure that retrying could fix later (5xx, 429, timeouts, dropped or garbled replies, a refused
+    connection: a server still starting), as opposed to what it cannot (a rejected key, an unknown model,
+    a bad request, an invalid URL). Transient or not, the same failure on every attempt is a refusal."""
+    return exc.kind in ("server_error", "rate_limited", "timeout", "unreadable", "connection")
+
+
+def _signature(exc: RequestFailed) -> tuple[str, int | None]:
+    """What makes two failures "the same error": their kind and HTTP status (the text varies by attempt)."""
+    return exc.kind, exc.status
+
+
+def _text(exc: RequestFailed) -> str:
+    """The failure's own words, without the one-attempt client's "gave up after 1 attempts" tail."""
+    return _GAVE_UP.sub("", str(exc))
 
 
 def _describe(exc: RequestFailed) -> str:
     if exc.kind == "connection":
-        return f"unreachable: {exc}"
+        return f"unreachable: {_text(exc)}"
     if exc.kind == "timeout":
-        return f"no answer: {exc}"
+        return f"no answer: {_text(exc)}"
     if exc.status in (401, 403):
-        return f"key rejected: {exc}"
-    if exc.status == 404:
-        return f"not found (check api_base and the model name): {exc}"
-    return str(exc)
+        return f"key rejected (HTTP {exc.status}): {_text(exc)}"
+    return _text(exc)
+
+
+def _listen(client: ModelClient, heard: list[str | None]) -> None:
+    """Keep each reply's ``Retry-After`` header in ``heard``: a 503 that says when to come back is a
+    server that is busy or loading, not one that is broken."""
+    for endpoint in client.endpoints:
+        post = endpoint.post
+
+        async def post_and_listen(
+            body: bytes, timeout: aiohttp.ClientTimeout, post: Any = post
+        ) -> tuple[int, bytes, str | None]:
+            status, payload, retry_after = await post(body, timeout)
+            heard.append(retry_after)
+            return status, payload, retry_after
+
+        setattr(endpoint, "post", post_and_listen)  # noqa: B010 (an instance's own attribute)
+
+
+async def _listing(client: ModelClient, timeout: float) -> list[str] | None:
+    """The model ids the endpoint's ``GET /models`` lists, or None where it lists none or cannot say."""
+    try:
+        status, body = await client.endpoints[0].models(min(timeout, LISTING_TIMEOUT_S))
+        data = json.loads(body).get("data") if status == 200 else None
+    except (aiohttp.ClientError, OSError, asyncio.TimeoutError, ValueError, AttributeError, IndexError):
+        return None
+    if not isinstance(data, list):
+        return None
+    ids = [str(entry.get("id")) for entry in data if isinstance(entry, dict) and entry.get("id")]
+    return ids or None
+
+
+async def _refusal(client: ModelClient, exc: RequestFailed, timeout: float) -> str:
+    """Why a failure that retrying cannot fix refuses the run; a 4xx that may be a model the server does
+    not serve names what its ``GET /models`` lists instead."""
+    served = client.endpoints[0].model_name if client.endpoints else client.spec.model
+    if exc.kind != "client_error" or exc.status not in (400, 404, 422):
+        return _describe(exc)
+    listed = await _listing(client, timeout)
+    if exc.status == 404 or (listed is not None and served not in listed):
+        lists = f"; the server lists {', '.join(listed[:8])}" if listed else ""
+        return f"unknown model {served!r} (HTTP {exc.status}{lists}): {_text(exc)}"
+    return _describe(exc)
 
 
 async def _probe(
@@ -113,24 +173,54 @@ async def _probe(
     timeout: float,
     ledger: Ledger | None = None,
 ) -> EndpointCheck:
-    """Send one one-token request to exactly this endpoint (counted in ``ledger``'s check phase)."""
+    """Send one-token requests to exactly this endpoint (each counted in ``ledger``'s check phase), one
+    attempt at a time, up to ``policy.max_attempts``, so that every attempt's outcome is known.
+
+    What retrying cannot fix (a rejected key, an unknown model, a bad request) refuses at the first
+    attempt; the same error on every attempt (a refused connection, HTTP 500 each time) refuses too. A
+    failure that a later attempt got past, a 429, or a 503 with ``Retry-After`` is a warning: the run
+    retries each of its own requests. A timeout is tried twice at most: each costs the whole ``timeout``.
+    """
     single = spec.model_copy(update={"endpoints": [endpoint], "timeout": min(spec.timeout, timeout)})
     name = endpoint_name(spec, endpoint)
-    client = ModelClient(single, limits, policy, ledger=ledger)
+    client = ModelClient(single, limits, ONE_ATTEMPT, ledger=ledger)
+    heard: list[str | None] = []
+    _listen(client, heard)
+    failures: list[RequestFailed] = []
     try:
-        completion = await client.complete(PROBE_MESSAGES, max_tokens=1, phase="check")
-    except RequestFailed as exc:
-        if exc.kind == "budget":  # nothing was sent; the run stops at its first request
-            return EndpointCheck(spec.alias, name, note="not probed: the budget has no room left")
-        if exc.status == 429:  # reachable and authenticated, only busy right now
-            return EndpointCheck(spec.alias, name, note="rate limited (HTTP 429) right now")
-        if is_transient(exc):
-            note = f"flaky: {exc}; the run retries each of its own requests"
-            return EndpointCheck(spec.alias, name, note=note, flaky=True)
-        return EndpointCheck(spec.alias, name, _describe(exc))
+        for attempt in range(1, policy.max_attempts + 1):
+            heard.clear()
+            try:
+                completion = await client.complete(PROBE_MESSAGES, max_tokens=1, phase="check")
+            except RequestFailed as exc:
+                if exc.kind == "budget":  # nothing was sent; the run stops at its first request
+                    return EndpointCheck(spec.alias, name, note="not probed: the budget has no room left")
+                if not is_transient(exc):
+                    return EndpointCheck(spec.alias, name, await _refusal(client, exc, timeout))
+                retry_after = parse_retry_after(heard[-1] if heard else None)
+                if exc.status == 429 or (exc.status == 503 and retry_after is not None):
+                    wait = f", Retry-After {retry_after:g} s" if retry_after is not None else ""
+                    note = f"busy (HTTP {exc.status}{wait}) right now; the run waits and retries"
+                    return EndpointCheck(spec.alias, name, note=note, warn=True)
+                failures.append(exc)
+                timeouts = sum(failure.kind == "timeout" for failure in failures)
+                if attempt < policy.max_attempts and timeouts < 2:
+                    await asyncio.sleep(policy.delay(attempt, retry_after))
+                    continue
+                break
+            if not failures:
+                return EndpointCheck(spec.alias, name, latency_s=completion.latency_s)
+            note = f"flaky: {len(failures)} of {attempt} attempts failed ({_text(failures[-1])})"
+            return EndpointCheck(spec.alias, name, latency_s=completion.latency_s, note=note, warn=True)
     finally:
         await client.aclose()
-    return EndpointCheck(spec.alias, name, latency_s=completion.latency_s)
+    if len({_signature(failure) for failure in failures}) == 1:  # the same error on every attempt
+        return EndpointCheck(
+            spec.alias, name, f"failed all {len(failures)} attempts: {_describe(failures[-1])}"
+        )
+    last = _text(failures[-1])
+    note = f"flaky: every attempt failed, each differently (last: {last}); the run retries its own"
+    return EndpointCheck(spec.alias, name, note=note, warn=True)
 
 
 async def check_endpoints(
@@ -192,18 +282,19 @@ def require_ready(
     timeout: float = 30.0,
     ledger: Ledger | None = None,
 ) -> None:
-    """The pre-run check: raise one error listing every problem of the aliases a run is about to use
-    (its probes counted in ``ledger``, the run's, under phase "check")."""
+    """The pre-run check: raise one error, one line, naming every problem of the aliases a run is about to
+    use (its probes counted in ``ledger``, the run's, under phase "check"); transient trouble is a warning,
+    one line per endpoint, and the run goes on."""
     selected = [alias for alias in dict.fromkeys(aliases) if alias in specs]
     if not selected:
         return
     results = run_checks(specs, selected, timeout=timeout, ledger=ledger)
     for result in results:
-        if result.flaky:
+        if result.warn:
             log.warning("pre-run check: %s", result.line())
     problems = [result for result in results if not result.ok]
     if problems:
-        lines = "\n".join(f"  {result.line()}" for result in problems)
+        listed = "; ".join(result.line() for result in problems)
         raise JuristError(
-            f"pre-run check found {len(problems)} problem(s) (fix them, or pass --no-check to skip):\n{lines}"
+            f"pre-run check found {len(problems)} problem(s) (fix them, or pass --no-check to skip): {listed}"
         )
