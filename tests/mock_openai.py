@@ -17,8 +17,10 @@ JSON is cut), or an odd answer (``empty``: content ""; ``think_truncated``: an u
 the token limit; ``huge``: the normal reply inside ~200 KB of filler, the verdict in the middle;
 ``labels_list``: the re-ask's list of the five labels and nothing else; ``runaway``: ``runaway_chars``
 characters of a looping thought with no verdict at all; ``flood``: 20 MB of one letter, a degenerate
-reply that tokenizers choke on), or ``patch:JSON``: the normal reply with the JSON object's fields put over
-its own (its ``choice`` over the first choice's), to send usage or metadata of the wrong type or shape.
+reply that tokenizers choke on; ``cjk``: 200k CJK characters without a break), or ``trickle``: 20 MB of one
+letter sent in pieces over ``trickle_s`` seconds (a reply still arriving when a signal comes), or
+``patch:JSON``: the normal reply with the JSON object's fields put over its own (its ``choice`` over the
+first choice's), to send usage or metadata of the wrong type or shape.
 ``403`` and ``404`` are client errors as ``400`` and ``401`` are (a forbidden key, an unknown model).
 Random faults: with ``fault_rate`` > 0, a request that no scripted fault matches draws one of
 ``fault_kinds`` (default :data:`RANDOM_FAULTS`; ``slow``: the normal reply after ``slow_s`` seconds) with
@@ -29,6 +31,8 @@ Identity: ``GET /v1/models`` lists ``served`` (default ``mock``), each entry wit
 as vLLM reports it) when one is given; a server with a ``root`` also answers as those weights would,
 ``[<model> from <root>] <prompt>``, so two servers of one name tell their answers apart. ``start(port=N)``
 binds a given port: a server restarted on another checkpoint under the same name and port.
+With ``notice_disconnects`` a request whose client closed its connection stops being handled (and counted
+in flight) at once, as vLLM aborts it; without, its handler runs on to the end, as aiohttp's does.
 Run as a script (``python tests/mock_openai.py --port N``) it serves until killed, for benchmarks
 (``--extra-port`` serves more ports, ``--fault-rate`` injects random faults, ``--backlog`` sets the accept
 queue, deep by default: aiohttp's 128 drops SYNs when 256 clients connect at once; see ``--help``).
@@ -63,6 +67,7 @@ _ODD_REPLIES = frozenset(
         "labels_list",
         "runaway",
         "flood",
+        "cjk",
     }
 )
 # What a random fault may be: transient server trouble that retrying fixes.
@@ -83,6 +88,7 @@ class MockStats:
     bodies: list[dict[str, Any]] = field(default_factory=list)
     injected: Counter[str] = field(default_factory=Counter)
     requests_by_key: Counter[str] = field(default_factory=Counter)
+    trickles: int = 0  # ``trickle`` replies begun
 
     def summary(self) -> dict[str, Any]:
         """Counters as JSON (``GET /v1/_stats``); ``attempts``: how many distinct requests came n times."""
@@ -116,7 +122,11 @@ class MockOpenAI:
         runaway_chars: int = 2_000_000,
         root: str | None = None,
         served: tuple[str, ...] = ("mock",),
+        notice_disconnects: bool = False,
+        trickle_s: float = 10.0,
     ) -> None:
+        self.notice_disconnects = notice_disconnects
+        self.trickle_s = trickle_s
         self.root = root
         self.served = served
         self.models_requests = 0
@@ -214,6 +224,8 @@ class MockOpenAI:
             if fault == "slow":  # late, but a normal reply
                 await asyncio.sleep(self.slow_s)
                 fault = None
+            if fault == "trickle":
+                return await self._trickle(request, model)
             if fault is not None and (fault in _ODD_REPLIES or fault.startswith("patch:")):
                 return self._odd_reply(fault, model, messages, body)
             if fault is not None:
@@ -299,9 +311,30 @@ class MockOpenAI:
             choice["finish_reason"] = "length"
         elif fault == "flood":
             choice["message"]["content"] = "a" * 20_000_000
+        elif fault == "cjk":
+            rng = random.Random(len(content))
+            choice["message"]["content"] = "".join(chr(rng.randrange(0x4E00, 0x9FA5)) for _ in range(200_000))
         elif fault == "labels_list":
             choice["message"]["content"] = "exactly one of: [[A>>B]], [[A>B]], [[A=B]], [[B>A]], [[B>>A]]."
         return web.Response(body=json.dumps(normal).encode(), content_type="application/json")
+
+    async def _trickle(self, request: web.Request, model: str) -> web.StreamResponse:
+        """A 20 MB answer of one letter, its body sent in 100 pieces over ``trickle_s`` seconds."""
+        self.stats.trickles += 1
+        head = json.dumps({"id": "chatcmpl-mock", "object": "chat.completion", "model": model})[:-1]
+        head += ', "choices": [{"index": 0, "finish_reason": "stop", "message": '
+        head += '{"role": "assistant", "content": "'
+        tail = '"}}]}'
+        size, pieces = 20_000_000, 100
+        response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+        response.content_length = len(head) + size + len(tail)
+        await response.prepare(request)
+        await response.write(head.encode())
+        for _ in range(pieces):
+            await asyncio.sleep(self.trickle_s / pieces)
+            await response.write(b"t" * (size // pieces))
+        await response.write(tail.encode())
+        return response
 
     def _reply(self, model: str, messages: list[dict[str, Any]], body: dict[str, Any]) -> web.Response:
         system = next((m["content"] for m in messages if m["role"] == "system"), "")
@@ -357,7 +390,7 @@ class MockOpenAI:
             loop = asyncio.new_event_loop()
             self._loop = loop
             asyncio.set_event_loop(loop)
-            runner = web.AppRunner(self.app(), access_log=None)
+            runner = web.AppRunner(self.app(), access_log=None, handler_cancellation=self.notice_disconnects)
             loop.run_until_complete(runner.setup())
             site = web.TCPSite(runner, "127.0.0.1", port)
             loop.run_until_complete(site.start())

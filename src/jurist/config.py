@@ -146,6 +146,7 @@ class ModelSpec(BaseModel):
     max_tokens: int | None = Field(default=None, ge=1)
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     timeout: float = Field(default=600.0, gt=0)
+    max_reply_mb: float = Field(default=64.0, gt=0)  # reply bodies cut here, flagged (engine/reply_cap)
     system_prompt: str | None = Field(default=None, alias="sys_prompt")
     structured_output: StructuredDialect = "none"
     logprobs: bool = False

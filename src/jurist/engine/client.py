@@ -12,7 +12,6 @@ import asyncio
 import functools
 import json
 import random
-import re
 import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Literal
@@ -26,17 +25,10 @@ from jurist.engine.identity import Identities, Identity, cache_report
 from jurist.engine.ledger import EngineStats, Ledger
 from jurist.engine.ledger_rows import Phase
 from jurist.engine.limits import ConcurrencyLimits
-from jurist.engine.retry import RetryPolicy, is_retryable_status, parse_retry_after
+from jurist.engine.reply_cap import cap_bytes, cut_to
+from jurist.engine.retry import RetryPolicy
 from jurist.engine.throttle import Throttle
-from jurist.engine.transport import (
-    Completion,
-    EndpointClient,
-    RequestFailed,
-    _parse_completion,
-    _server_message,
-    _Transient,
-    completion_from,
-)
+from jurist.engine.transport import Completion, EndpointClient, RequestFailed, _Transient, completion_or_raise
 from jurist.errors import JuristError
 
 if TYPE_CHECKING:
@@ -46,13 +38,6 @@ if TYPE_CHECKING:
 __all__ = ["Completion", "EndpointClient", "Engine", "EngineStats", "ModelClient", "RequestFailed"]
 
 CacheMode = Literal["use", "refresh", "off"]
-# A server saying the prompt (with max_tokens) exceeds its context: vLLM, llama-cpp-python, llama.cpp's
-# llama-server, OpenAI, Anthropic. Sending it again cannot help, so it fails the item at once.
-_CONTEXT_EXCEEDED = re.compile(
-    r"maximum context length|context_length_exceeded|exceeds? (?:the )?(?:available )?context (?:size|window)"
-    r"|prompt is too long",
-    re.IGNORECASE,
-)
 
 
 class ModelClient:
@@ -103,10 +88,13 @@ class ModelClient:
             from jurist.engine.providers import litellm_endpoints  # optional and heavy: only when used
 
             return litellm_endpoints(spec)
-        return [
+        endpoints = [
             EndpointClient(ep.base_url, ep.api_key, ep.model_name or spec.model, spec.parallel, budget)
             for ep in spec.resolved_endpoints()
         ]
+        for endpoint in endpoints:
+            endpoint.max_reply_bytes = cap_bytes(spec.max_reply_mb)
+        return endpoints
 
     async def _start_server(self) -> None:
         if self._local is not None:
@@ -233,7 +221,10 @@ class ModelClient:
                         endpoint.observe(latency)
                     finally:
                         endpoint.in_flight -= 1
-                completion = self._completion_or_raise(status, payload, retry_after, latency, attempt)
+                payload = cut_to(payload, endpoint.max_reply_bytes)  # an in-process reply, over the cap
+                completion = completion_or_raise(
+                    status, payload, retry_after, latency, attempt, self.context_length
+                )
                 completion.answered_by = endpoint.identity
                 return completion
             except _Transient as exc:
@@ -257,31 +248,6 @@ class ModelClient:
                     attempts=attempt,
                 )
             await asyncio.sleep(self._policy.delay(attempt, failure.retry_after, self._rng))
-
-    def _completion_or_raise(
-        self, status: int, payload: bytes, retry_after: str | None, latency: float, attempt: int
-    ) -> Completion:
-        if status == 200:
-            # A 200 that carries no answer (HTML, a cut body, no choices, null content) is a failed
-            # attempt, retried and in the end a RequestFailed of kind "unreadable": never a blank answer.
-            try:
-                parsed = _parse_completion(payload)
-            except (ValueError, KeyError, IndexError, TypeError) as exc:
-                start = payload[:80].decode("utf-8", errors="replace")
-                raise _Transient(
-                    f"unreadable response body ({type(exc).__name__}: {exc}; body starts {start!r})",
-                    "unreadable",
-                ) from None
-            return completion_from(parsed, latency, attempt)
-        message = f"HTTP {status}: {_server_message(payload)}"
-        if _CONTEXT_EXCEEDED.search(message):
-            served = f" ({self.context_length} tokens served)" if self.context_length else ""
-            message = f"the prompt does not fit the model's context{served}: {message}"
-            raise RequestFailed(message, kind="context_length", status=status, attempts=attempt)
-        if is_retryable_status(status):
-            kind = "rate_limited" if status == 429 else "server_error"
-            raise _Transient(message, kind, status, parse_retry_after(retry_after))
-        raise RequestFailed(message, kind="client_error", status=status, attempts=attempt)
 
     async def aclose(self) -> None:
         for endpoint in self.endpoints:

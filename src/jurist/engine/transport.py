@@ -9,6 +9,7 @@ and accounting on top.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from dataclasses import dataclass, field
@@ -16,16 +17,23 @@ from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
-from jurist.engine.reply_fields import logprobs_problem, shown, token_count
+from jurist.engine.reply_cap import DEFAULT_MAX_REPLY_MB, CutBody, cap_bytes, read_capped
+from jurist.engine.reply_parse import ParsedReply, parse_completion
+from jurist.engine.retry import is_retryable_status, parse_retry_after
 from jurist.redact import mask
 
 if TYPE_CHECKING:
     from jurist.engine.connections import ConnectionBudget
     from jurist.engine.identity import Identity
 
-_THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.DOTALL)
-_OPEN_THINK = re.compile(r"^\s*<think>")
 _MAX_ERROR_CHARS = 500
+# A server saying the prompt (with max_tokens) exceeds its context: vLLM, llama-cpp-python, llama.cpp's
+# llama-server, OpenAI, Anthropic. Sending it again cannot help, so it fails the item at once.
+_CONTEXT_EXCEEDED = re.compile(
+    r"maximum context length|context_length_exceeded|exceeds? (?:the )?(?:available )?context (?:size|window)"
+    r"|prompt is too long",
+    re.IGNORECASE,
+)
 _MAX_LISTING_BYTES = 4 << 20
 
 
@@ -63,6 +71,9 @@ class Completion:
     notes: list[str] = field(default_factory=list)
     """Fields of the reply that had the wrong type or shape and were ignored (``usage.prompt_tokens is
     "x", not a token count``): the answer stands, the ledger counts the reply as malformed."""
+    cut_at_bytes: int | None = None
+    """The body was longer than the reply cap and read this far: the answer is what it held
+    (:mod:`jurist.engine.reply_cap`)."""
 
     def usage(self) -> dict[str, Any]:
         usage: dict[str, Any] = {
@@ -77,6 +88,8 @@ class Completion:
             usage["empty"] = True
         if self.truncated_thought:
             usage["truncated_thought"] = True
+        if self.cut_at_bytes is not None:
+            usage["cut_at_bytes"] = self.cut_at_bytes
         return usage
 
     def cache_value(self) -> dict[str, Any]:
@@ -91,6 +104,8 @@ class Completion:
         }
         if self.truncated_thought:
             value["truncated_thought"] = True
+        if self.cut_at_bytes is not None:
+            value["cut_at_bytes"] = self.cut_at_bytes
         if self.more:
             value["more"] = [choice.cache_value() for choice in self.more]
         return value
@@ -111,6 +126,7 @@ class Completion:
             empty=not value["text"].strip(),
             truncated_thought=bool(value.get("truncated_thought")),
             more=[cls.from_cache(choice) for choice in value.get("more") or []],
+            cut_at_bytes=value.get("cut_at_bytes"),
         )
 
 
@@ -150,136 +166,7 @@ def _server_message(body: bytes) -> str:
     return text.strip()[:_MAX_ERROR_CHARS]
 
 
-@dataclass(slots=True)
-class ParsedReply:
-    """The parts of a chat.completion body jurist keeps."""
-
-    text: str
-    reasoning: str | None
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    finish_reason: str | None
-    logprobs: Any
-    truncated_thought: bool = False
-    more: list[ParsedReply] = field(default_factory=list)
-    """Further choices of a request with ``n`` > 1, in order (the usage counts are the request's)."""
-    reasoning_tokens: int | None = None
-    cached_tokens: int | None = None
-    notes: list[str] = field(default_factory=list)
-    """Fields ignored for their wrong type or shape (see :attr:`Completion.notes`)."""
-
-
-def _parse_completion(body: bytes) -> ParsedReply:
-    """Pull text, reasoning, token counts and logprobs out of a chat.completion body, or raise ValueError.
-
-    Only a reply that says something counts: a body that is not a JSON object (an HTML error page served
-    with status 200, a body cut short), no choices, or ``content: null`` with neither a tool call nor a
-    thought is unreadable, so the client retries it like a transient error instead of recording "" as the
-    model's answer. ``content: ""`` is a deliberate empty answer and is returned (flagged by the caller).
-    A ``<think>`` that never closes is a thought cut off by the token limit: the answer is empty, flagged
-    ``truncated_thought``, and the thought text never becomes the answer.
-
-    The metadata around a readable answer (usage, finish reason, logprobs, reasoning) never makes it
-    unreadable: a field of the wrong type or shape is dropped with a note (:attr:`ParsedReply.notes`), so
-    a broken ``usage`` costs an estimated count, not the answer.
-    """
-    data = json.loads(body)
-    if not isinstance(data, dict):
-        raise ValueError(f"the body is a JSON {type(data).__name__}, not an object")
-    choices = data.get("choices")
-    if not isinstance(choices, list) or not choices:
-        raise ValueError("the reply has no choices")
-    first = _parse_choice(choices[0], 0)
-    _read_usage(data.get("usage"), first)
-    for index, choice in enumerate(choices[1:], start=1):
-        try:
-            first.more.append(_parse_choice(choice, index))
-        except ValueError:
-            break  # the choices after an unreadable one are asked again one by one
-    return first
-
-
-def _read_usage(usage: Any, reply: ParsedReply) -> None:
-    """The reply's token counts from its ``usage`` object; what does not hold up is left None (counted by
-    jurist instead) with a note: a count that is no count, a part larger than its whole."""
-    if usage is None:
-        return
-    if not isinstance(usage, dict):
-        reply.notes.append(f"usage is a JSON {type(usage).__name__}, not an object")
-        return
-    notes = reply.notes
-    reply.prompt_tokens = token_count(usage.get("prompt_tokens"), "usage.prompt_tokens", notes)
-    reply.completion_tokens = token_count(usage.get("completion_tokens"), "usage.completion_tokens", notes)
-    reasoning = _usage_detail(usage, "completion_tokens_details", "reasoning_tokens", notes)
-    cached = _usage_detail(usage, "prompt_tokens_details", "cached_tokens", notes)
-    if reasoning is not None and reply.completion_tokens is not None and reasoning > reply.completion_tokens:
-        notes.append("usage.completion_tokens_details.reasoning_tokens is more than completion_tokens")
-        reasoning = None
-    if cached is not None and reply.prompt_tokens is not None and cached > reply.prompt_tokens:
-        notes.append("usage.prompt_tokens_details.cached_tokens is more than prompt_tokens")
-        cached = None
-    reply.reasoning_tokens, reply.cached_tokens = reasoning, cached
-
-
-def _usage_detail(usage: dict[str, Any], group: str, name: str, notes: list[str]) -> int | None:
-    """A count inside ``usage[group]`` (OpenAI's ``*_tokens_details``); None when the server gives none."""
-    details = usage.get(group)
-    if details is None:
-        return None
-    if not isinstance(details, dict):
-        notes.append(f"usage.{group} is a JSON {type(details).__name__}, not an object")
-        return None
-    return token_count(details.get(name), f"usage.{group}.{name}", notes)
-
-
-def _parse_choice(choice: Any, index: int) -> ParsedReply:
-    """One choice of a chat.completion, without token counts (the body has them per request only)."""
-    if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
-        raise ValueError(f"choices[{index}] has no message")
-    message = choice["message"]
-    notes: list[str] = []
-    finish = choice.get("finish_reason")
-    if finish is not None and not isinstance(finish, str):
-        notes.append(f"finish_reason is {shown(finish)}, not a string")
-        finish = None
-    reasoning = message.get("reasoning_content") or message.get("reasoning")
-    if reasoning is not None and not isinstance(reasoning, str):
-        notes.append(f"message.reasoning is a JSON {type(reasoning).__name__}, not a string")
-        reasoning = None
-    logprobs = choice.get("logprobs")
-    if (wrong := logprobs_problem(logprobs)) is not None:
-        notes.append(f"logprobs is not of a known shape: {wrong}")
-        logprobs = None
-    content = message.get("content")
-    truncated = False
-    if content is None:
-        if not message.get("tool_calls") and not reasoning:
-            raise ValueError(f"message.content is null (finish_reason {finish!r})")
-        content = ""  # a tool call, or a reasoning parser's thought with no answer after it
-        truncated = bool(reasoning) and finish == "length"
-    if isinstance(content, list):
-        content = _text_of_parts(content)
-    if not isinstance(content, str):
-        raise ValueError("message.content is not a string")
-    match = _THINK.match(content)
-    if match:
-        reasoning = (reasoning + "\n" if reasoning else "") + match.group(1).strip()
-        content = content[match.end() :]
-    elif _OPEN_THINK.match(content):
-        thought = _OPEN_THINK.sub("", content, count=1).strip()
-        reasoning = (reasoning + "\n" if reasoning else "") + thought
-        content, truncated = "", True
-    return ParsedReply(content, reasoning, None, None, finish, logprobs, truncated, notes=notes)
-
-
-def _text_of_parts(parts: list[Any]) -> str:
-    """``message.content`` given as OpenAI's list of content parts (``[{"type": "text", "text": ...}]``):
-    its text parts joined in order, as pieces of one answer. Any other kind of part (an image, audio) is
-    not an answer a judge can read, so a reply made only of such parts stays unreadable."""
-    texts = [part.get("text") for part in parts if isinstance(part, dict) and part.get("type") == "text"]
-    if not texts or not all(isinstance(text, str) for text in texts):
-        raise ValueError("message.content is a list without text parts")
-    return "".join(str(text) for text in texts)
+_parse_completion = parse_completion  # its name before it moved to engine/reply_parse.py
 
 
 def completion_from(parsed: ParsedReply, latency: float, attempt: int) -> Completion:
@@ -299,7 +186,39 @@ def completion_from(parsed: ParsedReply, latency: float, attempt: int) -> Comple
         reasoning_tokens=parsed.reasoning_tokens,
         cached_tokens=parsed.cached_tokens,
         notes=parsed.notes,
+        cut_at_bytes=parsed.cut_at_bytes,
     )
+
+
+def completion_or_raise(
+    status: int, payload: bytes, retry_after: str | None, latency: float, attempt: int, context: int | None
+) -> Completion:
+    """The completion a reply carries, or the failure it is: :class:`_Transient` when sending it again
+    may help, :class:`RequestFailed` when it cannot (``context``: the tokens a managed server serves)."""
+    if status == 200:
+        # A 200 that carries no answer (HTML, a cut body, no choices, null content) is a failed attempt,
+        # retried and in the end a RequestFailed of kind "unreadable": never a blank answer.
+        try:
+            parsed = parse_completion(payload)
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            if isinstance(payload, CutBody):  # as large again if sent again: not retried
+                message = f"the reply is over the reply cap (max_reply_mb, {len(payload)} bytes read): {exc}"
+                raise RequestFailed(message, kind="over_cap", status=status, attempts=attempt) from None
+            start = payload[:80].decode("utf-8", errors="replace")
+            raise _Transient(
+                f"unreadable response body ({type(exc).__name__}: {exc}; body starts {start!r})",
+                "unreadable",
+            ) from None
+        return completion_from(parsed, latency, attempt)
+    message = f"HTTP {status}: {_server_message(payload)}"
+    if _CONTEXT_EXCEEDED.search(message):
+        served = f" ({context} tokens served)" if context else ""
+        message = f"the prompt does not fit the model's context{served}: {message}"
+        raise RequestFailed(message, kind="context_length", status=status, attempts=attempt)
+    if is_retryable_status(status):
+        kind = "rate_limited" if status == 429 else "server_error"
+        raise _Transient(message, kind, status, parse_retry_after(retry_after))
+    raise RequestFailed(message, kind="client_error", status=status, attempts=attempt)
 
 
 class EndpointClient:
@@ -329,6 +248,7 @@ class EndpointClient:
         self.in_flight = 0
         self.recent_latency = 0.0  # seconds, an exponential moving average; 0 until the first reply
         self.identity: Identity | None = None  # what answers here, once learned (engine/identity.py)
+        self.max_reply_bytes: int | None = cap_bytes(DEFAULT_MAX_REPLY_MB)  # the model's reply cap
 
     def observe(self, latency: float) -> None:
         """Fold one reply's latency into :attr:`recent_latency` (weight 0.2: recent replies count most)."""
@@ -349,9 +269,29 @@ class EndpointClient:
         return self._session
 
     async def post(self, body: bytes, timeout: aiohttp.ClientTimeout) -> tuple[int, bytes, str | None]:
-        async with self.session.post(self.url, data=body, timeout=timeout) as resp:
-            payload = await resp.read()
-            return resp.status, payload, resp.headers.get("Retry-After")
+        """Send one request: the reply's status, body and ``Retry-After``.
+
+        A body longer than :attr:`max_reply_bytes` is read that far and no further (a
+        :class:`~jurist.engine.reply_cap.CutBody`, which says so; the connection is closed, not pooled
+        half-read). A request that ends without a reply (timed out, broken, cancelled) has its connection
+        closed, and on a timeout or error the socket let go, before this returns: the caller's concurrency
+        slot is then free for another request, and a server that notices closed connections never holds
+        more of this process's requests than its cap.
+        """
+        resp: aiohttp.ClientResponse | None = None
+        try:
+            async with self.session.post(self.url, data=body, timeout=timeout) as resp:
+                payload = await read_capped(resp, self.max_reply_bytes)
+                return resp.status, payload, resp.headers.get("Retry-After")
+        except asyncio.CancelledError:
+            if resp is not None:
+                resp.close()  # the connection is dropped, never returned to the pool half-read
+            raise
+        except Exception:
+            if resp is not None:
+                resp.close()
+            await asyncio.sleep(0)  # a closed transport lets go of its socket in the loop's next round
+            raise
 
     async def models(self, timeout: float) -> tuple[int, bytes]:
         """``GET /models`` (the key in its header, as for a completion): status and body, within
