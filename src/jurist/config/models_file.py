@@ -1,201 +1,29 @@
-"""Models file (Arena-Hard's ``api_config.yaml`` shape) and run configuration.
-
-A models file maps an alias to a model: ``model``, ``endpoints: [{api_base, api_key}]`` (or null for the
-provider default), ``api_type``, ``parallel``, ``max_tokens``, ``temperature`` and optional ``timeout`` and
-``system_prompt``; or, instead of ``endpoints``, a ``serve`` block for a server jurist starts itself (see
-:class:`ServeSpec`). Keys may be literal, ``${ENV_VAR}`` references, or absent (then ``OPENAI_API_KEY`` from
-the environment or a ``.env`` file is used). Keys never leave this module unmasked: see :mod:`jurist.redact`.
-"""
+"""Reading a models file: strict YAML (duplicate keys and unknown fields refused, each error naming the
+file, line and field), keys resolved from the environment or ``.env`` and registered as secrets, every
+entry checked into a :class:`~jurist.config.specs.ModelSpec`."""
 
 from __future__ import annotations
 
 import difflib
 import os
-import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import ValidationError
 
-from jurist.errors import InputError, JuristError
-from jurist.prices import Price
-from jurist.redact import register_secret
-
-DEFAULT_API_BASE = "https://api.openai.com/v1"
-DEFAULT_KEY_ENV = "OPENAI_API_KEY"
-_ENV_REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$|^\$([A-Za-z_][A-Za-z0-9_]*)$")
-
-# Request fields a models file may pass straight through to the chat-completions body.
-PASSTHROUGH_PARAMS = (
-    "top_p",
-    "seed",
-    "stop",
-    "presence_penalty",
-    "frequency_penalty",
-    "reasoning_effort",
-    "top_k",
-    "min_p",
+from jurist.config.specs import (
+    DEFAULT_API_BASE,
+    DEFAULT_KEY_ENV,
+    KEY_ENV_REF,
+    PASSTHROUGH_PARAMS,
+    Endpoint,
+    ModelSpec,
 )
-
-StructuredDialect = Literal["none", "llama_cpp", "vllm", "openai"]
-# Managed server kinds; each has a module under jurist/engine/servers/.
-ServeKind = Literal["llama.cpp", "vllm"]
-VLLM_DEFAULT_MAX_NUM_SEQS = 256  # vLLM's --max-num-seqs when args do not set it
-
-
-class Endpoint(BaseModel):
-    """One base URL of a model; several endpoints are load-balanced."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    api_base: str | None = None
-    api_key: str | None = Field(default=None, repr=False)
-    model_name: str | None = None
-
-    @property
-    def base_url(self) -> str:
-        return (self.api_base or DEFAULT_API_BASE).rstrip("/")
-
-
-def arg_value(args: Sequence[str], *names: str) -> str | None:
-    """The value a command line gives a flag (``--flag V`` or ``--flag=V``; the last one wins)."""
-    value = None
-    for i, arg in enumerate(args):
-        flag, eq, inline = arg.partition("=")
-        if flag in names:
-            value = inline if eq else (args[i + 1] if i + 1 < len(args) else None)
-    return value
-
-
-class ServeSpec(BaseModel):
-    """A model server jurist starts on first use and stops when the run ends (``serve:`` in a models file)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    kind: ServeKind
-    model: str  # the weights: a GGUF file (llama.cpp), a local directory or a hub id (vllm)
-    # A count (jurist picks ids among the GPUs it sees) or the ids themselves: the server's
-    # CUDA_VISIBLE_DEVICES. Explicit ids are also how a sweep places one server per GPU.
-    gpus: int | list[int] | None = None
-    tensor_parallel: int | None = Field(default=None, ge=1)  # vLLM --tensor-parallel-size; default: #gpus
-    n_ctx: int | None = Field(default=None, ge=1)  # llama.cpp --n_ctx, vLLM --max-model-len
-    args: list[str] = Field(default_factory=list)  # extra command-line arguments for the server
-    startup_timeout: float = Field(default=300.0, gt=0)
-
-    @field_validator("gpus")
-    @classmethod
-    def _gpu_ids(cls, value: int | list[int] | None) -> int | list[int] | None:
-        if isinstance(value, int) and value < 1:
-            raise ValueError("a GPU count is at least 1 (leave gpus out for none)")
-        if isinstance(value, list):
-            if not value:
-                raise ValueError("an empty list of GPU ids (leave gpus out for none)")
-            if min(value) < 0 or len(set(value)) != len(value):
-                raise ValueError(f"GPU ids are distinct indices >= 0, not {value}")
-        return value
-
-    @model_validator(mode="after")
-    def _parallel_fits_gpus(self) -> ServeSpec:
-        if self.tensor_parallel is None:
-            return self
-        if self.kind != "vllm":
-            raise ValueError(f"tensor_parallel applies to kind vllm, not {self.kind}")
-        count = self.gpu_count
-        if count is not None and count % self.tensor_parallel:
-            raise ValueError(
-                f"tensor_parallel {self.tensor_parallel} does not divide the {count} GPU(s) of gpus"
-            )
-        return self
-
-    @property
-    def gpu_count(self) -> int | None:
-        """How many GPUs ``gpus`` asks for (None: not said)."""
-        return len(self.gpus) if isinstance(self.gpus, list) else self.gpus
-
-    def slots(self) -> int:
-        """How many requests the server decodes at once: a served model's default ``parallel``.
-
-        llama-cpp-python's server decodes one request at a time (more only queue in it); vLLM batches up
-        to ``--max-num-seqs``. Known here rather than in ``jurist.engine.servers`` because loading a models
-        file must know it and this module sits below the engine.
-        """
-        if self.kind == "llama.cpp":
-            return 1
-        seqs = arg_value(self.args, "--max-num-seqs")
-        try:
-            return max(1, int(seqs)) if seqs is not None else VLLM_DEFAULT_MAX_NUM_SEQS
-        except ValueError:
-            return VLLM_DEFAULT_MAX_NUM_SEQS  # vLLM refuses such args itself, with its own message
-
-
-class ModelSpec(BaseModel):
-    """A model alias: where it is served, how to sample from it, and how many requests it may take at once."""
-
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
-    alias: str = ""
-    model: str
-    endpoints: list[Endpoint] | None = None
-    # The key of every endpoint that names none; excluded from dumps so it never reaches run.json.
-    api_key: str | None = Field(default=None, repr=False, exclude=True)
-    api_type: Literal["openai", "litellm"] = "openai"
-    parallel: int = Field(default=8, ge=1, le=4096)
-    max_tokens: int | None = Field(default=None, ge=1)
-    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
-    timeout: float = Field(default=600.0, gt=0)
-    max_reply_mb: float = Field(default=64.0, gt=0)  # reply bodies cut here, flagged (engine/reply_cap)
-    system_prompt: str | None = Field(default=None, alias="sys_prompt")
-    structured_output: StructuredDialect = "none"
-    logprobs: bool = False
-    sample_batching: bool | None = None
-    """Ask for a question's missing samples in one request with ``n`` (vLLM, SGLang, OpenAI share the
-    prompt's prefill): None tries it once and keeps it only if the server returns every choice."""
-    serve: ServeSpec | None = None  # a managed server: no endpoints until the engine has started it
-    price: Price | None = None  # USD per 1M tokens (input, output, cached_input); never sent to the server
-    tokenizer: str | None = Field(default=None, min_length=1)
-    """What counts this model's tokens where no server does (dry run, replies without usage): o200k,
-    cl100k, a GGUF file, a tokenizer.json or its directory, or a hub id (see jurist.engine.tokenizers)."""
-
-    @field_validator("endpoints", mode="before")
-    @classmethod
-    def _null_endpoints(cls, value: Any) -> Any:
-        return value or None
-
-    @model_validator(mode="after")
-    def _serve_speaks_openai(self) -> ModelSpec:
-        if self.serve is not None and self.api_type != "openai":
-            raise ValueError("a model with serve: speaks the OpenAI wire format (api_type: openai)")
-        return self
-
-    @model_validator(mode="after")
-    def _served_parallel(self) -> ModelSpec:
-        """A served model that does not set ``parallel`` keeps its server's slots busy, no more."""
-        if self.serve is not None and "parallel" not in self.model_fields_set:
-            self.parallel = min(self.serve.slots(), 4096)
-        return self
-
-    def resolved_endpoints(self) -> list[Endpoint]:
-        """Where requests go; the provider default when none are given, none for a server not started yet."""
-        if self.endpoints:
-            return self.endpoints
-        return [] if self.serve is not None else [Endpoint(api_key=self.api_key)]
-
-    def passthrough_params(self) -> dict[str, Any]:
-        extra = self.model_extra or {}
-        return {key: extra[key] for key in PASSTHROUGH_PARAMS if key in extra}
-
-    def public_dict(self) -> dict[str, Any]:
-        """The spec as written to ``run.json``: keys replaced by where they came from, never their value."""
-        data = self.model_dump(mode="json", by_alias=False)
-        data.pop("api_key", None)  # excluded already; never let a dump setting bring it back
-        data["endpoints"] = [
-            {"api_base": ep.base_url, "model_name": ep.model_name, "api_key": "***" if ep.api_key else None}
-            for ep in self.resolved_endpoints()
-        ]
-        return data
+from jurist.errors import InputError, JuristError
+from jurist.redact import register_secret
 
 
 def load_dotenv_values(directory: Path | None = None) -> dict[str, str]:
@@ -220,7 +48,7 @@ def resolve_key(
     if raw is None:
         value = env.get(default_env) if default_env else None
     else:
-        match = _ENV_REF.match(raw.strip())
+        match = KEY_ENV_REF.match(raw.strip())
         if match:
             name = match.group(1) or match.group(2)
             value = env.get(name)

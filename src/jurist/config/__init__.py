@@ -1,0 +1,37 @@
+"""Models file (Arena-Hard's ``api_config.yaml`` shape): what a model is (:mod:`~jurist.config.specs`) and
+how a models file is read (:mod:`~jurist.config.models_file`).
+
+A models file maps an alias to a model: ``model``, ``endpoints: [{api_base, api_key}]`` (or null for the
+provider default), ``api_type``, ``parallel``, ``max_tokens``, ``temperature`` and optional ``timeout`` and
+``system_prompt``; or, instead of ``endpoints``, a ``serve`` block for a server jurist starts itself (see
+:class:`ServeSpec`). Keys may be literal, ``${ENV_VAR}`` references, or absent (then ``OPENAI_API_KEY`` from
+the environment or a ``.env`` file is used).
+"""
+
+from jurist.config.models_file import load_dotenv_values, load_models_file, resolve_key
+from jurist.config.specs import (
+    DEFAULT_API_BASE,
+    DEFAULT_KEY_ENV,
+    PASSTHROUGH_PARAMS,
+    VLLM_DEFAULT_MAX_NUM_SEQS,
+    Endpoint,
+    ModelSpec,
+    ServeKind,
+    ServeSpec,
+    arg_value,
+)
+
+__all__ = [
+    "DEFAULT_API_BASE",
+    "DEFAULT_KEY_ENV",
+    "PASSTHROUGH_PARAMS",
+    "VLLM_DEFAULT_MAX_NUM_SEQS",
+    "Endpoint",
+    "ModelSpec",
+    "ServeKind",
+    "ServeSpec",
+    "arg_value",
+    "load_dotenv_values",
+    "load_models_file",
+    "resolve_key",
+]
