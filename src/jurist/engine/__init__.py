@@ -16,13 +16,13 @@ if TYPE_CHECKING:
     from jurist.engine.embedded import EMBEDDED_ALIAS, embedded_model_spec
     from jurist.engine.gpus import check_visible, pick_gpus, visible_gpus
     from jurist.engine.ledger import FALLBACK_MAX_TOKENS, Ledger, worst_prompt_tokens
-    from jurist.engine.ledger_rows import Phase, add_rows, row_order, total_of
+    from jurist.engine.ledger_rows import COUNTS, LABELS, Phase, add_rows, row_order, total_of
     from jurist.engine.limits import ConcurrencyLimits
     from jurist.engine.local import LocalModels
     from jurist.engine.pool import ServerFactory, ServerPool
     from jurist.engine.retry import RetryPolicy
     from jurist.engine.throttle import make_throttle
-    from jurist.engine.tokenizers import TokenCounter, counter_for
+    from jurist.engine.tokenizers import TokenCounter, counter_for, merge_labels
 
 _HOMES = {
     "Budget": "budget",
@@ -44,6 +44,8 @@ _HOMES = {
     "visible_gpus": "gpus",
     "FALLBACK_MAX_TOKENS": "ledger",
     "Ledger": "ledger",
+    "COUNTS": "ledger_rows",
+    "LABELS": "ledger_rows",
     "Phase": "ledger_rows",
     "add_rows": "ledger_rows",
     "row_order": "ledger_rows",
@@ -57,12 +59,15 @@ _HOMES = {
     "make_throttle": "throttle",
     "TokenCounter": "tokenizers",
     "counter_for": "tokenizers",
+    "merge_labels": "tokenizers",
 }
 
 __getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [
+    "COUNTS",
+    "LABELS",
     "Budget",
     "Completion",
     "ConcurrencyLimits",
@@ -87,6 +92,7 @@ __all__ = [
     "default_cache_path",
     "embedded_model_spec",
     "make_throttle",
+    "merge_labels",
     "open_cache",
     "pick_gpus",
     "require_ready",

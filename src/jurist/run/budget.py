@@ -150,7 +150,7 @@ def resolve_budget(
     sending = [*judging] if config.mode == "judge-only" else [*generating, *judging]
     used = [alias for alias in dict.fromkeys(sending) if alias in specs]
     _check_budget(config, used, prices, specs)
-    spent_cost, spent_tokens = spent_by(usage.records, prices)
+    spent_cost, spent_tokens = spent_by(usage.spent, prices)
     return BudgetPlan(
         prices, earlier, config.max_cost, config.max_tokens, spent_cost, spent_tokens, carried=carried
     )

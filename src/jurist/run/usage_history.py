@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jurist.engine.ledger_rows import add_rows, row_order, total_of
+from jurist.engine.ledger_rows import COUNTS, LABELS, add_rows, row_order, total_of
+from jurist.engine.tokenizers import merge_labels
 from jurist.errors import JuristError
 from jurist.prices import Price
-from jurist.store.usage import add_usage, read_usage_log, usage_log_path, usage_record_problem
+from jurist.store.usage import add_usage, iter_usage_log, usage_log_path, usage_record_problem
 
 log = logging.getLogger("jurist.run.budget")
 
@@ -102,11 +103,13 @@ def read_run_json(run_dir: Path) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class DirectoryUsage:
-    """What the earlier runs of a directory spent: the usage log's records (or, for a directory from
-    before the log, its run.json's ledger rows, ``carried`` into the log when the next run opens it),
-    added up as a ledger."""
+    """What the earlier runs of a directory spent: the usage log's records added up as a ledger (or, for a
+    directory from before the log, its run.json's ledger rows, ``carried`` into the log when the next run
+    opens it)."""
 
-    records: list[dict[str, Any]]
+    spent: list[dict[str, Any]]
+    """The records added up per (phase, model, whether their dollars were known when they were sent):
+    what :func:`spent_by` prices, with the same result as record by record (a price is linear)."""
     ledger: dict[str, Any] | None
     carried: list[dict[str, Any]] = field(default_factory=list)
     unknown: str | None = None
@@ -116,19 +119,20 @@ class DirectoryUsage:
 
 
 def directory_usage(run_dir: Path) -> DirectoryUsage:
-    """The usage of every earlier run of ``run_dir``, from its usage log; run.json only where there is
-    no log yet (read once: the run that opens the log writes its rows in as the log's first lines).
-    A corrupt run.json is said in one line, and never taken as "nothing spent"."""
-    records, problems = read_usage_log(usage_log_path(run_dir))
+    """The usage of every earlier run of ``run_dir``, from its usage log, read a line at a time; run.json
+    only where there is no log yet (read once: the run that opens the log writes its rows in as the log's
+    first lines). A corrupt run.json is said in one line, and never taken as "nothing spent"."""
+    problems: list[str] = []
+    cells = _cells(iter_usage_log(usage_log_path(run_dir), problems))
     problem = run_json_problem(run_dir)
     run_json = run_dir / "run.json"
     for line in problems[:3]:
         log.warning("%s (the line is left out of the ledger)", line)
-    if records:
+    if cells:
         if problem is not None:
             log.warning("%s %s: the ledger is rebuilt from %s, and run.json written anew", run_json, problem,
                         usage_log_path(run_dir).name)  # fmt: skip
-        return DirectoryUsage(records, _ledger_of_records(records), problems=problems)
+        return DirectoryUsage(cells, add_ledgers({"rows": cells}), problems=problems)
     if problem is not None:
         unknown = f"{run_json} {problem}, and the directory has no usage log ({usage_log_path(run_dir).name})"
         log.warning("%s: what earlier runs here spent is unknown; run.json is written anew", unknown)
@@ -138,14 +142,28 @@ def directory_usage(run_dir: Path) -> DirectoryUsage:
     return DirectoryUsage(carried, ledger, carried=carried, problems=problems)
 
 
-def _ledger_of_records(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """The usage log's records added up by (phase, model), as run.json's ledgers are."""
-    rows: dict[tuple[str, str], dict[str, Any]] = {}
+def _cells(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The records added up by (phase, model, dollars known or not), as ledger rows. Summed field by field
+    and made rows once at the end: a 50k-question run's log of 200k lines is added up in ~1 s, against
+    ~4 s with a row built per line (:func:`add_rows`)."""
+    sums: dict[tuple[str, str, bool], dict[str, Any]] = {}
     for record in records:
-        key = (str(record["phase"]), str(record["model"]))
-        rows[key] = add_rows(rows.get(key, {}), record)
-    ordered = [{"phase": p, "model": m, **row} for (p, m), row in sorted(rows.items(), key=row_order)]
-    return {"rows": ordered, "total": total_of(ordered)}
+        known = isinstance(record.get("cost_usd"), (int, float))
+        key = (str(record["phase"]), str(record["model"]), known)
+        cell = sums.get(key)
+        if cell is None:
+            cell = sums[key] = {}
+        for name, value in record.items():
+            if name in _COUNTED or (name == "cost_usd" and known):
+                cell[name] = cell.get(name, 0) + value
+            elif name in LABELS:
+                cell[name] = merge_labels(cell.get(name), value)
+    return [
+        {"phase": phase, "model": model, **add_rows({}, cell)} for (phase, model, _), cell in sums.items()
+    ]
+
+
+_COUNTED = frozenset(COUNTS)
 
 
 def usage_of_ledger(ledger: Mapping[str, Any] | None) -> dict[str, Any] | None:

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
         text_hash,
     )
     from jurist.store.run_dir import CRASHED, RunDir, file_stem, legacy_stem
-    from jurist.store.usage import UsageLog, add_usage, read_usage_log, usage_log_path, usage_record_problem
+    from jurist.store.usage import UsageLog, add_usage, iter_usage_log, usage_log_path, usage_record_problem
 
 _HOMES = {
     "JsonlAppender": "jsonl",
@@ -73,7 +73,7 @@ _HOMES = {
     "legacy_stem": "run_dir",
     "add_usage": "usage",
     "UsageLog": "usage",
-    "read_usage_log": "usage",
+    "iter_usage_log": "usage",
     "usage_log_path": "usage",
     "usage_record_problem": "usage",
 }
@@ -110,7 +110,7 @@ __all__ = [
     "legacy_stem",
     "parse_jsonl_bytes",
     "parse_jsonl_line",
-    "read_usage_log",
+    "iter_usage_log",
     "read_input_jsonl",
     "read_jsonl_line",
     "rewrite_jsonl_atomic",

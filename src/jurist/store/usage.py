@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -67,12 +68,11 @@ def usage_record_problem(record: Any) -> str | None:
     return None
 
 
-def read_usage_log(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
-    """The log's records, and what is wrong with the lines left out (``usage.jsonl:7: model is not
-    text``). Read without changing the file (the run directory may not be locked yet): a torn last line
-    is left out here, and cut off by the next run that opens the log."""
-    records: list[dict[str, Any]] = []
-    problems: list[str] = []
+def iter_usage_log(path: Path, problems: list[str]) -> Iterator[dict[str, Any]]:
+    """The log's records, one at a time (a 50k-question run's log holds 200k lines: never all in memory);
+    what is wrong with a line left out goes to ``problems`` (``usage.jsonl:7: model is not text``). Read
+    without changing the file (the run directory may not be locked yet): a torn last line is left out
+    here, and cut off by the next run that opens the log."""
     for number, _, line in iter_jsonl_lines(path, repair=False):
         try:
             record = json.loads(line)
@@ -81,10 +81,9 @@ def read_usage_log(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
             continue
         problem = usage_record_problem(record)
         if problem is None:
-            records.append(record)
+            yield record
         else:
             problems.append(f"{path}:{number}: {problem}")
-    return records, problems
 
 
 class UsageLog:
