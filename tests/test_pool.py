@@ -19,7 +19,7 @@ from conftest import FAST_RETRY
 from jurist.config import ModelSpec, ServeSpec
 from jurist.engine.cache import open_cache
 from jurist.engine.client import Engine
-from jurist.engine.pool import ServerPool
+from jurist.engine.pool import ServerPool, log_stem
 from jurist.engine.servers import ManagedServer
 from jurist.errors import JuristError
 
@@ -256,3 +256,25 @@ def test_a_spec_with_serve_shows_it_and_has_no_endpoints_until_started() -> None
     public = spec.public_dict()
     assert public["serve"]["kind"] == "llama.cpp" and public["serve"]["model"] == "/models/fake.gguf"
     assert public["endpoints"] == []
+
+
+def test_a_long_or_slashed_alias_gets_a_log_file_it_can_open(tmp_path: Path) -> None:
+    """A server's log is named from its alias: ``org/model`` or a 300-byte alias must not stop the server
+    from starting (a file name over 255 bytes, or one with a separator, cannot be opened)."""
+    aliases = ["org/model", "m" * 150 + "é" * 80, "plain-name"]
+    pool = ServerPool(log_dir=tmp_path / "logs", factory=Factory())
+    engine = Engine({a: managed_spec(a) for a in aliases}, max_concurrency=4, policy=FAST_RETRY, pool=pool)
+
+    async def main() -> list[Any]:
+        try:
+            return [await engine.client(a).complete([{"role": "user", "content": "q0"}]) for a in aliases]
+        finally:
+            await engine.aclose()
+
+    completions = asyncio.run(main())
+    assert [c.text for c in completions] == [f"[{alias}-served] q0" for alias in aliases]
+    names = sorted(p.name for p in (tmp_path / "logs").iterdir())
+    assert len(names) == 3 and "plain-name.log" in names
+    assert all(len(name.encode()) <= 255 and "/" not in name for name in names)
+    assert len({log_stem(a) for a in aliases}) == 3 and log_stem("org/model") != log_stem("org_model")
+    engine.close_servers()

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import hashlib
 import logging
+import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -37,6 +39,19 @@ def starting_message(spec: ModelSpec) -> str:
     if spec.alias == EMBEDDED_ALIAS:
         return f"starting the embedded {spec.serve.kind} server (SmolLM2-135M-Instruct)..."
     return f"starting a {spec.serve.kind} server for {spec.alias} ({spec.serve.model})..."
+
+
+def log_stem(alias: str) -> str:
+    """A server log's file name for ``alias``: the alias itself where it is a plain short name, else its
+    plain characters (at most 80) and 16 hex digits of its sha256, so an alias with ``/`` or of any length
+    never fails to start its server for want of a log file."""
+    if _PLAIN.fullmatch(alias):
+        return alias
+    digest = hashlib.sha256(alias.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{re.sub(r'[^A-Za-z0-9_-]+', '_', alias)[:80]}-{digest}"
+
+
+_PLAIN = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}")
 
 
 class ServerPool:
@@ -101,7 +116,7 @@ class ServerPool:
             return spec
 
     async def _start(self, spec: ModelSpec) -> ModelSpec:
-        log_path = self.log_dir / f"{spec.alias}.log" if self.log_dir is not None else None
+        log_path = self.log_dir / f"{log_stem(spec.alias)}.log" if self.log_dir is not None else None
         try:
             spec = await asyncio.to_thread(self._place, spec)  # may ask nvidia-smi: not on the loop
             server = (self._factory or server_for)(spec, log_path)
