@@ -405,7 +405,7 @@ def chromium_missing() -> str | None:
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        return "playwright is not installed (pip install playwright; see the README's browser tests)"
+        return "playwright is not installed (pip install playwright; see docs/browser.md)"
     if not CHROMIUM.exists() or shutil.which(str(CHROMIUM)) is None:
         return f"no Chromium at {CHROMIUM} (apt-get install -y chromium, or set JURIST_CHROMIUM)"
     return None

@@ -80,7 +80,7 @@ class RulesFamily:
 def rules_summary(
     rows: list[Row], bench_info: Mapping[str, Any], *, settings: dict[str, Any]
 ) -> dict[str, Any]:
-    """``summary.json`` of a rule-checked run: its stable, documented result (see the README)."""
+    """``summary.json`` of a rule-checked run: its stable, documented result (docs/scoring.md)."""
     from jurist.scoring.rules import reference_summary
 
     return {
