@@ -5,6 +5,7 @@ registered from outside is what a run judges with."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,29 @@ def test_a_registered_name_comes_and_goes() -> None:
     finally:
         kinds.unregister("pairwise-again")
     assert "pairwise-again" not in kinds.judge_kind_names()
+
+
+def test_what_a_kinds_judgments_become_is_known_before_a_judge_is_built() -> None:
+    """A run decides whether it needs baselines from the kind's outcome, not from a list of kind names: a
+    kind registered as pointwise gets none, even under a benchmark that names a baseline."""
+    from jurist.benchmarks.base import Benchmark, Question
+    from jurist.run.plan import judges_against_baselines
+
+    assert [kinds.judge_kind_outcome(n) for n in ("pairwise", "preference", "rubric")] == [
+        "battle",
+        "battle",
+        "point",
+    ]
+    with pytest.raises(JuristError, match="unknown judge kind 'nope'"):
+        kinds.judge_kind_outcome("nope")
+    bench = Benchmark(name="b", questions=[Question(uid="q", prompt="p")], baseline="ref")
+    kinds.register("graded-alone", pairwise_kind, outcome="point")
+    try:
+        assert kinds.judge_kind_outcome("graded-alone") == "point"
+        assert judges_against_baselines(bench)
+        assert not judges_against_baselines(dataclasses.replace(bench, judge_kind="graded-alone"))
+    finally:
+        kinds.unregister("graded-alone")
 
 
 # -- a benchmark hands its kind its prompt -------------------------------------------------------------------

@@ -12,7 +12,7 @@ from jurist import lazy_face
 if TYPE_CHECKING:
     from jurist.judging.alpaca_protocol import preference_battles
     from jurist.judging.base import CacheMode, JudgeItem, JudgeKind, PartialJudgment
-    from jurist.judging.kinds import JudgeKindName, JudgePromptSource, judge_kind_for
+    from jurist.judging.kinds import JudgeKindName, JudgePromptSource, judge_kind_for, judge_kind_outcome
     from jurist.judging.pairwise import battles_from_judgment, judgment_key
     from jurist.judging.verdict import canonical_label, swap_label
 
@@ -25,6 +25,7 @@ _HOMES = {
     "JudgeKindName": "kinds",
     "JudgePromptSource": "kinds",
     "judge_kind_for": "kinds",
+    "judge_kind_outcome": "kinds",
     "battles_from_judgment": "pairwise",
     "judgment_key": "pairwise",
     "canonical_label": "verdict",
@@ -44,6 +45,7 @@ __all__ = [
     "battles_from_judgment",
     "canonical_label",
     "judge_kind_for",
+    "judge_kind_outcome",
     "judgment_key",
     "preference_battles",
     "swap_label",

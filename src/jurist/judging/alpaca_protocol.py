@@ -323,6 +323,11 @@ class AlpacaJudge:
         return preference_battles(record)
 
 
+OUTCOME: OutcomeKind = AlpacaJudge.outcome
+"""What this kind's judgments become, known before any judge is built
+(:func:`jurist.judging.kinds.judge_kind_outcome`)."""
+
+
 def judge_kind(setup: JudgeKindSetup) -> AlpacaJudge:
     """The ``preference`` kind of the registry: AlpacaEval's protocol and no other; ``--judge-prompt``
     replaces the prompt the benchmark hands it."""

@@ -19,7 +19,7 @@ from jurist.errors import JuristError
 
 if TYPE_CHECKING:
     from jurist.config import ModelSpec
-    from jurist.judging.base import JudgeKind
+    from jurist.judging.base import JudgeKind, OutcomeKind
 
 JudgeKindName: TypeAlias = str
 """A name in this registry: ``pairwise`` (two swapped games), ``preference`` (AlpacaEval's one game read as
@@ -70,16 +70,32 @@ _BUILTIN: dict[str, str] = {
 }
 """Kind name -> module whose ``judge_kind`` factory builds it."""
 _registered: dict[str, JudgeKindFactory] = {}
+_registered_outcomes: dict[str, OutcomeKind] = {}
 
 
-def register(name: str, factory: JudgeKindFactory) -> None:
+def register(name: str, factory: JudgeKindFactory, *, outcome: OutcomeKind = "battle") -> None:
     """Make ``Benchmark(judge_kind=name)`` judge with the kinds ``factory`` builds (a registered name
-    comes before a built-in one of the same name)."""
+    comes before a built-in one of the same name); ``outcome``: what its judgments become."""
     _registered[name] = factory
+    _registered_outcomes[name] = outcome
 
 
 def unregister(name: str) -> None:
     _registered.pop(name, None)
+    _registered_outcomes.pop(name, None)
+
+
+def judge_kind_outcome(name: str) -> OutcomeKind:
+    """What the judgments of kind ``name`` become: ``battle`` (an answer judged against a baseline's, so
+    the run needs baselines) or ``point`` (an answer graded on its own). Known before any judge is built:
+    an answers-only run still generates the baselines a later judging needs."""
+    if name in _registered_outcomes:
+        return _registered_outcomes[name]
+    module = _BUILTIN.get(name)
+    if module is None:
+        raise JuristError(f"unknown judge kind {name!r} (known: {', '.join(judge_kind_names())})")
+    outcome: OutcomeKind = importlib.import_module(module).OUTCOME
+    return outcome
 
 
 def judge_kind_names() -> list[str]:

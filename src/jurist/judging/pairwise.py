@@ -281,6 +281,11 @@ class PairwiseJudge:
         return battles_from_judgment(record, strong_weight=self.strong_weight)
 
 
+OUTCOME: OutcomeKind = PairwiseJudge.outcome
+"""What this kind's judgments become, known before any judge is built
+(:func:`jurist.judging.kinds.judge_kind_outcome`)."""
+
+
 def judge_kind(setup: JudgeKindSetup) -> PairwiseJudge:
     """The ``pairwise`` kind of the registry: the protocol ``--judge-protocol`` names, else the
     benchmark's; "arena-hard" brings upstream's per-category system prompts with it (:func:`protocol_set`);

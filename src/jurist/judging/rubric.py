@@ -216,6 +216,11 @@ _NOT_DETAIL = frozenset(
 """Entry fields a point does not carry: the judge's texts and costs stay in the judgment."""
 
 
+OUTCOME: OutcomeKind = RubricJudge.outcome
+"""What this kind's judgments become, known before any judge is built
+(:func:`jurist.judging.kinds.judge_kind_outcome`)."""
+
+
 def judge_kind(setup: JudgeKindSetup) -> RubricJudge:
     """The ``rubric`` kind of the registry: the grader is fixed by the benchmark (its ``judge_protocol``,
     HealthBench's variant chosen with ``-B variant=``) and reads the prompt the benchmark hands it;

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from jurist.run.generate import new_progress
     from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
     from jurist.run.pipeline import Pipeline, run_pipeline
-    from jurist.run.plan import PAIRED_KINDS, RunPlan, resolve
+    from jurist.run.plan import RunPlan, judges_against_baselines, resolve
     from jurist.run.session import Session, all_or_none
     from jurist.run.tasks import headline, parse_tasks, run_tasks, task_options
 
@@ -32,7 +32,7 @@ _HOMES = {
     "run_interruptibly": "interrupts",
     "Pipeline": "pipeline",
     "run_pipeline": "pipeline",
-    "PAIRED_KINDS": "plan",
+    "judges_against_baselines": "plan",
     "RunPlan": "plan",
     "resolve": "plan",
     "Session": "session",
@@ -49,7 +49,6 @@ __getattr__ = lazy_face(__name__, _HOMES)
 __all__ = [
     "FORCED_STOP",
     "GracefulInterrupt",
-    "PAIRED_KINDS",
     "Pipeline",
     "RunConfig",
     "RunPlan",
@@ -58,6 +57,7 @@ __all__ = [
     "all_or_none",
     "dry_run",
     "headline",
+    "judges_against_baselines",
     "new_progress",
     "parse_tasks",
     "resolve",

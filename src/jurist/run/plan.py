@@ -25,13 +25,15 @@ from jurist.config import ModelSpec, load_models_file
 from jurist.engine.embedded import EMBEDDED_ALIAS, embedded_model_spec
 from jurist.errors import JuristError
 from jurist.judging.base import JudgeKind
-from jurist.judging.kinds import judge_kind_for
+from jurist.judging.kinds import judge_kind_for, judge_kind_outcome
 from jurist.run.budget import BudgetPlan, resolve_budget
 from jurist.run.config import Mode, RunConfig
 from jurist.store.run_dir import RunDir
 
-PAIRED_KINDS = ("pairwise", "preference")
-"""Judge kinds that judge an answer against a baseline's answer."""
+
+def judges_against_baselines(bench: Benchmark) -> bool:
+    """Whether ``bench``'s judge kind judges an answer against a baseline's (its judgments are battles)."""
+    return bench.judge_kind is not None and judge_kind_outcome(bench.judge_kind) == "battle"
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,7 @@ def resolve(config: RunConfig, *, placed: Mapping[str, ModelSpec] | None = None)
     candidates = tuple(bench.candidates) or tuple(dict.fromkeys(config.models or [EMBEDDED_ALIAS]))
     judging = bench.judge_kind is not None and config.mode != "inference-only"
     judges = tuple(dict.fromkeys(config.judges or [EMBEDDED_ALIAS])) if judging else ()
-    baselines = tuple(bench.baselines()) if bench.judge_kind in PAIRED_KINDS else ()
+    baselines = tuple(bench.baselines()) if judges_against_baselines(bench) else ()
     if EMBEDDED_ALIAS not in specs:  # jurist serves the embedded model itself (engine/pool.py)
         specs[EMBEDDED_ALIAS] = embedded_model_spec()
     _check(config, bench, run_dir, specs, candidates, baselines, judges)
@@ -160,7 +162,7 @@ def _check(
     for alias in [a for a in generating if not shipped(a)] + list(judges):
         if alias not in specs:
             raise JuristError(f"model {alias!r} is not defined ({source})")
-    if judges and bench.judge_kind in PAIRED_KINDS and not baselines:
+    if judges and judges_against_baselines(bench) and not baselines:
         raise JuristError("--baseline is required to judge a question file (it has no baseline of its own)")
     clash = set(baselines) & set(candidates)
     if clash:
@@ -192,4 +194,4 @@ def _kind(config: RunConfig, bench: Benchmark, spec: ModelSpec) -> JudgeKind:
     )
 
 
-__all__ = ["PAIRED_KINDS", "RunPlan", "resolve"]
+__all__ = ["RunPlan", "judges_against_baselines", "resolve"]

@@ -19,7 +19,7 @@ from typing import Any
 
 from jurist.ratings.repeated import across_runs
 from jurist.run.config import RunResult
-from jurist.run.plan import PAIRED_KINDS, RunPlan
+from jurist.run.plan import RunPlan, judges_against_baselines
 from jurist.run.tasks import headline
 from jurist.store.jsonl import write_json_atomic
 from jurist.sweep.checkpoints import Checkpoint
@@ -43,7 +43,7 @@ def _plain_win_rate(run: RunPlan) -> bool:
     bench, config = run.bench, run.config
     official = bench.official_scoring
     return (
-        bench.judge_kind in PAIRED_KINDS
+        judges_against_baselines(bench)
         and "winrate" in bench.metrics
         and not official.style_control
         and not official.length_controlled
