@@ -135,6 +135,7 @@ def test_a_run_with_huge_and_cjk_replies_finishes_and_keeps_them(
     assert sorted(rows) == ["q0", "q1", "q2", "q3"]
     flood, cjk = json.dumps(rows["q0"]), json.dumps(rows["q1"], ensure_ascii=False)
     assert "a" * 20_000_000 in flood and "cut_at_bytes" not in flood
+    assert rows["q0"]["metadata"]["approximate"] is True  # one 20 MB piece: counted in cuts, and flagged
     assert len([c for c in cjk if "\u4e00" <= c <= "\u9fa5"]) >= 200_000
 
 

@@ -91,10 +91,7 @@ def judge_kind_outcome(name: str) -> OutcomeKind:
     an answers-only run still generates the baselines a later judging needs."""
     if name in _registered_outcomes:
         return _registered_outcomes[name]
-    module = _BUILTIN.get(name)
-    if module is None:
-        raise JuristError(f"unknown judge kind {name!r} (known: {', '.join(judge_kind_names())})")
-    outcome: OutcomeKind = importlib.import_module(module).OUTCOME
+    outcome: OutcomeKind = _builtin_module(name).OUTCOME
     return outcome
 
 
@@ -105,11 +102,16 @@ def judge_kind_names() -> list[str]:
 def _factory(name: str) -> JudgeKindFactory:
     if name in _registered:
         return _registered[name]
+    factory: JudgeKindFactory = _builtin_module(name).judge_kind
+    return factory
+
+
+def _builtin_module(name: str) -> Any:
+    """The module of built-in kind ``name``, imported now; one line naming the known kinds if none."""
     module = _BUILTIN.get(name)
     if module is None:
         raise JuristError(f"unknown judge kind {name!r} (known: {', '.join(judge_kind_names())})")
-    factory: JudgeKindFactory = importlib.import_module(module).judge_kind
-    return factory
+    return importlib.import_module(module)
 
 
 def judge_kind_for(
