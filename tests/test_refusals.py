@@ -257,3 +257,37 @@ def test_a_run_killed_by_sigkill_reads_crashed_and_the_next_run_says_so(
     assert finished["status"] == "finished"
     assert finished["resumed"] == {"run_id": recorded["run_id"], "status": CRASHED}
     assert run.recorded_status()[0] == "finished"
+
+
+BROKEN_JUDGING = """
+import sys
+import jurist.run.pipeline as pipeline
+async def broken(*args, **kwargs):
+    raise RuntimeError("a defect in the judging stage")
+pipeline.answer_and_judge = broken
+from jurist.cli import main
+sys.argv[0] = "jurist"
+main()
+"""
+
+
+def test_a_run_that_dies_of_an_error_writes_crashed_with_the_error_itself(
+    tmp_path: Path, mock_server: Any
+) -> None:
+    server = mock_server()
+    write_models_file(tmp_path / "m.yaml", server.base_url, {"strong": {}, "judge-good": {}})
+    args = ["run", "--models-file", "m.yaml", *RUN_ARGS, "--out", "run"]
+    died = subprocess.run(
+        [sys.executable, "-c", BROKEN_JUDGING, *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert died.returncode != 0
+    recorded = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert recorded["status"] == CRASHED  # written by the run itself, not inferred from a free lock
+    assert recorded["error"] == "RuntimeError: a defect in the judging stage"
+    resumed = jurist(tmp_path, *args)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["status"] == "finished"

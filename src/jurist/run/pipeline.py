@@ -186,6 +186,12 @@ class Pipeline:
         usage = {"failures": self.failures.count, "usage": engine.stats.summary(), **self.accounts.fields()}
         self.run_dir.write_run_json(self.run_id, "interrupted", {**self._fields, **usage})
 
+    def crashed(self, engine: Engine, error: BaseException) -> None:
+        """run.json written as crashed, saying why in one line (secrets masked); a re-run resumes it."""
+        usage = {"failures": self.failures.count, "usage": engine.stats.summary(), **self.accounts.fields()}
+        why = mask(f"{type(error).__name__}: {error}".splitlines()[0][:500])
+        self.run_dir.write_run_json(self.run_id, CRASHED, {**self._fields, **usage, "error": why})
+
     def close_engine(self, engine: Engine) -> None:
         """The failure log closed, and the servers and cache when ``engine`` owns them (not a sibling)."""
         self.failures.close()

@@ -36,6 +36,7 @@ class Run(Protocol):
     def new_engine(self, shares: Engine | None = None) -> Engine: ...
     async def stages(self, engine: Engine, progress: StageProgress) -> None: ...
     def interrupted(self, engine: Engine) -> None: ...
+    def crashed(self, engine: Engine, error: BaseException) -> None: ...
     def close_engine(self, engine: Engine) -> None: ...
     def finish(self, engine: Engine) -> RunResult: ...
 
@@ -124,6 +125,16 @@ class Session:
         for key, engine in self.engines.items():
             self.runs[key].interrupted(engine)
 
+    def crashed(self, error: BaseException) -> None:
+        """Each opened run's run.json written as crashed, with the error in one line, so no reader has
+        to infer it (a kill -9 or a power cut still leaves ``running``, which readers tell by the lock).
+        Best effort: the error may be the full disk that this write meets too."""
+        for key, engine in self.engines.items():
+            try:
+                self.runs[key].crashed(engine, error)
+            except OSError:
+                pass
+
     async def aclose(self) -> None:
         """The engines' sessions closed (siblings first, the root last), the cache written back, and the
         root's servers stopped when the session owns it."""
@@ -179,6 +190,9 @@ def run_session(session: Session, console: Console, progress: bool) -> dict[str,
             run_interruptibly(main, force_stop)
         except KeyboardInterrupt:
             session.interrupted()
+            raise
+        except Exception as exc:
+            session.crashed(exc)
             raise
         finally:
             session.close()
