@@ -17,6 +17,7 @@ from jurist.config import Endpoint, ModelSpec, ServeSpec
 from jurist.engine.cache import legacy_request_key, open_cache
 from jurist.engine.client import Completion, Engine, RequestFailed
 from jurist.engine.identity import Identity, from_models_listing, managed_identity, normalise_base_url
+from jurist.errors import JuristError
 from jurist.store.jsonl import read_jsonl
 from mock_openai import MockOpenAI
 
@@ -323,3 +324,74 @@ def test_a_managed_model_swapped_on_disk_is_a_miss_without_starting_a_server(tmp
     client = engine.client("m")
     (now,) = asyncio.run(client.identities())
     assert now != identity and cache.get(request_key(now.key_text(), body, 0)) is None
+
+
+def test_cache_only_answers_as_each_server_last_said_and_sends_nothing(tmp_path: Path) -> None:
+    """Scoring again while the servers are down, asked for by name: nothing is probed or sent, cached
+    answers are read under the identity the endpoint last reported (after a restart: the new one), and
+    what the cache lacks fails instead of being answered by anything else."""
+    cache = open_cache(tmp_path)
+    old = served("/ckpt/step_120")
+    port, url = old.port, old.base_url
+    try:
+        answers(engine_for(url, cache=cache))
+    finally:
+        old.stop()
+    new = served("/ckpt/step_240", port)  # restarted on the next checkpoint, same name and port
+    try:
+        fresh = answers(engine_for(url, cache=cache), PROMPTS[:3])
+    finally:
+        new.stop()
+    offline = Engine({"model": spec(url)}, max_concurrency=8, policy=FAST_RETRY, cache=cache, cache_only=True)
+    got = asyncio.run(_ask_all(offline, PROMPTS))
+    assert [c.text for c in got[:3] if isinstance(c, Completion)] == [c.text for c in fresh]
+    assert all(c.cached for c in got[:3] if isinstance(c, Completion))  # step_240's, as it last said
+    assert all(isinstance(c, RequestFailed) and c.kind == "cache" for c in got[3:])  # never step_120's
+    (identity,) = asyncio.run(_identities(spec(url), cache))
+    assert identity.weights == "root /ckpt/step_240" and identity.seen
+    assert "as it last said on" in identity.describe()
+    assert new.stats.requests == 3 and new.models_requests == 1  # the earlier runs' only
+
+
+async def _ask_all(engine: Engine, prompts: list[str]) -> list[Completion | RequestFailed]:
+    client = engine.client("model")
+    results: list[Completion | RequestFailed] = []
+    try:
+        for prompt in prompts:
+            try:
+                results.append(await client.complete([{"role": "user", "content": prompt}]))
+            except RequestFailed as exc:
+                results.append(exc)
+        return results
+    finally:
+        await engine.aclose()
+
+
+async def _identities(model: ModelSpec, cache: Any) -> list[Identity]:
+    engine = Engine({"model": model}, max_concurrency=1, cache=cache, cache_only=True)
+    try:
+        return await engine.client("model").identities()
+    finally:
+        await engine.aclose()
+
+
+def test_a_run_rescored_into_a_new_directory_with_its_server_down(
+    tmp_path: Path, run_quiet: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = served("/ckpt/step_120")
+    models = write_models_file(tmp_path / "models.yaml", server.base_url, {"model": {}})
+    cache = tmp_path / "cache"
+    common = {"models_file": models, "models": ["model"], "limit": 3, "mode": "inference-only"}
+    try:
+        run_quiet(**common, out=tmp_path / "run0", cache_path=cache)
+    finally:
+        server.stop()
+    capsys.readouterr()
+    with pytest.raises(JuristError, match="--cache-only to answer from the request cache alone"):
+        run_quiet(**common, out=tmp_path / "run1", cache_path=cache, check=True)
+    result = run_quiet(**common, out=tmp_path / "run2", cache_path=cache, check=True, cache_only=True)
+    assert result.exit_code == 0
+    said = capsys.readouterr().err
+    assert "from the request cache, not sent: 3 answers" in said and "as it last said on" in said
+    first, again = (read_jsonl(tmp_path / d / "answers" / "model.jsonl") for d in ("run0", "run2"))
+    assert [r["answer"] for r in again] == [r["answer"] for r in first]

@@ -144,6 +144,14 @@ def run(
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="neither read nor write the machine-wide request cache")
     ] = False,
+    cache_only: Annotated[
+        bool,
+        typer.Option(
+            "--cache-only",
+            help="send nothing: answer from the request cache as each server last identified itself "
+            "(servers may be down); what it lacks fails, and a run without it sends that",
+        ),
+    ] = False,
     cache_dir: Annotated[
         Path | None, typer.Option(help="request cache folder [$JURIST_CACHE_DIR or ~/.cache/jurist]")
     ] = None,
@@ -196,6 +204,10 @@ def run(
     from jurist.run.config import RunConfig
     from jurist.run.pipeline import run_pipeline
 
+    if cache_only and no_cache:
+        raise JuristError(
+            "--cache-only and --no-cache exclude each other: --cache-only answers from the cache"
+        )
     if inference_only and judge_only:
         raise JuristError("--inference-only and --judge-only exclude each other")
     if fmt not in ("table", "json", "csv", "markdown"):
@@ -245,6 +257,7 @@ def run(
         ensemble=ensemble,
         cache=not no_cache,
         cache_path=cache_dir,
+        cache_only=cache_only,
         check=not no_check,
         answers_file=answers,
         output_format=fmt,

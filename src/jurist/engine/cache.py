@@ -53,6 +53,12 @@ _SCHEMA = (
     f"CREATE TABLE IF NOT EXISTS {_TABLE} (id INTEGER PRIMARY KEY, key BLOB NOT NULL UNIQUE, "
     "value TEXT NOT NULL, created REAL NOT NULL)"
 )
+# What each endpoint (normalised base URL and served name) last said it serves, for ``--cache-only``: a run
+# that sends nothing answers from the cache under the identity an endpoint had when it last answered.
+_IDENTITIES = (
+    "CREATE TABLE IF NOT EXISTS identities_v1 (endpoint TEXT PRIMARY KEY, identity TEXT NOT NULL, "
+    "seen REAL NOT NULL)"
+)
 _SELECT = f"SELECT value FROM {_TABLE} WHERE key = ?"
 _INSERT = f"INSERT OR REPLACE INTO {_TABLE} (key, value, created) VALUES (?, ?, ?)"
 _BATCH_ROWS = 64  # a transaction per 64 stores, or per second, whichever comes first
@@ -140,6 +146,7 @@ class RequestCache:
                 )  # WAL: durable enough for a cache, no fsync per commit
                 db.execute("PRAGMA wal_autocheckpoint=4000")
                 db.execute(_SCHEMA)
+                db.execute(_IDENTITIES)
                 db.execute(f"SELECT 1 FROM {_TABLE} LIMIT 1").fetchall()
                 return
             except sqlite3.OperationalError as exc:
@@ -229,6 +236,36 @@ class RequestCache:
                 db.close()
             except self._errors:
                 pass
+
+    def remember_identity(self, endpoint: str, identity: dict[str, str]) -> None:
+        """Record what ``endpoint`` said it serves (written at once: one row per endpoint and run)."""
+        with self._lock:
+            if self._db is None:
+                return
+            try:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO identities_v1 (endpoint, identity, seen) VALUES (?, ?, ?)",
+                    (endpoint, json.dumps(identity, sort_keys=True), time.time()),
+                )
+            except self._errors as exc:
+                self._disable(exc)
+
+    def last_identity(self, endpoint: str) -> tuple[dict[str, str], float] | None:
+        """What ``endpoint`` last said it serves and when (seconds since the epoch), if it ever answered."""
+        with self._lock:
+            if self._db is None:
+                return None
+            try:
+                row = self._db.execute(
+                    "SELECT identity, seen FROM identities_v1 WHERE endpoint = ?", (endpoint,)
+                ).fetchone()
+                value = json.loads(row[0]) if row is not None else None
+            except (self._errors, ValueError) as exc:
+                self._disable(exc)
+                return None
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            return None
+        return {str(k): v for k, v in value.items()}, float(row[1])
 
     def close(self) -> None:
         """Flush and close; idempotent."""

@@ -281,10 +281,11 @@ def require_ready(
     *,
     timeout: float = 30.0,
     ledger: Ledger | None = None,
+    remedies: str = "pass --no-check to skip",
 ) -> None:
     """The pre-run check: raise one error, one line, naming every problem of the aliases a run is about to
-    use (its probes counted in ``ledger``, the run's, under phase "check"); transient trouble is a warning,
-    one line per endpoint, and the run goes on."""
+    use (its probes counted in ``ledger``, the run's, under phase "check"), and ``remedies`` beside fixing
+    them; transient trouble is a warning, one line per endpoint, and the run goes on."""
     selected = [alias for alias in dict.fromkeys(aliases) if alias in specs]
     if not selected:
         return
@@ -296,5 +297,5 @@ def require_ready(
     if problems:
         listed = "; ".join(result.line() for result in problems)
         raise JuristError(
-            f"pre-run check found {len(problems)} problem(s) (fix them, or pass --no-check to skip): {listed}"
+            f"pre-run check found {len(problems)} problem(s) (fix them, or {remedies}): {listed}"
         )

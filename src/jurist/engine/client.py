@@ -55,6 +55,7 @@ class ModelClient:
         budget: ConnectionBudget | None = None,
         ledger: Ledger | None = None,
         local: LocalModels | None = None,
+        cache_only: bool = False,
     ) -> None:
         self.spec = spec
         self.alias = spec.alias
@@ -75,7 +76,8 @@ class ModelClient:
         self.endpoints: list[EndpointClient] = [] if spec.serve is not None else self._endpoints(spec, budget)
         self._served_name = self.endpoints[0].model_name if self.endpoints else spec.model
         # What answers is learned once (engine/identity.py) and keys the cache; the name alone keyed it once.
-        self._identities = Identities(spec)
+        self._identities = Identities(spec, cache, cache_only)
+        self._cache_only = cache_only  # --cache-only: answer from the cache or fail; never send
         self._legacy_name = self._served_name
         if spec.serve is not None:
             self._legacy_name += f"@{spec.serve.kind}:{spec.serve.model}"
@@ -166,6 +168,11 @@ class ModelClient:
                 hit = self._lookup(store, identities, body, sample, phase)
                 if hit is not None:
                     return hit
+        if self._cache_only:
+            why = "; ".join(sorted({i.note for i in identities if not i.known and i.note})) or "a miss"
+            raise RequestFailed(
+                f"not in the request cache, and --cache-only sends nothing ({why})", kind="cache", attempts=0
+            )
         if not self.endpoints:
             await self._start_server()
         send = functools.partial(self._send, messages, params, body, phase)
@@ -268,8 +275,10 @@ class Engine:
         pool: ServerPool | None = None,
         ledger: Ledger | None = None,
         local: LocalModels | None = None,
+        cache_only: bool = False,
     ):
         self.specs = specs
+        self.cache_only = cache_only  # answer every request from the cache or fail it; send nothing
         self.limits = ConcurrencyLimits(max_concurrency)
         self.policy = policy or RetryPolicy()
         self.throttle = throttle
@@ -298,6 +307,7 @@ class Engine:
             pool=self._server_pool() if any(s.serve for s in specs.values()) else self.pool,
             ledger=ledger,
             local=self.local,
+            cache_only=self.cache_only,
         )
         other.limits, other.connections, other._owner = self.limits, self.connections, self
         return other
@@ -320,6 +330,7 @@ class Engine:
                 budget=self.connections,
                 ledger=self.ledger,
                 local=self.local if spec.serve is not None else None,
+                cache_only=self.cache_only,
             )
         return client
 

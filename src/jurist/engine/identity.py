@@ -20,6 +20,10 @@ or the files say the weights are, on top of the name.
   for it, since it cannot say which weights it would answer with, and the weights it reported last are not
   assumed: it is most often down because it is being restarted on the next checkpoint, under the same name
   and port. Once it answers a request it is asked again, and the answer is stored under what it says then.
+* ``--cache-only`` is the one exception, asked for by name: nothing is sent and nothing is asked, and each
+  endpoint is taken to serve what it last said it serves (the cache records it whenever one answers), so a
+  run can be scored again from the cache while its servers are down. The run names that identity and when
+  it was seen; a request the cache cannot answer fails (recorded, and sent by the next run without it).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ import aiohttp
 from jurist.config import ModelSpec, arg_value
 
 if TYPE_CHECKING:
+    from jurist.engine.cache import RequestCache
     from jurist.engine.transport import EndpointClient
 
 log = logging.getLogger("jurist.cache")
@@ -76,6 +81,7 @@ class Identity:
     weights: str = ""
     source: str = "name"
     note: str = ""
+    seen: str = ""  # recalled under --cache-only: when the endpoint last said so (nothing asked now)
 
     @property
     def known(self) -> bool:
@@ -91,9 +97,10 @@ class Identity:
         weights = self.weights if len(self.weights) <= 200 else self.weights[:199] + "…"
         if self.source == "files":
             return f"{self.name} served by jurist from {weights}"
+        seen = f", as it last said on {self.seen}; not asked" if self.seen else ""
         if self.weights:
-            return f"{self.name} at {self.where} ({weights})"
-        return f"{self.name} at {self.where} (identified by name only)"
+            return f"{self.name} at {self.where} ({weights}{seen})"
+        return f"{self.name} at {self.where} (identified by name only{seen})"
 
 
 def normalise_base_url(url: str) -> str:
@@ -190,12 +197,32 @@ def _hub_commit(model: str, revision: str | None) -> str | None:
         return None
 
 
+def endpoint_key(identity: Identity) -> str:
+    """How the cache's table of last-seen identities names an endpoint: base URL and served name."""
+    return f"{identity.where}\0{identity.name}"
+
+
+def recalled(cache: RequestCache | None, where: str, name: str) -> Identity:
+    """What the endpoint at ``where`` serving ``name`` last said it serves (``--cache-only``): the identity
+    it had, with when it was seen; ``unreachable`` when it never answered through this cache."""
+    where = normalise_base_url(where)
+    seen = cache.last_identity(f"{where}\0{name}") if cache is not None else None
+    if seen is None:
+        return Identity(where, name, "", UNREACHABLE, "it never answered through this request cache")
+    fields, when = seen
+    day = time.strftime("%Y-%m-%d %H:%M", time.localtime(when))
+    return Identity(where, name, fields.get("weights", ""), fields.get("source", "name"), seen=day)
+
+
 class Identities:
     """What may answer one alias's requests, learned once per engine (one identity per endpoint; the
-    files' for a server jurist starts, whatever its endpoints, none of which need exist yet)."""
+    files' for a server jurist starts, whatever its endpoints, none of which need exist yet). With a
+    ``cache``, what an endpoint says is recorded there; ``cache_only`` asks nothing and recalls it."""
 
-    def __init__(self, spec: ModelSpec) -> None:
+    def __init__(self, spec: ModelSpec, cache: RequestCache | None = None, cache_only: bool = False) -> None:
         self.spec = spec
+        self._cache = cache
+        self._cache_only = cache_only
         self._known: list[Identity] | None = None
         self._lock = asyncio.Lock()
         self._asked_again: dict[int, float] = {}  # endpoint (id) -> when it was last asked again
@@ -217,12 +244,21 @@ class Identities:
         if spec.api_type == "litellm":  # a provider's SDK: nothing to ask, the name is all it tells
             for endpoint in endpoints:
                 endpoint.identity = Identity(normalise_base_url(endpoint.base_url), endpoint.model_name)
+        elif self._cache_only:
+            for endpoint in endpoints:
+                endpoint.identity = recalled(self._cache, endpoint.base_url, endpoint.model_name)
         else:
             timeout = min(LEARN_TIMEOUT_S, spec.timeout)
             found = await asyncio.gather(*(learn(endpoint, timeout) for endpoint in endpoints))
             for endpoint, identity in zip(endpoints, found, strict=True):
                 endpoint.identity = identity
+                self._remember(identity)
         return [endpoint.identity for endpoint in endpoints if endpoint.identity is not None]
+
+    def _remember(self, identity: Identity) -> None:
+        if self._cache is not None and identity.known:
+            fields = {"weights": identity.weights, "source": identity.source}
+            self._cache.remember_identity(endpoint_key(identity), fields)
 
     async def answered(self, endpoints: list[EndpointClient], by: Identity | None) -> Identity | None:
         """The identity to store an answer under: ``by``, or, where ``by`` was unreachable when asked, what
@@ -241,6 +277,7 @@ class Identities:
                 if now - self._asked_again.get(id(endpoint), -_ASK_AGAIN_S) >= _ASK_AGAIN_S:
                     self._asked_again[id(endpoint)] = now
                     endpoint.identity = await learn(endpoint, min(LEARN_TIMEOUT_S, self.spec.timeout))
+                    self._remember(endpoint.identity)
                     self._known = [ep.identity for ep in endpoints if ep.identity is not None]
             if endpoint.identity is not None and endpoint.identity.known:
                 return endpoint.identity

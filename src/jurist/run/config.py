@@ -35,6 +35,7 @@ class RunConfig:
     throttle_file: Path | None = None  # default: ~/.cache/jurist/throttle.lock
     cache: bool = True  # the machine-wide request cache (engine/cache.py)
     cache_path: Path | None = None  # default: $JURIST_CACHE_DIR or ~/.cache/jurist
+    cache_only: bool = False  # send nothing: answer from the cache under each endpoint's last identity
     method: str = "winrate"  # any `jurist show` method: winrate | bt
     style_control: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()  # score each of these categories alone, against its own baseline

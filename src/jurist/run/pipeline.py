@@ -79,8 +79,10 @@ class Pipeline:
         holds is not subtracted: a cached answer stands in only for a server that says which weights it
         serves now (engine/identity.py), and a server that is down says nothing, so the run would send
         those requests all the same; a server that is up answers the one-token probe anyway. Judges are
-        probed with the answers they would judge when answers are still to come, since those are new."""
-        if not self.config.check or self.config.models_file is None:
+        probed with the answers they would judge when answers are still to come, since those are new.
+        ``--cache-only`` probes nothing: it sends nothing, and answers from the cache under what each
+        server last said it serves."""
+        if not self.config.check or self.config.models_file is None or self.config.cache_only:
             return
         from jurist.engine.check import require_ready
 
@@ -90,7 +92,10 @@ class Pipeline:
         elif self.judges:
             busy.update(judge for (judge, _), jobs in self._judging_work().items() if jobs)
         require_ready(
-            self.specs, [alias for alias in self.specs if alias in busy], ledger=self.accounts.ledger
+            self.specs,
+            [alias for alias in self.specs if alias in busy],
+            ledger=self.accounts.ledger,
+            remedies="pass --no-check to skip, or --cache-only to answer from the request cache alone",
         )
 
     def _run_fields(self) -> dict[str, Any]:
@@ -179,6 +184,7 @@ class Pipeline:
             pool=ServerPool(notify=notify, log_dir=self.run_dir.root / "logs"),
             ledger=self.accounts.ledger,
             local=LocalModels(notify=notify) if self.config.local else None,
+            cache_only=self.config.cache_only,
         )
 
     def interrupted(self, engine: Engine) -> None:
