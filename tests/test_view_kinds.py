@@ -101,7 +101,8 @@ def test_each_family_is_summarised_on_its_own_scale(runs: dict[str, Path]) -> No
 
 def test_prompts_of_a_question_file_are_kept_in_the_run(runs: dict[str, Path], tmp_path: Path) -> None:
     info = json.loads((runs["custom"] / "run.json").read_text())
-    assert info["bench_path"] == str(runs["questions"].resolve()) and info["questions_kept"] == "questions.jsonl"
+    assert info["bench_path"] == str(runs["questions"].resolve())
+    assert info["questions_kept"] == "questions.jsonl"
     kept = read_jsonl(runs["custom"] / "questions.jsonl")
     assert [set(row) for row in kept] == [{"uid", "category", "prompt"}] * len(vk.QUESTIONS)
     view = ViewData([runs["custom"]])

@@ -173,7 +173,7 @@ function pane(payload, col, which) {
   const mine = run.judged.filter((j) => j.model === name);
   mine.sort((x, y) => (y.judge === IX.judges[col.judge]) - (x.judge === IX.judges[col.judge]));
   for (const judged of mine) box.appendChild(judgedBlock(judged, payload.meta || {}, judged.judge === IX.judges[col.judge], payload.criteria || {}));
-  if (!mine.length) box.appendChild(el('p', 'dim', 'no judgment of this answer'));
+  if (!mine.length) box.appendChild(el('p', 'dim', isBaseline(col.run, col.model) ? 'the baseline: the judged models\u2019 answers were compared with this one' : 'no judgment of this answer'));
   return box;
 }
 

@@ -91,7 +91,7 @@ function rubricBlock(judged, criteria) {
       tr.appendChild(el('td', 'item-points', item.points == null ? '' : String(item.points)));
       const met = el('td', 'item-met');
       if (item.status !== 'scored') met.appendChild(el('span', 'dim', 'unscored'));
-      else met.appendChild(el('span', item.met ? 'ok' : 'bad', item.met ? '\u2713 met' : '\u2717 not met'));
+      else met.appendChild(el('span', rubricMissed(item, false) ? 'bad' : 'ok', item.met ? '\u2713 met' : '\u2717 not met'));
       tr.appendChild(met);
     }
     tr.appendChild(graderReply(item));

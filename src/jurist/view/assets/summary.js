@@ -118,12 +118,12 @@ function rubricBoard(rows, summary) {
     num(row[key], digits), typeof row.ci_low === 'number' ? num(row.ci_low, digits) + ' \u2013 ' + num(row.ci_high, digits) : 'none',
     row.n_answers, row.unscored_answers, row.unscored_items]));
   box.appendChild(t);
-  const parts = writing ? [['domain1', 'By domain (1-10)']] : [['themes', 'By theme (0-1)'], ['axes', 'By axis (0-1)']];
-  for (const [field, title] of parts) {
+  const parts = writing ? [['domain1', 'domain', 'By domain (1-10)']] : [['themes', 'theme', 'By theme (0-1)'], ['axes', 'axis', 'By axis (0-1)']];
+  for (const [field, label, title] of parts) {
     const names = [...new Set(rows.flatMap((row) => Object.keys(row[field] || {})))];
     if (!names.length) continue;
     box.appendChild(el('h4', null, title));
-    const breakdown = table([field === 'domain1' ? 'domain' : field.slice(0, -1)].concat(rows.map((row) => row.model + ' (' + row.judge + ')')));
+    const breakdown = table([label].concat(rows.map((row) => row.model + ' (' + row.judge + ')')));
     for (const name of names) {
       addRow(breakdown, [name].concat(rows.map((row) => {
         const value = (row[field] || {})[name];
