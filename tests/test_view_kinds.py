@@ -153,3 +153,27 @@ def test_the_kept_questions_grow_with_the_run_and_stay_small(
     refused = kept_questions.keep_questions(RunDir(tmp_path / "big"), str(source), first)
     assert "questions_kept" not in refused and "over" in refused["questions_not_kept"]
     assert not (tmp_path / "big" / "questions.jsonl").exists()
+
+
+def _hb(*items: tuple[float, bool | None]) -> dict[str, Any]:
+    entries = [
+        {"points": points, "met": met, "status": "scored" if met is not None else "unscored"}
+        for points, met in items
+    ]
+    return {"kind": "rubric", "metric": "healthbench", "items": entries}
+
+
+def test_an_answers_rubric_score_and_its_cell_code() -> None:
+    """Penalties count against the met points and not in the possible ones; an unscored item, or no
+    positive item, leaves the answer without a score; WritingBench's 1-10 floor is a fail."""
+    from jurist.view.rubric import answer_score, rubric_code
+
+    assert answer_score(_hb((10, True), (5, False), (-5, True))) == pytest.approx(5 / 15)
+    assert rubric_code(_hb((10, True), (5, True))) == (codes.POINT_PASS, 1.0)
+    assert rubric_code(_hb((10, False), (-5, True))) == (codes.POINT_FAIL, -0.5)  # unclipped, as scored
+    assert rubric_code(_hb((10, True), (5, None))) == (codes.POINT_UNSCORED, None)
+    assert answer_score(_hb((-5, False))) is None
+    writing = {"metric": "writingbench", "items": [{"status": "scored", "score": s} for s in (1, 1)]}
+    assert rubric_code(writing) == (codes.POINT_FAIL, 1.0)
+    writing["items"].append({"status": "scored", "score": 10})
+    assert rubric_code(writing) == (codes.POINT_PARTIAL, 4.0)

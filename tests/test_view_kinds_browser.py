@@ -130,6 +130,7 @@ def test_writingbench_criteria_with_their_scores(kinds: dict[str, Any], watched:
     mean = sum(i["score"] for i in items) / len(items)
     assert f"answer score {round(mean, 2):g} of 10" in w.page.inner_text(".pane-A .rubric-score")
     assert w.page.locator(".pane-A .rubric-items tr.failing").count() == sum(i["score"] < 6 for i in items)
+    w.shot("writingbench-items", full=True)
     w.page.click("text=Summary")
     w.page.locator(".summary .board-title").wait_for()
     assert "mean criterion score (1-10)" in w.page.inner_text(".summary .board-title")

@@ -246,7 +246,7 @@ function filterPanel(onChange) {
     wrap.appendChild(el('span', null, label));
     panel.appendChild(wrap);
   }
-  panel.appendChild(el('p', 'legend', 'chips: each game from the model\u2019s side (\u226b much better, > better, = tie, < worse, \u226a much worse, ? no verdict); rule checks \u2713 pass, \u2717 fail, \u00bd partial.'));
+  panel.appendChild(el('p', 'legend', 'chips: each game from the model\u2019s side (\u226b much better, > better, = tie, < worse, \u226a much worse, ? no verdict); rule checks and rubrics \u2713 full marks, \u2717 none (the scale\u2019s floor), \u00bd between, \u2205 unscored.'));
   return panel;
 }
 
