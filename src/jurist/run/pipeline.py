@@ -31,6 +31,7 @@ from jurist.run.finish import score_finished_run
 from jurist.run.generate import AnswerJob, FailureLog
 from jurist.run.indexes import RunIndexes
 from jurist.run.judge import Judging, answer_and_judge
+from jurist.run.kept_questions import keep_questions
 from jurist.run.outcomes import Outcome, RunView
 from jurist.run.plan import RunPlan, resolve
 from jurist.run.session import Session, run_session
@@ -150,6 +151,8 @@ class Pipeline:
         self._note_a_crashed_run(lock)
         if self.config.judge_prompt is not None:  # kept, so the run can be audited or re-judged
             self._fields["judge_prompt_kept"] = self.run_dir.keep_file(self.config.judge_prompt, "prompts")
+        if self.config.bench not in benchmark_names():  # a question file: its path and questions kept
+            self._fields |= keep_questions(self.run_dir, self.config.bench, self.bench.questions)
         # the directory's ledger so far, so that a run killed now does not lose what earlier runs spent
         self.run_dir.write_run_json(self.run_id, "running", {**self._fields, **self.accounts.fields()})
         self._say_notes()

@@ -19,6 +19,7 @@ from jurist.store.line_index import answer_text
 from jurist.store.records import judgment_kind, sample_of
 from jurist.store.run_dir import RunDir
 from jurist.view import codes
+from jurist.view.rubric import rubric_code
 
 RULES = "(rule checks)"
 """The judge column of point records that no judge wrote (``points/<model>.jsonl``: rule checks)."""
@@ -63,7 +64,8 @@ class Judged:
     code: int
     ref: Ref
     value: float | None = None
-    """A point record's value (for the rubric tables); None for other kinds and unscored points."""
+    """A point record's value, or a rubric judgment's answer score on its own scale
+    (:mod:`jurist.view.rubric`); None for other kinds and for what went unscored."""
 
 
 @dataclass
@@ -89,6 +91,8 @@ class RunData:
     slots: dict[Key, Slot] = field(default_factory=dict)
     categories: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    prompt_note: str | None = None
+    """Why this run's prompts are not shown (None when they are)."""
 
     def slot(self, key: Key) -> Slot:
         found = self.slots.get(key)
@@ -191,8 +195,11 @@ def _read_judgments(run: RunDir, data: RunData, files: Files) -> None:
             identity: tuple[str, Any] = (
                 ("pairwise", key) if kind == "pairwise" else (kind, record.get("key", ref.offset))
             )
-            code = codes.record_code(kind, record, model)
-            latest[identity] = Judged(judge, model, kind, code, ref, _value(record))
+            if kind == "rubric":  # every item of one answer: the cell shows the answer's score
+                code, value = rubric_code(record)
+            else:
+                code, value = codes.record_code(kind, record, model), _value(record)
+            latest[identity] = Judged(judge, model, kind, code, ref, value)
             keys[identity] = key
             if isinstance(record.get("category"), str):
                 data.categories.setdefault(uid, record["category"])
@@ -210,7 +217,10 @@ def _value(record: dict[str, Any]) -> float | None:
 
 
 def _read_points(run: RunDir, data: RunData, files: Files) -> None:
-    """``points/<model>.jsonl``: per-answer rule checks (their judge is None), one record per answer."""
+    """``points/<model>.jsonl``: per-answer rule checks (their judge is None), one record per answer, which
+    replaces what an earlier pass read; and a rubric judgment's points, one per item, which are left out
+    where the judgment itself was read (it holds the same items with the criteria and the grader's
+    replies), else each kept."""
     folder = run.root / "points"
     for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
         fallback = _alias(run, path.stem)
@@ -219,11 +229,16 @@ def _read_points(run: RunDir, data: RunData, files: Files) -> None:
             judge = _text(record, "judge", RULES)
             kind = str(record.get("kind") or "point")
             key = (str(record.get("uid", "")), sample_of(record))
+            slot = data.slot(key)
+            if judge != RULES and any(
+                j.kind == "rubric" and (j.judge, j.model) == (judge, model) for j in slot.judged
+            ):
+                continue
             _add(data.judges, judge)
             _add(data.models, model)
-            slot = data.slot(key)
             code = codes.record_code(kind, record, model)
-            slot.judged = [j for j in slot.judged if (j.judge, j.model) != (judge, model)]
+            if judge == RULES:
+                slot.judged = [j for j in slot.judged if (j.judge, j.model) != (judge, model)]
             slot.judged.append(Judged(judge, model, kind, code, ref, _value(record)))
             if isinstance(record.get("category"), str):
                 data.categories.setdefault(key[0], record["category"])

@@ -33,6 +33,8 @@ _RUN_FIELDS = (
     "rule_suite",
     "protocols",
     "baselines",
+    "score_family",
+    "bench_path",
     "jurist_version",
     "updated",
     "failures",
@@ -51,6 +53,8 @@ class Row:
 class QuestionText:
     prompt: str
     metadata: dict[str, Any]
+    criteria: dict[str, str]
+    """A rubric criterion's name -> its description (WritingBench's checklist), shown beside its grade."""
 
 
 def _names(runs: Sequence[RunData], attr: str) -> list[str]:
@@ -93,11 +97,33 @@ class ViewData:
         self.categories = list(dict.fromkeys(self.category(row) for row in self.rows))
 
     def _load_prompts(self, run: RunData) -> None:
-        """Prompts come from the benchmark the run names (they are not stored in a run directory)."""
-        from jurist.benchmarks.registry import load_benchmark
+        """Prompts are not in a run's records: they come from the copy a run of a question file keeps
+        (``questions_kept``), else from the benchmark the run names, else from the question file whose path
+        run.json records (``bench_path``); when none can be read, the run says why (``prompt_note``)."""
+        from jurist.benchmarks.registry import benchmark_names, load_benchmark
 
+        kept, path = run.info.get("questions_kept"), run.info.get("bench_path")
+        if isinstance(kept, str) and (run.root / kept).is_file():
+            self._kept_questions(run, run.root / kept)
+            return
         options = {str(k): str(v) for k, v in dict(run.info.get("bench_options") or {}).items()}
         name = str(run.info.get("bench") or "")
+        if name not in benchmark_names() and isinstance(path, str):
+            name, options = path, {}
+            if not Path(path).is_file():
+                self._no_prompts(
+                    run,
+                    f"the question file this run was made from, {path}, is not there any more (moved or "
+                    "deleted) and the run directory keeps no copy of its questions",
+                )
+                return
+        elif name and name not in benchmark_names() and not Path(name).is_file():
+            self._no_prompts(
+                run,
+                f"the run names its questions {name!r}, which is no benchmark jurist knows, and its run.json "
+                "records no question file (runs made before jurist kept their questions)",
+            )
+            return
         loaded = (name, json.dumps(options, sort_keys=True))
         if not name or loaded in self._loaded:
             return
@@ -105,13 +131,33 @@ class ViewData:
         try:
             bench = load_benchmark(name, options)
         except (JuristError, OSError, ValueError) as exc:
-            run.notes.append(f"prompts are not shown: benchmark {name!r} could not be loaded ({exc})")
+            self._no_prompts(run, f"benchmark {name!r} could not be loaded ({exc})")
             return
         for position, question in enumerate(bench.questions):
             key = (run.bench, question.uid)
-            self.questions.setdefault(key, QuestionText(question.prompt, _small(question.metadata)))
+            text = QuestionText(question.prompt, _small(question.metadata), _criteria(question.metadata))
+            self.questions.setdefault(key, text)
             self._order.setdefault(key, position)
             run.categories.setdefault(question.uid, question.category)
+
+    def _kept_questions(self, run: RunData, path: Path) -> None:
+        """The questions a run of a question file kept (run/kept_questions.py): uid, category, prompt."""
+        from jurist.store.jsonl import iter_jsonl
+
+        for position, row in enumerate(iter_jsonl(path, repair=False)):
+            if not isinstance(row, dict) or not isinstance(row.get("prompt"), str):
+                continue
+            uid = str(row.get("uid"))
+            key = (run.bench, uid)
+            self.questions.setdefault(key, QuestionText(row["prompt"], {}, {}))
+            self._order.setdefault(key, position)
+            if isinstance(row.get("category"), str):
+                run.categories.setdefault(uid, row["category"])
+
+    @staticmethod
+    def _no_prompts(run: RunData, why: str) -> None:
+        run.prompt_note = f"prompts are not shown: {why}"
+        run.notes.append(run.prompt_note)
 
     def _rows(self) -> list[Row]:
         seen: dict[tuple[int, str, int], int] = {}
@@ -187,6 +233,7 @@ class ViewData:
             "models": [self.models.index(m) for m in run.models],
             "judges": [self.judges.index(j) for j in run.judges],
             "baselines": run.baselines(),
+            "prompt_note": run.prompt_note,
             "info": info,
             "notes": run.notes[:50],
         }
@@ -209,6 +256,7 @@ class ViewData:
                     answers[model] = _answer(self.files.read(baseline_slot.answers[model]))
             judged = [
                 {"judge": j.judge, "model": j.model, "kind": j.kind, "record": self.files.read(j.ref)}
+                | ({"score": j.value} if j.kind == "rubric" else {})
                 for j in slot.judged
             ]
             failures = [self.files.read(ref) for ref in slot.failures]
@@ -221,6 +269,7 @@ class ViewData:
             "category": self.category(row),
             "prompt": question.prompt if question else None,
             "meta": question.metadata if question else {},
+            "criteria": question.criteria if question else {},
             "runs": runs,
         }
 
@@ -277,3 +326,14 @@ def _small(metadata: Any) -> dict[str, Any]:
         if size <= META_CHARS:
             kept[str(key)] = json.loads(json.dumps(value, default=str))
     return kept
+
+
+def _criteria(metadata: Any) -> dict[str, str]:
+    """Each checklist criterion's description by its name (WritingBench's ``checklist``), however long."""
+    checklist = dict(metadata or {}).get("checklist")
+    found: dict[str, str] = {}
+    for entry in checklist if isinstance(checklist, list) else []:
+        if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+            described = entry.get("criteria_description")
+            found[entry["name"]] = described if isinstance(described, str) else ""
+    return found

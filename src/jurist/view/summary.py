@@ -31,13 +31,17 @@ def _run_summary(run: RunData, categories: bool) -> dict[str, Any]:
     ratings = ratings if isinstance(ratings, dict) else {}
     scoring = run.info.get("scoring")
     scoring = scoring if isinstance(scoring, dict) else {}
+    family, unknown = _family(run)
     entry: dict[str, Any] = {
+        "family": family,
+        "title": _title(family, rows, ratings.get("method", scoring.get("method"))),
+        "scale": _scale(family, rows),
         "leaderboard": [{k: v for k, v in row.items() if k not in _HEAVY} for row in rows],
         "ci_level": ratings.get("ci_level", scoring.get("ci_level", 0.9)),
         "method": ratings.get("method", scoring.get("method")),
         "sanity": ratings.get("judge_sanity") or [],
         "categories": [],
-        "notes": [],
+        "notes": [unknown] if unknown else [],
     }
     judgebench = read_json(run.root / "judgebench.json")
     if isinstance(judgebench, list):
@@ -48,6 +52,55 @@ def _run_summary(run: RunData, categories: bool) -> dict[str, Any]:
     if categories and (run.root / "battles.jsonl").is_file():
         _categories(run, entry)
     return entry
+
+
+def _family(run: RunData) -> tuple[str, str | None]:
+    """(the run's scoring family as run.json records it, :mod:`jurist.scoring.family`, or as its other
+    fields tell it when it names none; a note when it cannot be told)."""
+    from jurist.scoring import family_of_run
+
+    try:
+        return str(family_of_run(run.root, run.info or None)), None
+    except JuristError as exc:
+        return "pairwise", f"scoring family unknown ({exc}); the summary is drawn as a pairwise one"
+
+
+_METHODS = {
+    "winrate": "weighted win rate against the baseline (%)",
+    "bt": "Bradley-Terry (Elo scale)",
+    "style-control": "style-controlled win rate (%)",
+    "lc-winrate": "length-controlled win rate (%)",
+}
+_FAMILY_TITLES = {
+    "rules": "Rule checks: instructions followed (%)",
+    "judge-accuracy": "Judge accuracy",
+    "placement": "Arena placement (Elo among the human votes)",
+}
+
+
+def _suite(rows: list[dict[str, Any]]) -> str:
+    return str(next((row.get("suite") for row in rows if row.get("suite")), ""))
+
+
+def _title(family: str, rows: list[dict[str, Any]], method: Any) -> str:
+    """What the run's headline number is, in words: the summary's title."""
+    if family == "rubric":
+        if _suite(rows) == "writingbench":
+            return "WritingBench overall: mean criterion score (1-10)"
+        variant = next((row.get("variant") for row in rows if row.get("variant")), "simple-evals")
+        return f"HealthBench score ({variant}): met points / possible points (0-1)"
+    if family == "pairwise":
+        return "Leaderboard: " + _METHODS.get(str(method), str(method or "winrate"))
+    return _FAMILY_TITLES.get(family, "Leaderboard")
+
+
+def _scale(family: str, rows: list[dict[str, Any]]) -> list[float] | None:
+    """The axis a family's figures are drawn on (None: the page fits it to the numbers)."""
+    if family == "rubric":
+        return [1.0, 10.0] if _suite(rows) == "writingbench" else [0.0, 1.0]
+    if family == "rules":
+        return [0.0, 100.0]
+    return None
 
 
 def _instruction_table(rows: list[dict[str, Any]]) -> dict[str, Any]:

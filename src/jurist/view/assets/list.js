@@ -19,14 +19,17 @@ function runModels(r) { return IX.runs[r].models; }
 function runJudges(r) { return IX.runs[r].judges; }
 function isBaseline(r, m) { return IX.runs[r].baselines.indexOf(IX.models[m]) >= 0; }
 
+// A is the first run's first judged model; B the same model in the next run of the same task (two
+// checkpoints, two sweeps), else another model of the first run, else its baseline: never another task's.
 function initColumns() {
   const candidates = runModels(0).filter((m) => !isBaseline(0, m));
   const models = candidates.length ? candidates : runModels(0);
   S.A = { run: 0, model: models.length ? models[0] : 0, judge: runJudges(0).length ? runJudges(0)[0] : 0 };
-  if (NR > 1) {
-    const same = runModels(1).indexOf(S.A.model) >= 0 ? S.A.model : runModels(1)[0];
-    const judge = runJudges(1).indexOf(S.A.judge) >= 0 ? S.A.judge : runJudges(1)[0];
-    S.B = { run: 1, model: same === undefined ? -1 : same, judge: judge === undefined ? 0 : judge };
+  const next = IX.runs.findIndex((run, r) => r > 0 && run.bench === IX.runs[0].bench);
+  if (next > 0) {
+    const same = runModels(next).indexOf(S.A.model) >= 0 ? S.A.model : runModels(next)[0];
+    const judge = runJudges(next).indexOf(S.A.judge) >= 0 ? S.A.judge : runJudges(next)[0];
+    S.B = { run: next, model: same === undefined ? -1 : same, judge: judge === undefined ? 0 : judge };
   } else {
     const other = models.length > 1 ? models[1] : runModels(0).find((m) => isBaseline(0, m));
     S.B = { run: 0, model: other === undefined ? -1 : other, judge: S.A.judge };
@@ -76,6 +79,12 @@ function fixColumn(col) {
 
 function colOutcome(i, col) { return col.model < 0 ? '' : outcome(cellCode(i, col.run, col.model, col.judge)); }
 
+// A's and B's verdicts are compared only when each column is a judged model (two models, two judges, two
+// runs): a baseline is what A was judged against, not a verdict of its own.
+function comparable() {
+  return S.A.model >= 0 && S.B.model >= 0 && !isBaseline(S.A.run, S.A.model) && !isBaseline(S.B.run, S.B.model);
+}
+
 function matchesVerdict(code, want) {
   if (!want) return true;
   if (want.startsWith('g')) { // a game with this grade
@@ -111,6 +120,7 @@ async function applyFilters() {
   }
   const t0 = performance.now();
   const { run, model, judge } = S.A;
+  const canCompare = comparable();
   const out = new Int32Array(N);
   let n = 0;
   for (let i = 0; i < N; i++) {
@@ -121,7 +131,7 @@ async function applyFilters() {
     if (f.status && !matchesStatus(i, f.status)) continue;
     if (f.swap && !swapDisagrees(cellCode(i, run, model, judge))) continue;
     if (f.judges && !judgesDisagree(i, run, model)) continue;
-    if (f.differ && (S.B.model < 0 || colOutcome(i, S.A) === colOutcome(i, S.B))) continue;
+    if (f.differ && (!canCompare || colOutcome(i, S.A) === colOutcome(i, S.B))) continue;
     out[n++] = i;
   }
   S.matches = out.subarray(0, n);
@@ -224,7 +234,7 @@ function filterPanel(onChange) {
     option(s, '', 'any');
     for (const o of ['invalid', 'failed', 'unscored', 'empty', 'missing']) option(s, o, o);
   }, f.status, (v) => { f.status = v; onChange(); }));
-  const checks = [['swap', 'swapped games disagree (A)'], ['judges', 'judges disagree (A\u2019s model)'], ['differ', 'A and B differ']];
+  const checks = [['swap', 'swapped games disagree (A)'], ['judges', 'judges disagree (A\u2019s model)'], ['differ', 'A and B differ (two judged models or judges)']];
   for (const [key, label] of checks) {
     const wrap = el('label', 'check');
     const box = el('input');
@@ -236,7 +246,7 @@ function filterPanel(onChange) {
     wrap.appendChild(el('span', null, label));
     panel.appendChild(wrap);
   }
-  panel.appendChild(el('p', 'legend', 'chips: each game from the model\u2019s side (\u226b much better, > better, = tie, < worse, \u226a much worse, ? no verdict); rule checks \u2713 pass, \u2717 fail, \u00bd partial.'));
+  panel.appendChild(el('p', 'legend', 'chips: each game from the model\u2019s side (\u226b much better, > better, = tie, < worse, \u226a much worse, ? no verdict); rule checks and rubrics \u2713 full marks, \u2717 none (the scale\u2019s floor), \u00bd between, \u2205 unscored.'));
   return panel;
 }
 

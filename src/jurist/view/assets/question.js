@@ -102,7 +102,7 @@ function gradeOf(label, modelIsA) {
 
 const BOOKKEEPING = ['kind', 'key', 'uid', 'sample', 'model', 'judge', 'tstamp', 'category'];
 
-function judgedBlock(judged, meta, active) {
+function judgedBlock(judged, meta, active, criteria) {
   const record = judged.record || {};
   const box = el('div', 'judged kind-' + judged.kind + (active ? ' active' : ''));
   const head = el('div', 'judged-head');
@@ -112,6 +112,8 @@ function judgedBlock(judged, meta, active) {
   if (judged.kind === 'pairwise' && Array.isArray(record.games)) {
     if (record.invalid) box.appendChild(el('div', 'warn', 'invalid: the judge gave no readable verdict in a game'));
     record.games.forEach((game, k) => box.appendChild(gameBlock(game, judged.model, k)));
+  } else if (judged.kind === 'rubric' && Array.isArray(record.items)) {
+    box.appendChild(rubricBlock(judged, criteria));
   } else if (judged.kind === 'failure') {
     box.appendChild(el('div', 'warn', 'the request failed and nothing replaced it: ' + [record.kind, record.status, record.message || record.error].filter((x) => x != null).join(' \u00b7 ')));
   } else {
@@ -170,8 +172,8 @@ function pane(payload, col, which) {
   }
   const mine = run.judged.filter((j) => j.model === name);
   mine.sort((x, y) => (y.judge === IX.judges[col.judge]) - (x.judge === IX.judges[col.judge]));
-  for (const judged of mine) box.appendChild(judgedBlock(judged, payload.meta || {}, judged.judge === IX.judges[col.judge]));
-  if (!mine.length) box.appendChild(el('p', 'dim', 'no judgment of this answer'));
+  for (const judged of mine) box.appendChild(judgedBlock(judged, payload.meta || {}, judged.judge === IX.judges[col.judge], payload.criteria || {}));
+  if (!mine.length) box.appendChild(el('p', 'dim', isBaseline(col.run, col.model) ? 'the baseline: the judged models\u2019 answers were compared with this one' : 'no judgment of this answer'));
   return box;
 }
 
@@ -240,7 +242,12 @@ function compareStrip(i) {
     strip.appendChild(chip(cellCode(i, col.run, col.model, col.judge), which));
     strip.appendChild(el('span', 'outcome-word', (which === 'A' ? a : b) || 'nothing'));
   }
-  strip.appendChild(el('span', a === b ? 'same' : 'changed', a === b ? 'same verdict' : 'verdicts differ'));
+  if (!comparable()) {
+    const baseline = isBaseline(S.B.run, S.B.model) ? 'B' : 'A';
+    strip.appendChild(el('span', 'same', baseline + ' is a baseline: the other column\u2019s verdict is against it, nothing to compare'));
+  } else {
+    strip.appendChild(el('span', a === b ? 'same' : 'changed', a === b ? 'same verdict' : 'verdicts differ'));
+  }
   return strip;
 }
 
@@ -283,7 +290,8 @@ async function renderQuestion(main, i) {
   page.appendChild(title);
   const prompt = el('section', 'prompt');
   prompt.appendChild(el('h3', null, 'Prompt'));
-  prompt.appendChild(payload.prompt == null ? el('p', 'dim', 'prompt not available (the benchmark could not be loaded; see the summary notes)') : collapsible(payload.prompt, 'prompt-text'));
+  const why = IX.runs.map((run) => (run.bench === ROW_BENCH[i] ? run.prompt_note : null)).find((note) => note);
+  prompt.appendChild(payload.prompt == null ? el('p', 'warn prompt-missing', why || 'prompt not available (see the summary notes)') : collapsible(payload.prompt, 'prompt-text'));
   if (payload.meta && Object.keys(payload.meta).length) prompt.appendChild(rawFields(payload.meta)).firstChild.textContent = 'question metadata';
   page.appendChild(prompt);
   const rerender = () => renderQuestion(main, i);

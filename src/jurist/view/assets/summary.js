@@ -13,7 +13,7 @@ function svgNode(tag, attrs) {
 function num(value, digits) { return typeof value === 'number' && isFinite(value) ? value.toFixed(digits ?? 1) : '\u2014'; }
 
 // One interval as a drawing: the axis, the reference line, the interval as a band, the estimate as a dot.
-function ciBar(value, low, high, scale, reference, width) {
+function ciBar(value, low, high, scale, reference, width, digits) {
   const w = width || 220;
   const h = 18;
   const span = scale[1] - scale[0] || 1;
@@ -26,7 +26,7 @@ function ciBar(value, low, high, scale, reference, width) {
   }
   if (typeof value === 'number') svg.appendChild(svgNode('circle', { cx: x(value), cy: h / 2, r: 4, class: 'ci-dot' }));
   const label = svgNode('title', {});
-  label.textContent = num(value) + (typeof low === 'number' ? ' (' + num(low) + ' \u2013 ' + num(high) + ')' : '');
+  label.textContent = num(value, digits) + (typeof low === 'number' ? ' (' + num(low, digits) + ' \u2013 ' + num(high, digits) + ')' : '');
   svg.appendChild(label);
   return svg;
 }
@@ -104,6 +104,45 @@ function ruleBoard(rows, summary) {
   return box;
 }
 
+// A rubric run's scores on their own scale: HealthBench's fraction of the possible points (0-1),
+// WritingBench's mean criterion score (1-10); then the breakdowns the benchmark reports.
+function rubricBoard(rows, summary) {
+  const box = el('div');
+  const writing = rows.some((row) => row.suite === 'writingbench');
+  const key = writing ? 'overall' : 'score';
+  const scale = summary.scale || (writing ? [1, 10] : [0, 1]);
+  const digits = writing ? 2 : 3;
+  const t = table(['#', 'model', 'judge', Math.round(100 * summary.ci_level) + '% interval', writing ? 'overall (1-10)' : 'score (0-1)',
+    'interval', 'answers', 'unscored answers', 'unscored items']);
+  rows.forEach((row, k) => addRow(t, [k + 1, row.model, row.judge, ciBar(row[key], row.ci_low, row.ci_high, scale, null, 220, digits),
+    num(row[key], digits), typeof row.ci_low === 'number' ? num(row.ci_low, digits) + ' \u2013 ' + num(row.ci_high, digits) : 'none',
+    row.n_answers, row.unscored_answers, row.unscored_items]));
+  box.appendChild(t);
+  const parts = writing ? [['domain1', 'domain', 'By domain (1-10)']] : [['themes', 'theme', 'By theme (0-1)'], ['axes', 'axis', 'By axis (0-1)']];
+  for (const [field, label, title] of parts) {
+    const names = [...new Set(rows.flatMap((row) => Object.keys(row[field] || {})))];
+    if (!names.length) continue;
+    box.appendChild(el('h4', null, title));
+    const breakdown = table([label].concat(rows.map((row) => row.model + ' (' + row.judge + ')')));
+    for (const name of names) {
+      addRow(breakdown, [name].concat(rows.map((row) => {
+        const value = (row[field] || {})[name];
+        return num(value && typeof value === 'object' ? value.score : value, digits);
+      })));
+    }
+    box.appendChild(breakdown);
+  }
+  return box;
+}
+
+function leaderboardBlock(rows, summary) {
+  const family = summary.family;
+  if (family === 'rules' || rows.some((row) => 'prompt_strict' in row)) return ruleBoard(rows, summary);
+  if (family === 'rubric') return rubricBoard(rows, summary);
+  if (family !== 'judge-accuracy' && rows.some((row) => typeof row.score === 'number' || typeof row.rating === 'number')) return pairwiseBoard(rows, summary);
+  return genericTable(rows);
+}
+
 function genericTable(rows) {
   const keys = [];
   for (const row of rows) for (const k of Object.keys(row)) if (keys.indexOf(k) < 0 && (row[k] === null || typeof row[k] !== 'object')) keys.push(k);
@@ -168,6 +207,7 @@ function runInfo(run) {
   if (info.samples != null) lines.push(info.samples + ' sample(s)');
   if (info.judge_kind) lines.push('judged ' + info.judge_kind);
   if (info.rule_suite) lines.push('rules ' + info.rule_suite);
+  if (info.bench_path) lines.push('questions from ' + info.bench_path);
   if (info.failures) lines.push(info.failures + ' failed request(s)');
   const usage = info.usage_total;
   if (usage && typeof usage === 'object') lines.push((usage.requests ?? 0) + ' requests, ' + (usage.prompt_tokens ?? 0) + ' prompt + ' + (usage.completion_tokens ?? 0) + ' completion tokens');
@@ -182,15 +222,9 @@ function renderSummary(main) {
     section.appendChild(el('h2', null, run.name + ' \u2014 ' + IX.benches[run.bench]));
     section.appendChild(runInfo(run));
     const rows = summary.leaderboard || [];
-    if (rows.some((row) => 'prompt_strict' in row)) {
-      section.appendChild(el('h3', null, 'Rule checks'));
-      section.appendChild(ruleBoard(rows, summary));
-    } else if (rows.some((row) => 'score' in row || 'rating' in row)) {
-      section.appendChild(el('h3', null, 'Leaderboard (' + (summary.method || 'winrate') + ')'));
-      section.appendChild(pairwiseBoard(rows, summary));
-    } else if (rows.length) {
-      section.appendChild(el('h3', null, 'Leaderboard'));
-      section.appendChild(genericTable(rows));
+    if (rows.length) {
+      section.appendChild(el('h3', 'board-title', summary.title || 'Leaderboard'));
+      section.appendChild(leaderboardBlock(rows, summary));
     }
     if (summary.judge_accuracy && summary.judge_accuracy.length) {
       section.appendChild(el('h3', null, 'Judge accuracy'));
