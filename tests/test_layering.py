@@ -47,6 +47,7 @@ ALLOWED: dict[str, set[str]] = {
         "scoring",
         "store",
         "tokens",
+        "track",
     },
     "sweep": {
         "benchmarks",
@@ -83,7 +84,7 @@ ALLOWED: dict[str, set[str]] = {
         "track",
         "view",
     },
-    "cli": {"commands", "config", "engine", "errors", "redact", "run"},
+    "cli": {"commands", "config", "engine", "errors", "redact", "run", "track"},
     "__main__": {"cli"},
     "__init__": set(),
 }

@@ -282,3 +282,27 @@ def test_wandb_offline_resumes_the_training_run_and_logs_on_its_step_axis(
     _wait_for(lambda: len(_wandb_history(run_file)) == 2, within=60)
     logged = [(h["jurist/step"], h["jurist/ifeval/acc"]) for h in _wandb_history(run_file)]
     assert logged == [(120, 41.0), (240, 47.5)]
+
+
+def test_a_plain_run_logs_its_headline_at_the_step_given(tmp_path: Path, mock_server: Any) -> None:
+    from conftest import write_models_file
+
+    models = write_models_file(tmp_path / "m.yaml", mock_server().base_url, {"strong": {}})
+    tensorboard = tmp_path / "tb"
+    command = [
+        sys.executable, "-m", "jurist", "run", "--bench", "ifeval", "-B",
+        f"file={rule_file(tmp_path / 'rules.jsonl')}", "--models-file", str(models), "--model", "strong",
+        "--out", str(tmp_path / "run"), "--no-progress", "--no-check",
+        "--track", f"tensorboard:{tensorboard}",
+    ]  # fmt: skip
+    refused = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and "--track needs --step" in refused.stderr
+    done = subprocess.run([*command, "--step", "500"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    (row,) = json.loads((tmp_path / "run" / "leaderboard.json").read_text())
+    metric = row["headline"]
+    scalars = _tensorboard_scalars(tensorboard)
+    assert scalars[f"jurist/ifeval/{metric}"] == {500: pytest.approx(row[metric])}
+    assert set(scalars) == {f"jurist/ifeval/{metric}{end}" for end in ("", "_ci90_low", "_ci90_high")}
+    again = subprocess.run([*command, "--step", "500"], capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and _tensorboard_scalars(tensorboard) == scalars  # never logged twice

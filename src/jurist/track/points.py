@@ -44,8 +44,11 @@ def _number(value: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def row_points(row: Mapping[str, Any], step: int, *, with_model: bool = False) -> list[Point]:
-    """The points of one result row at ``step`` (none when it has no value)."""
+def row_points(
+    row: Mapping[str, Any], step: int, *, with_model: bool = False, interval: str = "ci95"
+) -> list[Point]:
+    """The points of one result row at ``step`` (none when it has no value); ``interval`` names the
+    bounds' series by the level they were computed at (a sweep's are 95%, a run's its ``--ci``)."""
     value = _number(row.get("value"))
     if value is None:
         return []
@@ -58,7 +61,7 @@ def row_points(row: Mapping[str, Any], step: int, *, with_model: bool = False) -
     points = [Point(step, key, value)]
     ci95 = row.get("ci95")
     if isinstance(ci95, (list, tuple)) and len(ci95) == 2:
-        for suffix, bound in zip(("_ci95_low", "_ci95_high"), ci95, strict=True):
+        for suffix, bound in zip((f"_{interval}_low", f"_{interval}_high"), ci95, strict=True):
             number = _number(bound)
             if number is not None:
                 points.append(Point(step, key + suffix, number))
