@@ -32,6 +32,7 @@ ALLOWED: dict[str, set[str]] = {
     "scoring": {"benchmarks", "errors", "judging", "ratings", "rules", "store", "tokens"},
     "report": {"benchmarks", "errors", "scoring"},
     "plots": {"errors"},
+    "track": {"errors", "redact"},  # experiment trackers: points in, a tracker's client out
     "view": {"benchmarks", "errors", "scoring", "store"},
     "run": {
         "benchmarks",
@@ -46,6 +47,7 @@ ALLOWED: dict[str, set[str]] = {
         "scoring",
         "store",
         "tokens",
+        "track",
     },
     "sweep": {
         "benchmarks",
@@ -58,6 +60,7 @@ ALLOWED: dict[str, set[str]] = {
         "run",
         "scoring",
         "store",
+        "track",
     },
     "interop": {"benchmarks", "errors", "judging", "ratings", "scoring", "store", "tokens"},
     "commands": {
@@ -78,9 +81,10 @@ ALLOWED: dict[str, set[str]] = {
         "store",
         "sweep",
         "tokens",
+        "track",
         "view",
     },
-    "cli": {"commands", "config", "engine", "errors", "redact", "run"},
+    "cli": {"commands", "config", "engine", "errors", "redact", "run", "track"},
     "__main__": {"cli"},
     "__init__": set(),
 }

@@ -186,6 +186,17 @@ def run(
     fmt: Annotated[
         str, typer.Option("--format", help="final scores as table | json | csv | markdown")
     ] = "table",
+    track: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--track",
+            help="log the headline metrics at --step: tensorboard:DIR, mlflow:URI, "
+            "wandb:ENTITY/PROJECT[/RUN_ID] (repeatable)",
+        ),
+    ] = None,
+    step: Annotated[
+        int | None, typer.Option(min=0, help="--track: the training step of these points")
+    ] = None,
     local: Annotated[
         bool,
         typer.Option(
@@ -208,6 +219,15 @@ def run(
         raise JuristError(
             "--cache-only and --no-cache exclude each other: --cache-only answers from the cache"
         )
+    if track and step is None:
+        raise JuristError("--track needs --step: the training step these points belong to")
+    if step is not None and not track:
+        raise JuristError("--step applies to --track only")
+    if track:
+        from jurist.track import check_target
+
+        for target in track:
+            check_target(target)
     if inference_only and judge_only:
         raise JuristError("--inference-only and --judge-only exclude each other")
     if fmt not in ("table", "json", "csv", "markdown"):
@@ -284,6 +304,11 @@ def run(
             result = run_pipeline(config)
     finally:
         signal.signal(signal.SIGTERM, previous)
+    if track and step is not None:
+        from jurist.run.tracking import run_rows, track_rows
+
+        rows = result.leaderboard if tasks is not None else run_rows(bench, result)
+        track_rows(track, step, rows, ci, result.run_dir)
     raise typer.Exit(result.exit_code)
 
 

@@ -109,6 +109,28 @@ def sweep(
     no_check: Annotated[bool, typer.Option("--no-check", help="do not probe the judges first")] = False,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="no progress bars")] = False,
     data_dir: Annotated[Path | None, typer.Option(help="local copies of benchmark data")] = None,
+    watch: Annotated[
+        bool,
+        typer.Option("--watch", help="keep watching --checkpoints (a folder): evaluate each new checkpoint"),
+    ] = False,
+    settle: Annotated[
+        float, typer.Option(min=0.0, help="--watch: a checkpoint is complete once unchanged this long (s)")
+    ] = 120.0,
+    ready_file: Annotated[
+        str | None, typer.Option(help="--watch: a checkpoint is complete once this file exists inside it")
+    ] = None,
+    until_step: Annotated[
+        int | None, typer.Option(min=0, help="--watch: stop after the checkpoint at this step")
+    ] = None,
+    stop_file: Annotated[Path | None, typer.Option(help="--watch: stop once this file exists")] = None,
+    track: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--track",
+            help="log each checkpoint's metrics at its step: tensorboard:DIR, mlflow:URI, "
+            "wandb:ENTITY/PROJECT[/RUN_ID] (repeatable)",
+        ),
+    ] = None,
 ) -> None:
     """Evaluate every checkpoint of a training run on every task: one run directory per checkpoint and
     task (SWEEP_DIR/<checkpoint>/<task>), sweep.json and sweep.csv (checkpoint x task x metric with 95% CIs
@@ -125,6 +147,21 @@ def sweep(
         raise JuristError(f"--serve-kind: {serve_kind!r} is not llama.cpp or vllm")
     if error_bars not in ERROR_BARS:
         raise JuristError(f"--error-bars: {error_bars!r} is not one of {', '.join(ERROR_BARS)}")
+    watching = {"--settle": settle != 120.0, "--ready-file": ready_file, "--until-step": until_step,
+                "--stop-file": stop_file}  # fmt: skip
+    stray = [flag for flag, given in watching.items() if given is not None and given is not False]
+    if stray and not watch:
+        raise JuristError(f"{stray[0]} applies to --watch only")
+    from jurist.sweep.watch import CheckpointWatcher, WatchRules
+    from jurist.track import Trackers, check_target
+
+    for target in track or []:
+        check_target(target)
+    rules = (
+        WatchRules(Path(checkpoints).expanduser(), settle, ready_file, until_step, stop_file)
+        if watch
+        else None
+    )
     plan = build_plan(
         checkpoints=checkpoints,
         tasks=tasks,
@@ -152,12 +189,15 @@ def sweep(
         cache_dir=cache_dir,
         check=not no_check,
         progress=not no_progress,
+        watch=watch,
     )
     from jurist.sweep.schedule import run_sweep
 
+    watcher = CheckpointWatcher(rules) if rules is not None else None
+    trackers = Trackers(track, plan.out, plan.name) if track else None
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        result = run_sweep(plan, ray_address=ray, plots=plots)
+        result = run_sweep(plan, ray_address=ray, plots=plots, watcher=watcher, trackers=trackers)
     finally:
         signal.signal(signal.SIGTERM, previous)
     raise typer.Exit(result.exit_code)

@@ -87,6 +87,7 @@ class Ledger:
         self._global_cap = 0
         self._last = clock()
         self._warned: set[tuple[str, str]] = set()
+        self.first_sent: float | None = None  # when the first request went on the wire (epoch seconds)
         self.record: Callable[[dict[str, Any]], None] | None = None
         """Where each settled request goes as a partial row (phase, model, counts, cost): the run's
         usage log (:class:`jurist.store.usage.UsageLog`); None keeps the counts in memory only."""
@@ -137,6 +138,8 @@ class Ledger:
         row = self.row(phase, alias)
         row.requests += 1
         row.retries += attempt > 1
+        if self.first_sent is None:  # a sweep's "checkpoint ready -> first request" (sweep.json)
+            self.first_sent = time.time()
         self._caps[alias] = min(model_cap, global_cap)
         self._global_cap = global_cap
         self._tick()

@@ -3,7 +3,8 @@
 ``checkpoints`` finds them, ``build`` checks the command into a ``plan``, ``schedule`` runs it (local GPU
 or CPU slots from a shared queue, or ``ray_backend`` on a Ray cluster): ``generation`` answers each
 checkpoint's tasks on its own server, ``judging`` judges and scores them on the judges' limit, ``results``
-writes sweep.json and sweep.csv, ``report`` the table and the plots.
+writes sweep.json and sweep.csv, ``report`` the table and the plots; ``watch`` finds the checkpoints a
+training run completes while a ``--watch`` sweep runs.
 """
 
 from __future__ import annotations
@@ -15,16 +16,21 @@ from jurist import lazy_face
 if TYPE_CHECKING:
     from jurist.sweep.build import build_plan
     from jurist.sweep.schedule import run_sweep
+    from jurist.sweep.watch import CheckpointWatcher, WatchRules
 
 _HOMES = {
     "build_plan": "build",
     "run_sweep": "schedule",
+    "CheckpointWatcher": "watch",
+    "WatchRules": "watch",
 }
 
 __getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [
+    "CheckpointWatcher",
+    "WatchRules",
     "build_plan",
     "run_sweep",
 ]

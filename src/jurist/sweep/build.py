@@ -114,15 +114,19 @@ def build_plan(
     cache_dir: Path | None = None,
     check: bool = True,
     progress: bool = True,
+    watch: bool = False,
 ) -> SweepPlan:
-    """The plan of a sweep, every option checked; raises :class:`JuristError` (exit 2) on a bad one."""
+    """The plan of a sweep, every option checked; raises :class:`JuristError` (exit 2) on a bad one.
+    ``watch``: no checkpoint yet (the watcher adds them as training completes them)."""
     from jurist.run.tasks import parse_tasks
 
     if out.exists() and not out.is_dir():
         raise JuristError(f"--out: {out} is a file, not a sweep directory")
     if models_file is not None and not models_file.is_file():
         raise JuristError(f"--models-file: {models_file} is not a file")
-    found = find_checkpoints(checkpoints)
+    if watch and ray is not None:
+        raise JuristError("--watch feeds local slots as checkpoints appear: it does not take --ray yet")
+    found = [] if watch else find_checkpoints(checkpoints)
     names = parse_tasks(tasks)
     options = parse_bench_options(bench_options, names)
     judged = judged_tasks(names, options)

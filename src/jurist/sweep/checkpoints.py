@@ -20,7 +20,7 @@ from jurist.errors import JuristError
 
 ServeKindName = Literal["llama.cpp", "vllm"]
 
-_STEP_CHILD = re.compile(r"^(step|checkpoint|global_step|iter)[_-]?\d+", re.IGNORECASE)
+STEP_CHILD = re.compile(r"^(step|checkpoint|global_step|iter)[_-]?\d+", re.IGNORECASE)
 _GLOB_CHARS = re.compile(r"[*?\[]")
 _NAME_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
@@ -62,7 +62,7 @@ def _weights(path: Path) -> Path:
 def _children(directory: Path) -> list[Path]:
     """A training run's checkpoints: the step-named children of ``directory`` (files or folders); a
     folder with none that is a model itself (``config.json``, or one GGUF file) is one checkpoint."""
-    found = [child for child in directory.iterdir() if _STEP_CHILD.match(child.name)]
+    found = [child for child in directory.iterdir() if STEP_CHILD.match(child.name)]
     if found:
         return found
     if (directory / "config.json").is_file() or _weights(directory) != directory:

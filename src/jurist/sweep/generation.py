@@ -122,13 +122,16 @@ async def generate_checkpoint(
             if live is not None:
                 live.remove(engine)
         results = await asyncio.to_thread(finish_all, session, stopped)
+    sent = [e.ledger.first_sent for e in session.engines.values() if e.ledger.first_sent is not None]
+    first = min(sent, default=None)
     if stopped is not None:
         say(f"failed: {stopped}")
-        return PhaseOutcome("failed", stopped, plans=plans)
+        return PhaseOutcome("failed", stopped, plans=plans, first_request_at=first)
     outcome = PhaseOutcome(
         "done" if all(r.exit_code == 0 for r in results.values()) else "incomplete",
         results=results,
         plans=plans,
+        first_request_at=first,
     )
     if outcome.status == "incomplete":
         failed = sum(r.failures for r in results.values())

@@ -45,6 +45,8 @@ class PhaseOutcome:
     results: dict[str, RunResult] = field(default_factory=dict)
     plans: dict[str, RunPlan] = field(default_factory=dict)
     """Each task's plan, for reading its results (the runs themselves are let go)."""
+    first_request_at: float | None = None
+    """When the phase's first request went on the wire (epoch seconds; None: it sent none)."""
 
     @property
     def exit_code(self) -> int:

@@ -161,8 +161,11 @@ def sweep_document(
     states: Mapping[str, tuple[str, str | None]],
     results: Sequence[Mapping[str, Any]],
     judges: Sequence[str],
+    timings: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """sweep.json's content: ``states`` maps a checkpoint to (status, one-line error)."""
+    """sweep.json's content: ``states`` maps a checkpoint to (status, one-line error); ``timings`` (a
+    watched sweep's) to when it was found complete and how long until its first request."""
+    timings = timings or {}
     return {
         "version": VERSION,
         "name": plan.name,
@@ -174,6 +177,7 @@ def sweep_document(
                 "path": str(c.path),
                 "status": states.get(c.name, ("incomplete", None))[0],
                 "error": states.get(c.name, ("incomplete", None))[1],
+                **timings.get(c.name, {}),
             }
             for c in plan.checkpoints
         ],

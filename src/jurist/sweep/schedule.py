@@ -7,15 +7,24 @@ that finishes early never waits for a fixed shard and more checkpoints than slot
 As each checkpoint's answers are in, its judging starts under the judges' own limit while generation goes
 on. One checkpoint failing is recorded and skipped. Ctrl-C / SIGTERM cancel everything: each phase stops
 its servers and marks its runs interrupted, and sweep.json is written with what is done.
+
+With ``--watch`` (:mod:`jurist.sweep.watch`) the queue is fed as training writes checkpoints: each one is
+queued once it is complete on disk, sweep.json, the plots and the trackers (:mod:`jurist.track`) are
+brought up to date after each, and checkpoints an earlier sweep of the same folder finished are kept as
+they are instead of being evaluated again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 import logging
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Any
 
 from rich.console import Console
@@ -31,7 +40,9 @@ from jurist.sweep.generation import generate_checkpoint, slot_words
 from jurist.sweep.judging import JudgePhase
 from jurist.sweep.phases import LiveEngines, PhaseOutcome, one_line
 from jurist.sweep.plan import SweepPlan, write_models_file
-from jurist.sweep.results import result_rows, sweep_document, write_sweep_files
+from jurist.sweep.results import SWEEP_JSON, result_rows, sweep_document, write_sweep_files
+from jurist.sweep.watch import CheckpointWatcher
+from jurist.track import Trackers
 
 log = logging.getLogger("jurist.sweep")
 
@@ -47,6 +58,7 @@ class CheckpointState:
     error: str | None = None
     rows: list[dict[str, Any]] = field(default_factory=list)
     exit_code: int = 1
+    timing: dict[str, Any] = field(default_factory=dict)  # --watch: ready_at, ready_to_first_request_s
 
 
 @dataclass
@@ -65,6 +77,9 @@ class Sweep:
         *,
         server_factory: ServerFactory | None = None,
         ray_address: str | None = None,
+        watcher: CheckpointWatcher | None = None,
+        trackers: Trackers | None = None,
+        plots: bool = False,
     ) -> None:
         self.plan = plan
         self.console = console or Console(stderr=True)
@@ -74,6 +89,11 @@ class Sweep:
         self.live = LiveEngines()
         self._logs: dict[str, IO[str]] = {}
         self._judging: list[asyncio.Task[None]] = []
+        self.watcher = watcher  # --watch: checkpoints join the queue as training completes them
+        self.trackers = trackers  # --track: each checkpoint's points logged as soon as it is scored
+        self.plots = plots  # --watch: the curves redrawn after each checkpoint (else once, at the end)
+        if watcher is not None:
+            self._keep_finished(watcher)
 
     # -- the whole sweep -------------------------------------------------------------------------------------
     def run(self) -> SweepResult:
@@ -81,6 +101,8 @@ class Sweep:
         self.plan.out.mkdir(parents=True, exist_ok=True)
         write_models_file(self.plan)
         self._write()
+        if self.trackers is not None:  # points a failed tracker missed last time, before any new one
+            self.trackers.log_rows(self._rows())
         try:
             run_interruptibly(self._main, self._force_stop)
         finally:
@@ -106,6 +128,8 @@ class Sweep:
                     await ray_generation(
                         self.plan, self.ray_address, self._generated(judging), self.console, self.factory
                     )
+                elif self.watcher is not None:
+                    await self._watched_generation(self.watcher, bars, self._generated(judging))
                 else:
                     await self._local_generation(bars, self._generated(judging))
                 await all_or_none(list(self._judging))
@@ -121,27 +145,97 @@ class Sweep:
 
         async def slot(gpus: tuple[int, ...] | None) -> None:
             while queue:
-                checkpoint = queue.popleft()
-                self._say(f"{checkpoint.name}: generating {slot_words(gpus)}")
-                outcome = await generate_checkpoint(
-                    self.plan,
-                    checkpoint,
-                    gpus,
-                    console=self.runs_console(checkpoint),
-                    bars=bars,
-                    live=self.live,
-                    factory=self.factory,
-                    notify=self.console,
-                )
-                generated(checkpoint, outcome)
+                await self._generate(queue.popleft(), gpus, bars, generated)
 
         await all_or_none([slot(gpus) for gpus in self.plan.slots])
+
+    async def _generate(
+        self, checkpoint: Checkpoint, gpus: tuple[int, ...] | None, bars: StageProgress, generated: Generated
+    ) -> None:
+        self._say(f"{checkpoint.name}: generating {slot_words(gpus)}")
+        outcome = await generate_checkpoint(
+            self.plan,
+            checkpoint,
+            gpus,
+            console=self.runs_console(checkpoint),
+            bars=bars,
+            live=self.live,
+            factory=self.factory,
+            notify=self.console,
+        )
+        generated(checkpoint, outcome)
+
+    # -- generation as training writes checkpoints (--watch) ----------------------------------------------
+    async def _watched_generation(
+        self, watcher: CheckpointWatcher, bars: StageProgress, generated: Generated
+    ) -> None:
+        """Slots take checkpoints from a queue that a look at the folder every ``poll_s`` feeds; once
+        watching stops (stop file, --until-step), the slots finish what is queued and the sweep ends."""
+        queue: asyncio.Queue[Checkpoint | None] = asyncio.Queue()
+        self._say(f"watching {watcher.rules.directory} for complete checkpoints")
+
+        async def feed() -> None:
+            while True:
+                for checkpoint in await asyncio.to_thread(watcher.look):
+                    self._add(checkpoint)
+                    queue.put_nowait(checkpoint)
+                if watcher.stop_reason is not None:
+                    self._say(f"watching stopped: {watcher.stop_reason}; finishing what is queued")
+                    break
+                await asyncio.sleep(watcher.rules.poll_s)
+            for _ in self.plan.slots:
+                queue.put_nowait(None)
+
+        async def slot(gpus: tuple[int, ...] | None) -> None:
+            while (checkpoint := await queue.get()) is not None:
+                await self._generate(checkpoint, gpus, bars, generated)
+
+        await all_or_none([feed(), *(slot(gpus) for gpus in self.plan.slots)])
+
+    def _add(self, checkpoint: Checkpoint) -> None:
+        """A checkpoint training just completed joins the plan, the models file and sweep.json."""
+        self.plan = dataclasses.replace(self.plan, checkpoints=(*self.plan.checkpoints, checkpoint))
+        state = self.states[checkpoint.name] = CheckpointState()
+        ready = self.watcher.ready_at.get(checkpoint.name) if self.watcher is not None else None
+        if ready is not None:
+            state.timing["ready_at"] = _utc(ready)
+        write_models_file(self.plan)
+        self._say(f"{checkpoint.name}: complete on disk (step {checkpoint.step}); queued")
+        self._write()
+
+    def _keep_finished(self, watcher: CheckpointWatcher) -> None:
+        """Checkpoints an earlier sweep of this folder finished, kept with their rows (a re-run of
+        ``--watch`` evaluates only what is new); the others are watched for like new ones."""
+        try:
+            earlier = json.loads((self.plan.out / SWEEP_JSON).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if not isinstance(earlier, dict):
+            return
+        rows = [r for r in earlier.get("results") or [] if isinstance(r, dict)]
+        kept = []
+        for entry in earlier.get("checkpoints") or []:
+            if not isinstance(entry, dict) or entry.get("status") != "complete":
+                continue
+            name, step, path = entry.get("name"), entry.get("step"), entry.get("path")
+            if not isinstance(name, str) or not isinstance(step, int) or not isinstance(path, str):
+                continue
+            state = self.states[name] = CheckpointState("complete", exit_code=0)
+            state.rows = [row for row in rows if row.get("checkpoint") == name]
+            state.timing = {k: entry[k] for k in ("ready_at", "ready_to_first_request_s") if k in entry}
+            kept.append(Checkpoint(name, step, Path(path)))
+            watcher.known.add(name)
+        if kept:
+            self.plan = dataclasses.replace(self.plan, checkpoints=(*self.plan.checkpoints, *kept))
 
     # -- judging as checkpoints come in ---------------------------------------------------------------------
     def _generated(self, judging: JudgePhase) -> Generated:
         def generated(checkpoint: Checkpoint, outcome: PhaseOutcome) -> None:
             state = self.states[checkpoint.name]
             state.error = outcome.error
+            ready = self.watcher.ready_at.get(checkpoint.name) if self.watcher is not None else None
+            if ready is not None and outcome.first_request_at is not None:
+                state.timing["ready_to_first_request_s"] = round(outcome.first_request_at - ready, 3)
             if outcome.status == "failed":
                 state.status, state.exit_code = "failed", max(1, outcome.exit_code)
                 self._say(f"{checkpoint.name}: failed: {outcome.error}", style="yellow")
@@ -172,6 +266,12 @@ class Sweep:
         words = ", ".join(f"{r['task']} {r['metric']} {_shown(r['value'])}" for r in rows)
         self._say(f"{checkpoint.name}: {state.status}" + (f": {words}" if words else ""))
         self._write()
+        if self.trackers is not None:
+            await asyncio.to_thread(self.trackers.log_rows, self._rows())
+        if self.plots:
+            from jurist.sweep.report import write_plots
+
+            await asyncio.to_thread(write_plots, self.plan, self.console)
 
     # -- output ---------------------------------------------------------------------------------------------
     def runs_console(self, checkpoint: Checkpoint) -> Console:
@@ -192,13 +292,20 @@ class Sweep:
             return sorted(named)
         return list(self.plan.judges) or [EMBEDDED_ALIAS]
 
+    def _rows(self) -> list[dict[str, Any]]:
+        return [row for c in self.plan.checkpoints for row in self.states[c.name].rows]
+
     def _document(self) -> dict[str, Any]:
         states = {name: (state.status, state.error) for name, state in self.states.items()}
-        rows = [row for c in self.plan.checkpoints for row in self.states[c.name].rows]
-        return sweep_document(self.plan, states, rows, self._judges())
+        timings = {name: state.timing for name, state in self.states.items() if state.timing}
+        return sweep_document(self.plan, states, self._rows(), self._judges(), timings)
 
     def _write(self) -> None:
         write_sweep_files(self.plan, self._document())
+
+
+def _utc(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
 def _shown(value: Any) -> str:
@@ -212,10 +319,28 @@ def run_sweep(
     server_factory: ServerFactory | None = None,
     ray_address: str | None = None,
     plots: bool = True,
+    watcher: CheckpointWatcher | None = None,
+    trackers: Trackers | None = None,
 ) -> SweepResult:
-    """The sweep, then its table and plots; KeyboardInterrupt (after sweep.json is written) when stopped."""
+    """The sweep, then its table and plots; KeyboardInterrupt (after sweep.json is written) when stopped.
+    ``watcher``: evaluate checkpoints as training completes them (``--watch``); ``trackers``: log each
+    checkpoint's points to them (``--track``)."""
     console = console or Console(stderr=True)
-    result = Sweep(plan, console, server_factory=server_factory, ray_address=ray_address).run()
+    sweep = Sweep(
+        plan,
+        console,
+        server_factory=server_factory,
+        ray_address=ray_address,
+        watcher=watcher,
+        trackers=trackers,
+        plots=plots and watcher is not None,
+    )
+    try:
+        result = sweep.run()
+    finally:
+        if trackers is not None:
+            trackers.close()
+    plan = sweep.plan  # --watch: with the checkpoints it found
     from jurist.sweep.report import print_summary, write_plots
 
     print_summary(plan, result.document)
