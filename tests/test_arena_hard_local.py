@@ -383,3 +383,20 @@ def test_judge_protocol_names_it_anywhere(tmp_path: Path) -> None:
     custom = protocol_for("arena-hard-local", spec, prompt)
     assert custom.name == "arena-hard-local+custom" and custom.read("[A>B] [B>A]", None, ())[0] is None
     assert chosen.fingerprint(spec) != protocol_for("simple", spec).fingerprint(spec)
+
+
+def test_an_arena_hard_local_judgment_file_imports_with_its_bracketed_scores(tmp_path: Path) -> None:
+    """Arena-Hard-Local stores ``score`` as matched (``[A>B]``): imported as its show_result reads it, and a
+    2024-format question (``question_id``) keeps its valid game when the other has no verdict (v0.1)."""
+    from jurist.interop.arena_hard import arena_judgment
+
+    record = {
+        "question_id": "q1", "model": "m", "judge": "j",
+        "games": [{"judgment": "[[A>>B]]", "score": "[A>>B]"}, {"judgment": "no verdict", "score": None}],
+    }  # fmt: skip
+    judgment, statuses = arena_judgment(
+        record, tmp_path / "m.jsonl", 1, judge="j", bench="arena-hard-v0.1", categories={}
+    )
+    assert statuses == ["ok", "null"] and judgment["games"][0]["label"] == "A>>B"
+    (battle,) = battles_from_judgment(judgment)
+    assert (battle["model_b"], battle["winner"], battle["weight"]) == ("m", "model_a", 3)
