@@ -6,12 +6,16 @@ Arena-Hard's own ``arena_hard_battles.jsonl``."""
 
 from __future__ import annotations
 
+import functools
+import http.server
 import json
 import math
+import os
 import random
 import re
 import subprocess
 import sys
+import threading
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -31,6 +35,7 @@ from jurist.scoring.winrate import win_rate_leaderboard
 from jurist.store.jsonl import read_jsonl
 
 LOCAL = SHARED_DATA / "arena-hard-local"
+URLOPEN = urllib.request.urlopen
 BASELINE = "Phi-3-medium-128k-instruct"
 LABELS = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
 pytestmark = pytest.mark.skipif(not LOCAL.is_dir(), reason="shared Arena-Hard-Local data not present")
@@ -400,3 +405,51 @@ def test_an_arena_hard_local_judgment_file_imports_with_its_bracketed_scores(tmp
     assert statuses == ["ok", "null"] and judgment["games"][0]["label"] == "A>>B"
     (battle,) = battles_from_judgment(judgment)
     assert (battle["model_b"], battle["winner"], battle["weight"]) == ("m", "model_a", 3)
+
+
+def test_with_internet_the_files_come_from_upstreams_commit_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No data dir: the config, questions and baseline answers are downloaded from upstream's layout at the
+    pinned commit (a raw-file server on 127.0.0.1 here), checked and cached; the next load sends nothing."""
+    from jurist.benchmarks import arena_hard_local
+    from jurist.judging import upstream_local
+
+    root = tmp_path / "served" / upstream_local.COMMIT
+    files = {
+        "config/judge_config.yaml": LOCAL / "judge_config.yaml",
+        "data/arena-hard-v0.1/question.jsonl": LOCAL / "question_ru.jsonl",
+        f"data/arena-hard-v0.1/model_answer/{BASELINE}.jsonl": LOCAL / "model_answer" / f"{BASELINE}.jsonl",
+    }
+    for relative, source in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(source, root / relative)
+    hits: list[str] = []
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def do_GET(self) -> None:
+            hits.append(self.path)
+            super().do_GET()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Handler, directory=str(root.parent))
+    )
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        monkeypatch.setattr(urllib.request, "urlopen", URLOPEN)
+        monkeypatch.setenv("JURIST_DATA_DIR", str(tmp_path / "empty"))
+        monkeypatch.setattr(upstream_local, "RAW_BASE", base)
+        monkeypatch.setattr(arena_hard_local, "_RAW", f"{base}/{upstream_local.COMMIT}")
+        bench = load_benchmark("arena-hard-local")
+        assert sorted(hits) == sorted(f"/{upstream_local.COMMIT}/{relative}" for relative in files)
+        assert len(bench.questions) == 500 and bench.shipped_answers[BASELINE] == baseline_answers()
+        assert load_local_settings().max_tokens == 512
+        load_benchmark("arena-hard-local")
+        assert len(hits) == 3  # the cache answers the second time
+    finally:
+        server.shutdown()
+        server.server_close()
