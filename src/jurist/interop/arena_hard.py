@@ -7,7 +7,8 @@ v2.0 (``games[].judgment.answer``), reformatted v0.1 and 2024 (``games[].judgmen
 score in brackets (Arena-Hard-Local's ``[A>B]``) is read with its brackets removed, as its show_result.py
 does. A question with a null or unparseable game is kept as an invalid judgment: v2.0 and reformatted
 judgments yield no battles for it (Arena-Hard v2 drops the question), 2024 ones (``question_id``) keep the
-other game (v0.1's show_result drops only the bad game); the counts go to run.json. Upstream style metadata is kept, computed only if absent.
+other game (v0.1's show_result drops only the bad game); the counts go to run.json. Upstream style
+metadata is kept, computed only if absent.
 """
 
 from __future__ import annotations
