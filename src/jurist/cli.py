@@ -104,8 +104,8 @@ def run(
     judge_protocol: Annotated[
         str | None,
         typer.Option(
-            help="arena-hard | arena-hard-creative (upstream's exact prompts) | jurist-pairwise | "
-            "jurist-creative | structured | simple | logprob"
+            help="arena-hard | arena-hard-creative | arena-hard-local (upstream's exact prompts) | "
+            "jurist-pairwise | jurist-creative | structured | simple | logprob"
         ),
     ] = None,
     judge_prompt: Annotated[

@@ -26,6 +26,7 @@ _BUILTIN: dict[str, str] = {
     "alpaca-eval": "jurist.benchmarks.alpaca_eval",
     "arena-hard-v2.0": "jurist.benchmarks.arena_hard_named:benchmark_v2",
     "arena-hard-v0.1": "jurist.benchmarks.arena_hard_named:benchmark_v01",
+    "arena-hard-local": "jurist.benchmarks.arena_hard_local",
     "lmarena-100k": "jurist.benchmarks.lmarena:benchmark_100k",
     "lmarena-140k": "jurist.benchmarks.lmarena:benchmark_140k",
 }

@@ -65,7 +65,8 @@ def show(
     run_dirs: Annotated[
         list[Path],
         typer.Argument(
-            help="run directory (jurist run or jurist import), or an arena battles file (several: --usage)",
+            help="run directory (jurist run or jurist import), an arena battles file or Arena-Hard's "
+            "arena_hard_battles.jsonl (several: --usage)",
             metavar="RUN_DIR...",
         ),
     ],
@@ -146,10 +147,14 @@ def show(
         return
     if len(run_dirs) != 1:
         raise JuristError("several run directories are read together only with --usage")
+    from jurist.interop import is_arena_hard_battles, score_arena_hard_battles
     from jurist.report.scores import print_scores
     from jurist.scoring import score_run_dir, write_documents
 
-    scores = score_run_dir(run_dirs[0], request)
+    if is_arena_hard_battles(run_dirs[0]):  # Arena-Hard's own arena_hard_battles.jsonl
+        scores = score_arena_hard_battles(run_dirs[0], request)
+    else:
+        scores = score_run_dir(run_dirs[0], request)
     print_scores(scores, fmt, detail=by_instruction)
     if write:
         write_documents(run_dirs[0], scores)

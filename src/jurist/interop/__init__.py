@@ -11,6 +11,7 @@ from jurist import lazy_face
 if TYPE_CHECKING:
     from jurist.interop.alpaca_eval import import_alpaca_eval
     from jurist.interop.arena_hard import import_arena_hard
+    from jurist.interop.arena_hard_battles import is_arena_hard_battles, score_arena_hard_battles
     from jurist.interop.arena_hard_export import export_arena_hard
     from jurist.interop.common import StyleFn
     from jurist.interop.judgearena import import_judgearena
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
 _HOMES = {
     "import_alpaca_eval": "alpaca_eval",
     "import_arena_hard": "arena_hard",
+    "is_arena_hard_battles": "arena_hard_battles",
+    "score_arena_hard_battles": "arena_hard_battles",
     "export_arena_hard": "arena_hard_export",
     "StyleFn": "common",
     "import_judgearena": "judgearena",
@@ -34,5 +37,7 @@ __all__ = [
     "import_alpaca_eval",
     "import_arena_hard",
     "import_judgearena",
+    "is_arena_hard_battles",
+    "score_arena_hard_battles",
     "score_stored_outputs",
 ]

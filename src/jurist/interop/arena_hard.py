@@ -3,9 +3,12 @@
 An import writes what a jurist run has (answers, judgments, battles.jsonl, run.json), so ``jurist show``
 scores it like our own runs; the export lets upstream tools read ours. Answers: v2.0 (``uid``,
 ``messages``, ``metadata``) and 2024 (``question_id``, ``choices``, ``conv_metadata``) form. Judgments:
-v2.0 (``games[].judgment.answer``), reformatted v0.1 and 2024 (``games[].judgment`` as text) form. A
-question with a null or unparseable game is kept as an invalid judgment and yields no battles (Arena-Hard
-v2 drops the question); the counts go to run.json. Upstream style metadata is kept, computed only if absent.
+v2.0 (``games[].judgment.answer``), reformatted v0.1 and 2024 (``games[].judgment`` as text) form; a 2024
+score in brackets (Arena-Hard-Local's ``[A>B]``) is read with its brackets removed, as its show_result.py
+does. A question with a null or unparseable game is kept as an invalid judgment: v2.0 and reformatted
+judgments yield no battles for it (Arena-Hard v2 drops the question), 2024 ones (``question_id``) keep the
+other game (v0.1's show_result drops only the bad game); the counts go to run.json. Upstream style
+metadata is kept, computed only if absent.
 """
 
 from __future__ import annotations
@@ -157,7 +160,7 @@ def _arena_game(game: Any, number: int, a: str, b: str) -> tuple[dict[str, Any],
         raw = _game_text(game) if isinstance(game, dict) else None
         return {"game": number, "a": a, "b": b, "label": None, "raw": raw}, "null"
     score = game["score"]
-    label = canonical_label(score) if isinstance(score, str) else None
+    label = canonical_label(score.replace("[", "").replace("]", "")) if isinstance(score, str) else None
     record = {"game": number, "a": a, "b": b, "label": label, "raw": _game_text(game)}
     if label is None:
         record["upstream_score"] = score
@@ -206,6 +209,7 @@ def arena_judgment(
         "protocol": "arena-hard-import",
         "games": [game for game, _ in parsed],
         "invalid": any(status != "ok" for status in statuses),
+        **({"invalid_drops": "game"} if "question_id" in record else {}),
         "source": "arena-hard",
     }
     return out, statuses

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from jurist.judging.base import CacheMode, JudgeItem, JudgeKind, PartialJudgment
     from jurist.judging.kinds import JudgeKindName, JudgePromptSource, judge_kind_for, judge_kind_outcome
     from jurist.judging.pairwise import battles_from_judgment, judgment_key
+    from jurist.judging.upstream_local import LocalJudgeSettings, load_local_settings
     from jurist.judging.verdict import canonical_label, swap_label
 
 _HOMES = {
@@ -28,6 +29,8 @@ _HOMES = {
     "judge_kind_outcome": "kinds",
     "battles_from_judgment": "pairwise",
     "judgment_key": "pairwise",
+    "LocalJudgeSettings": "upstream_local",
+    "load_local_settings": "upstream_local",
     "canonical_label": "verdict",
     "swap_label": "verdict",
 }
@@ -41,12 +44,14 @@ __all__ = [
     "JudgeKind",
     "JudgeKindName",
     "JudgePromptSource",
+    "LocalJudgeSettings",
     "PartialJudgment",
     "battles_from_judgment",
     "canonical_label",
     "judge_kind_for",
     "judge_kind_outcome",
     "judgment_key",
+    "load_local_settings",
     "preference_battles",
     "swap_label",
 ]

@@ -122,7 +122,7 @@ async def judge_game(
     game: dict[str, Any] = {"label": label}
     _stored(game, "raw", first.text)
     game.update({"usage": first.usage(), **how})
-    if label is None:
+    if protocol.asks_again(label, how):
         follow_up = messages + [
             {"role": "assistant", "content": reask_context(first.text)},
             {"role": "user", "content": protocol.reask_text},
@@ -135,11 +135,14 @@ async def judge_game(
 
 
 def battles_from_judgment(record: dict[str, Any], *, strong_weight: int = 3) -> list[dict[str, Any]]:
-    """One battle per game; a question with an invalid game yields none (Arena-Hard v2 drops it)."""
-    if record.get("invalid"):
+    """One battle per game; a question with an invalid game yields none (Arena-Hard v2 drops it), unless
+    the record says ``invalid_drops: game`` (Arena-Hard v0.1, Arena-Hard-Local: the other game counts)."""
+    if record.get("invalid") and record.get("invalid_drops") != "game":
         return []
     battles = []
     for game in record["games"]:
+        if game["label"] is None:
+            continue
         side, strong = LABEL_OUTCOME[game["label"]]
         winner = "tie" if side is None else ("model_a" if side == "A" else "model_b")
         battles.append(
@@ -274,6 +277,7 @@ class PairwiseJudge:
             "baseline_hash": text_hash(base),
             "games": games,
             "invalid": any(game["label"] is None for game in games),
+            **({"invalid_drops": "game"} if protocol.drops_invalid_game else {}),
             "tstamp": time.time(),
         }
 

@@ -6,7 +6,8 @@ user-supplied template (``--judge-prompt FILE``) is just another protocol with t
 "arena-hard" and "arena-hard-creative" are upstream's own prompts and verdict reading, loaded at run time
 (:mod:`jurist.judging.upstream`), never a paraphrase; "arena-hard" picks the system prompt per question
 category as upstream does (:func:`protocol_set`). jurist's own wording of that protocol is
-"jurist-pairwise" / "jurist-creative".
+"jurist-pairwise" / "jurist-creative". "arena-hard-local" is Arena-Hard-Local's simplified judge, its texts,
+regex and reading upstream's too (:mod:`jurist.judging.upstream_local`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import yaml
 
 from jurist.config import ModelSpec
 from jurist.errors import InputError
-from jurist.judging import upstream
+from jurist.judging import upstream, upstream_local
 from jurist.judging.verdict import (
     LABELS,
     VERDICT_SCHEMA,
@@ -75,6 +76,10 @@ class JudgeProtocol:
     hashed_name: str | None = None
     """The name the fingerprint hashes, when not ``name``: jurist's paraphrase was called "arena-hard"
     until upstream's texts took that name, and runs judged with it resume under "jurist-pairwise"."""
+    verdict_pattern: str | None = None
+    """Read verdicts with this regex as Arena-Hard-Local does (:func:`upstream_local.read_verdict`)."""
+    drops_invalid_game: bool = False
+    """A game without a verdict costs only itself (Arena-Hard v0.1), not its question's other game."""
 
     def shown(self, question: str, answer_a: str, answer_b: str) -> tuple[str, str, str]:
         """The question and answers as the judge sees them: verdict labels inside them neutralised."""
@@ -97,6 +102,8 @@ class JudgeProtocol:
 
     def read(self, text: str, logprobs: Any, quoted: tuple[str, ...]) -> tuple[str | None, dict[str, Any]]:
         """The verdict label of one reply, plus what the game record should keep about how it was read."""
+        if self.verdict_pattern is not None:
+            return upstream_local.read_verdict(text, self.verdict_pattern)
         if self.upstream_reader:
             return upstream.read_verdict(text), {}
         if not self.logprob:
@@ -113,6 +120,11 @@ class JudgeProtocol:
             "p_b_better": round(soft_preference(probs), 6),
             "verdict_mass": round(mass, 6),
         }
+
+    def asks_again(self, label: str | None, how: dict[str, Any]) -> bool:
+        """Whether a reply read as ``label`` is followed by the re-ask: one without a verdict is, unless the
+        reading found labels it refuses (Arena-Hard-Local stops at several different or unknown ones)."""
+        return label is None and not how.get("matches")
 
     def fingerprint(self, judge: ModelSpec) -> str:
         """Hash of everything that shapes a verdict besides the answers, so a change forces re-judging."""
@@ -131,6 +143,8 @@ class JudgeProtocol:
             data["logprob"] = self.request_params(judge)
         if self.upstream_reader:
             data["reader"] = f"arena-hard@{upstream.COMMIT}"
+        if self.verdict_pattern is not None:
+            data["reader"] = f"arena-hard-local@{upstream_local.COMMIT}:{self.verdict_pattern}"
         blob = json.dumps(data, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -147,6 +161,19 @@ def arena_hard_protocol(category: str = upstream.DEFAULT_CATEGORY, name: str = "
 def arena_hard_creative_protocol() -> JudgeProtocol:
     """Upstream's creative-writing judge (no "write your own answer first" step), for every question."""
     return arena_hard_protocol("creative_writing", "arena-hard-creative")
+
+
+def arena_hard_local_protocol() -> JudgeProtocol:
+    """Arena-Hard-Local's judge: its system prompt, user template and verdict regex, loaded at run time
+    from its pinned judge_config.yaml; an invalid game drops alone, as v0.1 scores it."""
+    settings = upstream_local.load_local_settings()
+    return JudgeProtocol(
+        upstream_local.PROTOCOL,
+        settings.system_prompt,
+        settings.prompt_template,
+        verdict_pattern=settings.verdict_pattern,
+        drops_invalid_game=True,
+    )
 
 
 def jurist_pairwise_protocol() -> JudgeProtocol:
@@ -200,6 +227,7 @@ UPSTREAM = ("arena-hard", "arena-hard-creative")
 PROTOCOLS = {
     "arena-hard": arena_hard_protocol,
     "arena-hard-creative": arena_hard_creative_protocol,
+    "arena-hard-local": arena_hard_local_protocol,
     "jurist-pairwise": jurist_pairwise_protocol,
     "jurist-creative": jurist_creative_protocol,
     "structured": structured_protocol,

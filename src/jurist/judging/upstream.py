@@ -21,7 +21,7 @@ import re
 import string
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -128,18 +128,26 @@ def _local(folder: Path, name: str) -> Path | None:
 def _download(name: str) -> bytes:
     """The pinned file ``name``, from the cache or (once) from upstream; checked before it is kept."""
     cached = cache_root() / "arena-hard-auto" / COMMIT / name
+    url = f"{RAW_BASE}/{COMMIT}/{name}"
+    return fetch_pinned(url, cached, _HINT, lambda data, origin: _check(name, data, origin))
+
+
+def fetch_pinned(url: str, cached: Path, hint: str, check: Callable[[bytes, str], bytes]) -> bytes:
+    """The bytes at ``url``: the ``cached`` copy when ``check`` accepts it, else downloaded once, checked
+    (``check`` raises on other bytes) and kept there; a failed download is one line ending in ``hint``."""
     if cached.is_file():
         data = cached.read_bytes()
-        if hashlib.sha256(data).hexdigest() == SHA256[name]:
-            return data
-    url = f"{RAW_BASE}/{COMMIT}/{name}"
+        try:
+            return check(data, str(cached))
+        except JuristError:
+            pass  # a damaged cache entry: fetched again
     try:
         with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT) as response:
             data = bytes(response.read())
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", None) or exc
-        raise JuristError(f"could not download {url} ({reason}); check the network, or {_HINT}") from None
-    _check(name, data, url)
+        raise JuristError(f"could not download {url} ({reason}); check the network, or {hint}") from None
+    check(data, url)
     cached.parent.mkdir(parents=True, exist_ok=True)
     partial = cached.with_name(f".{cached.name}.{os.getpid()}.part")
     partial.write_bytes(data)
@@ -188,8 +196,9 @@ def _judge_settings(raw: Any, origin: str) -> tuple[dict[str, str], dict[str, st
     return prompts, baselines
 
 
-def jurist_template(template: str, origin: str) -> str:
-    """Upstream's ``str.format`` template with jurist's placeholders, so filling it gives the same bytes."""
+def jurist_template(template: str, origin: str, fields: Mapping[str, str] = _TEMPLATE_FIELDS) -> str:
+    """Upstream's ``str.format`` template with jurist's placeholders (``fields``: upstream's field name ->
+    jurist's placeholder), so filling it gives the same bytes."""
     parts: list[str] = []
     try:
         parsed = list(string.Formatter().parse(template))
@@ -201,9 +210,9 @@ def jurist_template(template: str, origin: str) -> str:
         parts.append(literal)
         if field is None:
             continue
-        if field not in _TEMPLATE_FIELDS or spec or conversion:
+        if field not in fields or spec or conversion:
             raise JuristError(f"{origin}: prompt_template: unexpected field {{{field}}}")
-        parts.append(_TEMPLATE_FIELDS[field])
+        parts.append(fields[field])
     return "".join(parts)
 
 

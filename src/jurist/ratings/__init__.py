@@ -4,7 +4,8 @@
 * ``style_control``: Arena-Hard v2 style-controlled win rates (BT + z-scored style features).
 * ``lc_winrate``: AlpacaEval 2 win rate and length-controlled win rate.
 * ``placement``: placing judged models among human-voted arena models (JudgeArena's method).
-* ``winrate``: weighted win rate against one baseline with a question/entry bootstrap.
+* ``winrate``: weighted win rate against one baseline with a question/entry bootstrap (and Arena-Hard
+  v0.1's row bootstrap).
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ if TYPE_CHECKING:
         style_features,
         zscore,
     )
-    from jurist.ratings.winrate import WinRate, win_rate_from_entries
+    from jurist.ratings.winrate import WinRate, row_bootstrap_intervals, win_rate_from_entries
 
 _HOMES = {
     "agreement_rate": "agreement",
@@ -100,6 +101,7 @@ _HOMES = {
     "style_features": "style_control",
     "zscore": "style_control",
     "WinRate": "winrate",
+    "row_bootstrap_intervals": "winrate",
     "win_rate_from_entries": "winrate",
 }
 
@@ -138,6 +140,7 @@ __all__ = [
     "rank_by_ci",
     "rank_by_rating",
     "rank_correlation",
+    "row_bootstrap_intervals",
     "soft_preference",
     "style_controlled_win_rates",
     "style_features",

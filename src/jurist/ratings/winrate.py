@@ -80,3 +80,31 @@ def _draws(rng: np.random.Generator, n: int, rounds: int) -> Iterator[npt.NDArra
     step = max(1, _DRAWS_PER_BLOCK // n)
     for start in range(0, rounds, step):
         yield rng.multinomial(n, pvals, size=min(step, rounds - start))
+
+
+def row_bootstrap_intervals(
+    groups: npt.ArrayLike, p_model: npt.ArrayLike, n_groups: int, *, rounds: int = 100, seed: int = 42,
+    ci_level: float = 0.95,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:  # fmt: skip
+    """Arena-Hard v0.1's interval (its ``show_result.py``), drawn as upstream draws it: each round takes
+    ``len(rows)`` rows of the whole battles table with replacement from NumPy's legacy generator seeded
+    once (``np.random.seed(42)``, then pandas' ``sample(frac=1, replace=True)``, i.e. ``choice(n, n)``),
+    and rates each group (a model against the one baseline) by its win rate there, on the Elo scale (what
+    upstream's Bradley-Terry fit gives against one baseline); the interval is the ratings' percentiles,
+    back on the win-rate scale in percent. ``groups[i]`` is row i's group, -1 for a row that counts for
+    no group (the baseline against itself: drawn, as upstream draws it, but scoring nothing);
+    ``p_model[i]`` is 1, 0.5 or 0 as the group's model won, tied or lost. Returns (low, high) per group."""
+    group = np.asarray(groups, dtype=np.int64)
+    won = np.asarray(p_model, dtype=np.float64)
+    legacy = np.random.RandomState(seed)  # randint(0, n, n) is what upstream's choice(n, n) draws
+    elo = np.empty((rounds, n_groups))
+    for r in range(rounds):
+        drawn: npt.NDArray[np.int64] = np.asarray(legacy.randint(0, group.shape[0], size=group.shape[0]))
+        counted = drawn[group[drawn] >= 0]
+        wins = np.bincount(group[counted], weights=won[counted], minlength=n_groups)
+        games = np.bincount(group[counted], minlength=n_groups)
+        rate = np.clip(wins / np.maximum(games, 1), 1e-12, 1.0 - 1e-12)
+        elo[r] = 400.0 * np.log10(rate / (1.0 - rate))
+    tail = 100.0 * (1.0 - ci_level) / 2.0
+    low, high = np.percentile(elo, [tail, 100.0 - tail], axis=0)
+    return 100.0 / (1.0 + 10.0 ** (-low / 400.0)), 100.0 / (1.0 + 10.0 ** (-high / 400.0))
