@@ -19,8 +19,11 @@ if TYPE_CHECKING:
     from jurist.run.plan import RunPlan, judges_against_baselines, resolve
     from jurist.run.session import Session, all_or_none
     from jurist.run.tasks import headline, parse_tasks, run_tasks, task_options
+    from jurist.run.tracking import run_rows, track_rows
 
 _HOMES = {
+    "run_rows": "tracking",
+    "track_rows": "tracking",
     "show_usage": "budget",
     "usage_of_runs": "budget",
     "RunConfig": "config",
@@ -47,6 +50,8 @@ __getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [
+    "run_rows",
+    "track_rows",
     "FORCED_STOP",
     "GracefulInterrupt",
     "Pipeline",
