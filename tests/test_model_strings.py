@@ -346,3 +346,37 @@ def test_a_checkpoint_path_is_served_by_a_managed_vllm(
     assert start["cuda_visible_devices"] in ("0", "1")
     (row,) = json.loads(result.stdout)
     assert row["model"] == "./ckpt/step_7" and row["n_answers"] == 3
+
+
+def test_jurist_check_and_a_sweeps_judges_take_strings(
+    tmp_path: Path, mock_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jurist.sweep.build import build_plan
+    from jurist.sweep.plan import judging_config
+
+    server = mock_server()
+    hosted = "openai/gpt-4.1@https://api.openai.com/v1"  # its own URL: --base-url is not its
+    names = ["vllm/M", f"vllm/N@{server.base_url}", hosted, "nobody"]
+    result = jurist("check", *names, "--base-url", server.base_url, cwd=tmp_path, env=clean_env())
+    assert result.returncode == 1
+    lines = {line.split()[0]: line for line in result.stdout.splitlines()}
+    assert "ok" in lines["vllm/M"] and "ok" in lines[f"vllm/N@{server.base_url}"]
+    assert "no API key for a hosted API" in lines[hosted] and "not defined" in lines["nobody"]
+    assert server.stats.probes == 2
+    for step in (1, 2):
+        (tmp_path / "run" / f"step_{step}").mkdir(parents=True)
+        (tmp_path / "run" / f"step_{step}" / "config.json").write_text("{}")
+    monkeypatch.setenv("JURIST_DATA_DIR", str(SHARED_DATA))
+    strings = ModelStringOptions(base_url=server.base_url, api_key=KEY, settings={"temperature": 0.0})
+    plan = build_plan(
+        checkpoints=str(tmp_path / "run"),
+        tasks="starter",
+        judges=["vllm/judge-good"],
+        model_strings=strings,
+        out=tmp_path / "sweep",
+        check=False,
+    )
+    config = judging_config(plan, plan.checkpoints[0], "starter")
+    assert config.judges == ["vllm/judge-good"] and config.model_strings == strings
+    with pytest.raises(JuristError, match=r"model 'judge' is not defined \(no --models-file\)"):
+        build_plan(checkpoints=str(tmp_path / "run"), tasks="starter", judges=["judge"], out=tmp_path / "s2")
