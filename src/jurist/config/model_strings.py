@@ -136,10 +136,6 @@ class ModelStringOptions:
                 raise JuristError("--api-key: a key is one line of text")
             register_secret(self.api_key)
 
-    @property
-    def given(self) -> bool:
-        return self.base_url is not None or self.api_key is not None or bool(self.settings)
-
     def without_key(self) -> ModelStringOptions:
         """These options without the key (what may travel to other processes or hosts)."""
         return replace(self, api_key=None)
