@@ -166,7 +166,7 @@ def run(
         Path | None, typer.Option(help="request cache folder [$JURIST_CACHE_DIR or ~/.cache/jurist]")
     ] = None,
     no_check: Annotated[
-        bool, typer.Option("--no-check", help="skip probing the models-file endpoints before the run")
+        bool, typer.Option("--no-check", help="skip probing the models' endpoints before the run")
     ] = False,
     prices: Annotated[
         Path | None,
