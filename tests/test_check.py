@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from conftest import write_models_file
-from jurist.engine.check import is_local_url
+from jurist.engine.check import needs_key
 from jurist.engine.embedded import EMBEDDED_ALIAS
 from jurist.engine.servers.base import free_port
 from jurist.errors import JuristError
@@ -39,14 +39,14 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 
 def models_with_problems(tmp_path: Path, base_url: str) -> Path:
-    """One working alias, a dead port, a keyless remote API, and a key from an unset variable."""
+    """One working alias, a dead port, a keyless hosted API, and a key from an unset variable."""
     path = write_models_file(
         tmp_path / "m.yaml",
         base_url,
         {
             "good": {"endpoints": [{"api_base": base_url, "api_key": SECRET}]},
             "dead": {"endpoints": [{"api_base": f"http://127.0.0.1:{free_port()}/v1", "api_key": None}]},
-            "remote": {"endpoints": [{"api_base": "https://api.example.com/v1", "api_key": None}]},
+            "remote": {"endpoints": [{"api_base": "https://api.openai.com/v1", "api_key": None}]},
             "unset": {"endpoints": [{"api_base": base_url, "api_key": "${JURIST_CHECK_UNSET_KEY}"}]},
         },
     )
@@ -62,7 +62,7 @@ def test_check_reports_every_problem_in_one_run(tmp_path: Path, mock_server: Any
     assert set(lines) == {"good", "dead", "remote", "unset"}
     assert "ok" in lines["good"] and server.base_url in lines["good"]
     assert "unreachable" in lines["dead"] and "127.0.0.1" in lines["dead"]
-    assert "https://api.example.com/v1" in lines["remote"] and "no API key" in lines["remote"]
+    assert "https://api.openai.com/v1" in lines["remote"] and "no API key" in lines["remote"]
     assert "${JURIST_CHECK_UNSET_KEY}" in lines["unset"] and "not set" in lines["unset"]
     assert "3 problem(s) in 4 endpoint(s)" in result.stderr
     assert SECRET not in result.stdout + result.stderr
@@ -158,18 +158,23 @@ def test_a_managed_server_is_reported_not_probed() -> None:
 
 
 @pytest.mark.parametrize(
-    ("url", "local"),
+    ("url", "needed"),
     [
-        ("http://127.0.0.1:8000/v1", True),
-        ("http://localhost:8000/v1", True),
-        ("http://[::1]:8000/v1", True),
-        ("http://10.1.2.3:8000/v1", True),
-        ("http://gpu-node-3:8000/v1", True),
-        ("http://box.local/v1", True),
-        ("https://api.openai.com/v1", False),
-        ("https://api.example.com/v1", False),
+        ("http://127.0.0.1:8000/v1", False),
+        ("http://localhost:8000/v1", False),
+        ("http://[::1]:8000/v1", False),
+        ("http://10.1.2.3:8000/v1", False),
+        ("http://gpu-node-3:8000/v1", False),
+        ("http://box.local/v1", False),
+        ("http://gpu1.lab.org:8000/v1", False),  # a lab's keyless vLLM on a dotted host (issue 27)
+        ("https://api.example.com/v1", False),  # unknown: the probe finds out (401 refuses)
         ("https://8.8.8.8/v1", False),
+        ("https://api.openai.com/v1", True),
+        ("https://API.OpenAI.com./v1", True),
+        ("https://my-east.openai.azure.com/openai", True),
+        ("https://openrouter.ai/api/v1", True),
+        ("https://notapi.openai.com.evil.org/v1", False),
     ],
 )
-def test_is_local_url(url: str, local: bool) -> None:
-    assert is_local_url(url) is local
+def test_only_hosted_apis_need_a_key(url: str, needed: bool) -> None:
+    assert needs_key(url) is needed

@@ -307,7 +307,7 @@ def test_bad_sweep_commands_are_one_line_usage_errors(
         ({"tasks": "no-such-task"}, "neither a known benchmark"),
         ({"tasks": "judgebench"}, "fixed response pairs"),
         ({"tasks": "ifeval,starter", "bench_options": ["version=v1"]}, "say which task"),
-        ({"tasks": "ifeval", "judges": ["j"]}, "judges are defined in a --models-file"),
+        ({"tasks": "ifeval", "judges": ["j"]}, r"model .j. is not defined \(no --models-file\)"),
         ({"tasks": "ifeval", "ray": "", "gpus": "0,1"}, "--ray places each checkpoint"),
         ({"tasks": "ifeval", "gpus": "0,1", "local": True}, "--local runs a checkpoint"),
         ({"tasks": "ifeval", "checkpoint_settings": "x"}, "give --models-file too"),

@@ -75,12 +75,30 @@ def run(
     models_file: Annotated[
         Path | None, typer.Option("--models-file", help="api_config.yaml-style file")
     ] = None,
-    model: Annotated[list[str] | None, typer.Option("--model", help="candidate alias (repeatable)")] = None,
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model", help="candidate: an alias, or a model string (openai/NAME, vllm/NAME, a path…)"
+        ),
+    ] = None,
     baseline: Annotated[
-        str | None, typer.Option(help="baseline alias (default: the benchmark's own)")
+        str | None, typer.Option(help="baseline alias or model string (default: the benchmark's own)")
     ] = None,
     judge: Annotated[
-        list[str] | None, typer.Option("--judge", help="judge alias (repeatable, or a,b)")
+        list[str] | None, typer.Option("--judge", help="judge alias or model string (repeatable, or a,b)")
+    ] = None,
+    # -- model strings (docs/models.md): what every string that names none of its own takes --------------
+    base_url: Annotated[
+        str | None, typer.Option(help="URL of the model strings' OpenAI-compatible server")
+    ] = None,
+    api_key: Annotated[
+        str | None, typer.Option(help="key of the model strings (never written anywhere)", show_default=False)
+    ] = None,
+    model_setting: Annotated[
+        list[str] | None,
+        typer.Option(
+            "-M", "--model-setting", help="model-string setting KEY=VALUE: temperature=0, max_tokens=512…"
+        ),
     ] = None,
     out: Annotated[Path | None, typer.Option(help="run directory (default runs/<bench>)")] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="use only the first N questions")] = None,
@@ -156,7 +174,7 @@ def run(
         Path | None, typer.Option(help="request cache folder [$JURIST_CACHE_DIR or ~/.cache/jurist]")
     ] = None,
     no_check: Annotated[
-        bool, typer.Option("--no-check", help="skip probing the models-file endpoints before the run")
+        bool, typer.Option("--no-check", help="skip probing the models' endpoints before the run")
     ] = False,
     prices: Annotated[
         Path | None,
@@ -242,6 +260,9 @@ def run(
         raise JuristError(f"--sample: {sample!r} is not first or stratified")
     if method not in ("winrate", "bt"):
         raise JuristError(f"--method: {method!r} is not winrate or bt")
+    from jurist.config import ModelStringOptions, parse_settings
+
+    strings = ModelStringOptions(base_url, api_key, parse_settings(model_setting or []))
     features = tuple(_split([style_control])) if style_control else ()
     unknown = [f for f in features if f not in ("length", "markdown")]
     if unknown:
@@ -253,6 +274,7 @@ def run(
         models=_split(model),
         baseline=baseline,
         judges=_split(judge),
+        model_strings=strings,
         out=out,
         limit=limit,
         limit_sample=sample,  # type: ignore[arg-type]  # checked above

@@ -76,7 +76,15 @@ def sweep(
     ] = None,
     models_file: Annotated[Path | None, typer.Option(help="the judges' models file")] = None,
     judge: Annotated[
-        list[str] | None, typer.Option("--judge", help="judge alias (repeatable; default: embedded)")
+        list[str] | None,
+        typer.Option("--judge", help="judge alias or model string (repeatable; default: embedded)"),
+    ] = None,
+    base_url: Annotated[str | None, typer.Option(help="URL of the judges' model strings")] = None,
+    api_key: Annotated[
+        str | None, typer.Option(help="key of the judges' model strings", show_default=False)
+    ] = None,
+    model_setting: Annotated[
+        list[str] | None, typer.Option("-M", "--model-setting", help="judges' model-string setting KEY=VALUE")
     ] = None,
     judge_concurrency: Annotated[
         int, typer.Option(min=1, help="judge requests in flight, all checkpoints together")
@@ -137,6 +145,7 @@ def sweep(
     and the spread over samples), training-curve plots in SWEEP_DIR/plots. Re-running resumes.
 
     Exit codes: 0 every checkpoint complete, 1 some failed or are incomplete, 2 usage error, 130 stopped."""
+    from jurist.config import ModelStringOptions, parse_settings
     from jurist.sweep.build import build_plan
 
     if data_dir is not None:
@@ -175,6 +184,7 @@ def sweep(
         checkpoint_settings=checkpoint_settings,
         models_file=models_file,
         judges=_split(judge),
+        model_strings=ModelStringOptions(base_url, api_key, parse_settings(model_setting or [])),
         judge_concurrency=judge_concurrency,
         max_concurrency=max_concurrency,
         out=out,

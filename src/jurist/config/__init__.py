@@ -5,10 +5,20 @@ A models file maps an alias to a model: ``model``, ``endpoints: [{api_base, api_
 provider default), ``api_type``, ``parallel``, ``max_tokens``, ``temperature`` and optional ``timeout`` and
 ``system_prompt``; or, instead of ``endpoints``, a ``serve`` block for a server jurist starts itself (see
 :class:`ServeSpec`). Keys may be literal, ``${ENV_VAR}`` references, or absent (then ``OPENAI_API_KEY`` from
-the environment or a ``.env`` file is used).
+the environment or a ``.env`` file is used). A name that is no alias may be a model string
+(``openai/NAME``, ``vllm/NAME``, ``hf/ORG/NAME``, a path …: :mod:`~jurist.config.model_strings`).
 """
 
-from jurist.config.models_file import load_dotenv_values, load_models_file, resolve_key
+from jurist.config.model_strings import (
+    PROVIDERS,
+    SERVER_PROVIDERS,
+    SETTING_KEYS,
+    ModelStringOptions,
+    models_from_strings,
+    parse_settings,
+    undefined_model,
+)
+from jurist.config.models_file import load_dotenv_values, load_models_file, openai_base_url, resolve_key
 from jurist.config.specs import (
     DEFAULT_API_BASE,
     DEFAULT_KEY_ENV,
@@ -25,13 +35,21 @@ __all__ = [
     "DEFAULT_API_BASE",
     "DEFAULT_KEY_ENV",
     "PASSTHROUGH_PARAMS",
+    "PROVIDERS",
+    "SERVER_PROVIDERS",
+    "SETTING_KEYS",
     "VLLM_DEFAULT_MAX_NUM_SEQS",
     "Endpoint",
     "ModelSpec",
+    "ModelStringOptions",
     "ServeKind",
     "ServeSpec",
     "arg_value",
     "load_dotenv_values",
     "load_models_file",
+    "models_from_strings",
+    "openai_base_url",
+    "parse_settings",
     "resolve_key",
+    "undefined_model",
 ]

@@ -65,6 +65,19 @@ def resolve_key(
     return value
 
 
+def openai_base_url(env: Mapping[str, str]) -> str:
+    """Where an OpenAI-wire model with no ``api_base`` of its own is sent: ``OPENAI_BASE_URL`` when set (as
+    the OpenAI SDK reads it: an explicit base URL first, then this variable, then the default), else
+    https://api.openai.com/v1. Read, like keys, from the environment or ``.env``: a key for a proxy read
+    from ``.env`` must never be sent to api.openai.com because its URL was not."""
+    value = env.get("OPENAI_BASE_URL")
+    if value is None:
+        return DEFAULT_API_BASE
+    if _not_http(value.strip() or "none:"):
+        raise JuristError(f"OPENAI_BASE_URL {value[:200]!r} is not an http:// or https:// URL")
+    return value.strip()
+
+
 class _DuplicateKey(Exception):
     def __init__(self, key: object, line: int, first: int, top: bool) -> None:
         self.key, self.line, self.first, self.top = key, line, first, top
@@ -245,6 +258,8 @@ def load_models_file(
                 if aliases is None:
                     raise
                 problems.append(str(exc))
+            if endpoint.api_base is None and spec.api_type == "openai":
+                endpoint.api_base = openai_base_url(env)  # the provider default, as the OpenAI SDK finds it
             if _not_http(endpoint.api_base):  # e.g. ftp://: every request would fail, after every retry
                 where_line = _line_of(text, alias, i) + f"{where}: endpoints[{i}]"
                 shown = repr(endpoint.api_base)[:200]

@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from jurist.prices import Price
 
@@ -42,10 +42,23 @@ class Endpoint(BaseModel):
     api_base: str | None = None
     api_key: str | None = Field(default=None, repr=False)
     model_name: str | None = None
+    # Where a model string's key came from, for run.json (never the key): a variable's name or
+    # "--api-key (given on the command line)". Not a models-file field.
+    _key_from: str | None = PrivateAttr(default=None)
 
     @property
     def base_url(self) -> str:
         return (self.api_base or DEFAULT_API_BASE).rstrip("/")
+
+    def with_key(self, key: str | None, source: str | None) -> Endpoint:
+        """This endpoint holding ``key``, which came from ``source`` (recorded; the key never is)."""
+        self.api_key = key
+        self._key_from = source if key else None
+        return self
+
+    @property
+    def key_from(self) -> str | None:
+        return self._key_from
 
 
 def arg_value(args: Sequence[str], *names: str) -> str | None:
@@ -181,6 +194,7 @@ class ModelSpec(BaseModel):
         data.pop("api_key", None)  # excluded already; never let a dump setting bring it back
         data["endpoints"] = [
             {"api_base": ep.base_url, "model_name": ep.model_name, "api_key": "***" if ep.api_key else None}
+            | ({"api_key_from": ep.key_from} if ep.api_key and ep.key_from else {})
             for ep in self.resolved_endpoints()
         ]
         return data

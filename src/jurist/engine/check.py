@@ -14,7 +14,6 @@ through, a 429, a 503 that says when to come back). Which aliases are probed at 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
 import logging
 import re
@@ -35,14 +34,37 @@ from jurist.redact import mask
 
 log = logging.getLogger("jurist.check")
 PROBE_MESSAGES = [{"role": "user", "content": "Reply with one word: ok"}]
-MISSING_KEY = f"no API key (set api_key in the models file, or {DEFAULT_KEY_ENV})"
+MISSING_KEY = f"no API key for a hosted API (--api-key, api_key in the models file, or {DEFAULT_KEY_ENV})"
 # A probe tries an endpoint up to three times, briefly: a refused port or HTTP 500 on every attempt is
 # known in about a second, and a long Retry-After does not hang the run's start (it is a warning).
 PROBE_POLICY = RetryPolicy(max_attempts=3, base_delay=0.3, max_delay=1.5, max_retry_after=3.0)
 ONE_ATTEMPT = RetryPolicy(max_attempts=1)  # each attempt is the probe's own, so its outcome is seen
 LISTING_TIMEOUT_S = 5.0  # GET /models, asked only to say which models a server serves instead
 _GAVE_UP = re.compile(r" \(gave up after \d+ attempts?, [\d.]+ s\)$")
-_LOCAL_SUFFIXES = (".local", ".localhost", ".internal", ".lan", ".home.arpa")
+HOSTED_KEY_HOSTS = (
+    "api.openai.com",
+    "openai.azure.com",
+    "api.anthropic.com",
+    "generativelanguage.googleapis.com",
+    "api.mistral.ai",
+    "api.groq.com",
+    "api.together.xyz",
+    "api.together.ai",
+    "openrouter.ai",
+    "api.deepseek.com",
+    "api.fireworks.ai",
+    "api.x.ai",
+    "api.cohere.com",
+    "api.cohere.ai",
+    "api.perplexity.ai",
+    "api.cerebras.ai",
+    "integrate.api.nvidia.com",
+    "router.huggingface.co",
+    "api-inference.huggingface.co",
+)
+"""Hosted APIs that answer nothing without a key (a host or any of its subdomains): only these are refused
+for having none. Any other server (a lab's vLLM on gpu1.lab.org, a proxy) may well need no key, and one
+that does says so in the probe's HTTP 401, which refuses the run all the same."""
 
 
 @dataclass(frozen=True)
@@ -68,23 +90,16 @@ class EndpointCheck:
         return mask(f"{self.alias}  {self.endpoint}  {detail}" + (f"; {self.note}" if self.note else ""))
 
 
-def is_local_url(url: str) -> bool:
-    """True for servers that typically need no key: loopback, private addresses, bare LAN host names."""
-    host = (urlsplit(url).hostname or "").lower()
-    if not host:
-        return False
-    if host == "localhost" or host.endswith(_LOCAL_SUFFIXES):
-        return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return "." not in host  # a single-label name such as "gpu-node-3" resolves on the local network
-    return address.is_loopback or address.is_private or address.is_link_local or address.is_unspecified
+def needs_key(url: str) -> bool:
+    """Whether ``url`` is a hosted API that answers nothing without a key (:data:`HOSTED_KEY_HOSTS`)."""
+    host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    return any(host == known or host.endswith("." + known) for known in HOSTED_KEY_HOSTS)
 
 
 def key_problem(endpoint: Endpoint) -> str | None:
-    """A remote endpoint with no key cannot work; a local server (vLLM, llama.cpp) usually needs none."""
-    if endpoint.api_key or is_local_url(endpoint.base_url):
+    """A hosted API with no key cannot work; any other server (vLLM, llama.cpp, a lab's or a proxy)
+    may need none, and the probe finds out."""
+    if endpoint.api_key or not needs_key(endpoint.base_url):
         return None
     return MISSING_KEY
 
@@ -246,7 +261,9 @@ async def check_endpoints(
     for alias in list(specs) if aliases is None else list(dict.fromkeys(aliases)):
         spec = specs.get(alias)
         if spec is None:
-            slots.append(EndpointCheck(alias, "-", "not defined in the models file"))
+            slots.append(
+                EndpointCheck(alias, "-", "not defined (neither a models-file alias nor a model string)")
+            )
             continue
         if spec.serve is not None:  # ours, and not up yet: jurist starts it on first use
             where = f"serve: {spec.serve.kind} {spec.serve.model}"

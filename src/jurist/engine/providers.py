@@ -50,7 +50,8 @@ def import_litellm() -> Any:
         import litellm
     except ImportError:
         raise JuristError(
-            f"api_type: litellm needs the litellm package, which is not installed: {LITELLM_HINT}"
+            "api_type: litellm needs the litellm package (so do litellm/PROVIDER/NAME model strings), "
+            f"which is not installed: {LITELLM_HINT}"
         ) from None
     litellm.suppress_debug_info = True  # its "Give Feedback / Get Help" banner on every exception
     litellm.telemetry = False  # no usage pings to litellm's servers

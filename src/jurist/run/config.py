@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from jurist.config import ModelStringOptions
 from jurist.engine.retry import RetryPolicy
 
 Mode = Literal["all", "inference-only", "judge-only"]
@@ -21,6 +22,8 @@ class RunConfig:
     models: list[str] = field(default_factory=list)
     baseline: str | None = None
     judges: list[str] = field(default_factory=list)
+    # --base-url, --api-key and -M: what model strings (openai/NAME, vllm/NAME, a path …) take
+    model_strings: ModelStringOptions = field(default_factory=ModelStringOptions)
     out: Path | None = None
     limit: int | None = None
     limit_sample: Literal["first", "stratified"] = "first"  # which questions --limit keeps

@@ -274,7 +274,7 @@ class Planner:
     def _probes(self, rows: dict[tuple[str, str], Estimate]) -> None:
         """The pre-run check's one-token probes, one per endpoint of each model with work (not sent here)."""
         config = self.run.config
-        if not config.check or config.models_file is None:
+        if not config.check:
             return
         busy = {alias for (_, alias), row in rows.items() if row.requests}
         for alias in sorted(busy):

@@ -72,8 +72,9 @@ class Pipeline:
             self.console.print(f"note: {line}", style="yellow", markup=False, highlight=False, soft_wrap=True)
 
     def _precheck(self) -> None:
-        """Probe the models-file aliases that have requests to send in this run, so a dead endpoint, a
-        rejected key or an unknown model fails it at once (one line, before the lock and any file).
+        """Probe the models (aliases and model strings) that have requests to send in this run, so a dead
+        endpoint, a rejected key or an unknown model fails it at once (one line, before the lock and any
+        file).
 
         Only requests still to send count: what is on disk is never sent again, so a finished run re-run
         (or copied and re-run) with its servers down probes nothing and scores. What the request cache
@@ -83,7 +84,7 @@ class Pipeline:
         probed with the answers they would judge when answers are still to come, since those are new.
         ``--cache-only`` probes nothing: it sends nothing, and answers from the cache under what each
         server last said it serves."""
-        if not self.config.check or self.config.models_file is None or self.config.cache_only:
+        if not self.config.check or self.config.cache_only:  # a server jurist starts is never probed
             return
         from jurist.engine.check import require_ready
 

@@ -21,7 +21,7 @@ from jurist.benchmarks.base import Benchmark
 from jurist.benchmarks.baseline_file import baseline_from
 from jurist.benchmarks.presets import JudgePreset, judge_preset, reference_sampling
 from jurist.benchmarks.registry import load_benchmark
-from jurist.config import ModelSpec, load_models_file
+from jurist.config import ModelSpec, load_models_file, models_from_strings, undefined_model
 from jurist.engine.embedded import EMBEDDED_ALIAS, embedded_model_spec
 from jurist.errors import JuristError
 from jurist.judging.base import JudgeKind
@@ -85,6 +85,9 @@ def resolve(config: RunConfig, *, placed: Mapping[str, ModelSpec] | None = None)
         load_models_file(config.models_file, aliases=used) if config.models_file else {}
     )
     specs.update(placed or {})
+    # Names the command gives that are no alias: model strings (openai/NAME, vllm/NAME, a path …).
+    named = [*config.models, *config.judges, *(b for b in bench.baselines() if not _shipped(bench, b))]
+    specs.update(models_from_strings(named, config.model_strings, defined=specs))
     if bench.candidates and config.models and config.answers_file is None:
         raise JuristError(
             f"--model does not apply to {bench.name}: it judges fixed response pairs (use --judge)"
@@ -137,8 +140,13 @@ def _benchmark(config: RunConfig) -> Benchmark:
     if config.baseline is not None:
         if bench.candidates:
             raise JuristError(f"--baseline does not apply to {bench.name}: it judges its own pairs")
-        bench = baseline_from(bench, config.baseline)
+        gguf = config.baseline.lower().endswith(".gguf")  # weights to serve, not a file of answers
+        bench = bench.with_baseline(config.baseline) if gguf else baseline_from(bench, config.baseline)
     return bench
+
+
+def _shipped(bench: Benchmark, alias: str) -> bool:
+    return alias in bench.shipped_answers
 
 
 def _check(
@@ -154,14 +162,14 @@ def _check(
     made."""
 
     def shipped(alias: str) -> bool:
-        return alias in bench.shipped_answers
+        return _shipped(bench, alias)
 
     source = f"models file {config.models_file}" if config.models_file else "no --models-file"
     # Candidates need a models-file entry only to generate: --judge-only judges answers on disk.
     generating = () if config.mode == "judge-only" else candidates
     for alias in [a for a in generating if not shipped(a)] + list(judges):
         if alias not in specs:
-            raise JuristError(f"model {alias!r} is not defined ({source})")
+            raise undefined_model(alias, source)
     if judges and judges_against_baselines(bench) and not baselines:
         raise JuristError("--baseline is required to judge a question file (it has no baseline of its own)")
     clash = set(baselines) & set(candidates)
@@ -175,10 +183,7 @@ def _check(
     if judges:
         for alias in baselines:
             if not (shipped(alias) or alias in specs or run_dir.answers(alias).exists()):
-                raise JuristError(
-                    f"baseline {alias!r} has no answers at {run_dir.answers(alias)} "
-                    "and is not in the models file"
-                )
+                raise undefined_model(alias, f"{source}, and no answers at {run_dir.answers(alias)}")
 
 
 def _kind(config: RunConfig, bench: Benchmark, spec: ModelSpec) -> JudgeKind:

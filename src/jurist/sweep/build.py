@@ -11,7 +11,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import cast
 
-from jurist.config import ModelSpec, ServeKind, load_models_file
+from jurist.config import (
+    ModelSpec,
+    ModelStringOptions,
+    ServeKind,
+    load_models_file,
+    models_from_strings,
+    undefined_model,
+)
 from jurist.engine.retry import RetryPolicy
 from jurist.errors import JuristError
 from jurist.sweep.checkpoints import find_checkpoints
@@ -69,16 +76,17 @@ def _settings(models_file: Path | None, alias: str | None) -> ModelSpec | None:
     return specs[alias]
 
 
-def _check_judges(models_file: Path | None, judges: Sequence[str], probe: bool) -> None:
-    """Each judge is defined, and (unless --no-check) answers, before any checkpoint starts."""
-    if not judges:
-        return
-    if models_file is None:
-        raise JuristError(f"--judge {judges[0]}: judges are defined in a --models-file")
-    specs = load_models_file(models_file, aliases=judges)
+def _check_judges(
+    models_file: Path | None, judges: Sequence[str], probe: bool, strings: ModelStringOptions
+) -> None:
+    """Each judge is defined (a models-file alias or a model string), and (unless --no-check) answers,
+    before any checkpoint starts."""
+    specs = load_models_file(models_file, aliases=judges) if models_file is not None else {}
+    specs.update(models_from_strings(judges, strings, defined=specs))
+    source = f"models file {models_file}" if models_file is not None else "no --models-file"
     for alias in judges:
         if alias not in specs:
-            raise JuristError(f"model {alias!r} is not defined (models file {models_file})")
+            raise undefined_model(alias, source)
     if probe:
         from jurist.engine.check import require_ready
 
@@ -99,6 +107,7 @@ def build_plan(
     checkpoint_settings: str | None = None,
     models_file: Path | None = None,
     judges: Sequence[str] = (),
+    model_strings: ModelStringOptions | None = None,
     judge_concurrency: int = 8,
     max_concurrency: int = 64,
     out: Path = Path("runs/sweep"),
@@ -138,7 +147,8 @@ def build_plan(
             "--local runs a checkpoint in this process, on one group of GPUs at a time: "
             "give --gpus one group (or add --ray, which runs each checkpoint in its own process)"
         )
-    _check_judges(models_file, list(judges), check and bool(judged))
+    model_strings = model_strings or ModelStringOptions()
+    _check_judges(models_file, list(judges), check and bool(judged), model_strings)
     return SweepPlan(
         out=out,
         name=name or out.absolute().name,
@@ -151,6 +161,7 @@ def build_plan(
         judges=tuple(judges),
         judged_tasks=judged,
         models_file=models_file,
+        model_strings=model_strings,
         settings=_settings(models_file, checkpoint_settings),
         serve_kind=cast("ServeKind | None", serve_kind),
         tensor_parallel=tensor_parallel,

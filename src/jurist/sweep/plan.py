@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from jurist.config import ModelSpec, ServeKind, ServeSpec
+from jurist.config import ModelSpec, ModelStringOptions, ServeKind, ServeSpec
 from jurist.engine.retry import RetryPolicy
 from jurist.errors import JuristError
 from jurist.run.config import RunConfig
@@ -48,6 +48,8 @@ class SweepPlan:
     judges: tuple[str, ...] = ()
     judged_tasks: tuple[str, ...] = ()  # the tasks that have a judge (the others are checked by rule)
     models_file: Path | None = None
+    # the judges' --base-url, --api-key and -M (model strings); the key stays on this host (ray_backend)
+    model_strings: ModelStringOptions = field(default_factory=ModelStringOptions)
     settings: ModelSpec | None = None  # --checkpoint-settings: the entry every checkpoint copies
     serve_kind: ServeKind | None = None  # None: by the checkpoint's path (.gguf: llama.cpp, else vllm)
     tensor_parallel: int | None = None
@@ -203,6 +205,7 @@ def judging_config(plan: SweepPlan, checkpoint: Checkpoint, task: str) -> RunCon
         models_file=plan.models_file,
         models=[checkpoint.name],
         judges=list(plan.judges),
+        model_strings=plan.model_strings,
         mode="judge-only",
         max_concurrency=plan.judge_concurrency,
     )

@@ -192,7 +192,8 @@ async def ray_generation(
                     generated(checkpoint, PhaseOutcome("failed", one_line(exc)))
                     continue
                 width = gpus_per_checkpoint(plan, checkpoint)
-                job = RemoteJob(plan, checkpoint, pack(plan.out / checkpoint.name), width, factory)
+                shipped = dataclasses.replace(plan, model_strings=plan.model_strings.without_key())
+                job = RemoteJob(shipped, checkpoint, pack(plan.out / checkpoint.name), width, factory)
                 remote = on_gpu if width else on_cpu
                 ref = remote.options(num_gpus=width, num_cpus=1, max_retries=0).remote(job)
                 pending[asyncio.wrap_future(ref.future())] = (ref, checkpoint)
