@@ -100,7 +100,10 @@ def score_battles(
     if settings.n_bootstrap == 0 and not opts.length_controlled:
         _drop_intervals(rows)
     battles = _in_categories(battles, opts.categories)
-    return Scored(rows, notes, _describe(opts, settings, baselines), battles, sanity, warnings)
+    described = _describe(opts, settings, baselines)
+    if any("lc_estimate" in row for row in rows):
+        described["lc_difficulty"] = "estimated"  # the headline is the win rate (see scoring.lc)
+    return Scored(rows, notes, described, battles, sanity, warnings)
 
 
 def _styled(opts: ScoreOptions, battles: list[Battle], notes: list[str]) -> ScoreOptions:
