@@ -391,3 +391,25 @@ def test_runs_that_name_no_family_are_derived_from_run_json(tmp_path: Path) -> N
     assert derived_family(battles, None) == "placement" and derived_family(tmp_path, None) == "placement"
     assert derived_family(tmp_path / "nothing", None) == "pairwise"
     assert family_of_run(tmp_path, {"score_family": "rules", "judge_kind": "rubric"}) == "rules"
+
+
+def test_a_separated_bt_fit_is_flagged_alike_by_run_and_show(
+    tmp_path: Path, server: Any, run_quiet: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 27: "strong" wins every game against the reference, so its BT rating has no finite estimate;
+    run and show print the same flagged interval and warning, and the scores files carry them as data."""
+    models = models_file(tmp_path, server, "strong", "mixed", "judge-good")
+    out = tmp_path / "run"
+    args = {"models_file": models, "models": ["strong", "mixed"], "judges": ["judge-good"], "limit": 8}
+    _, scores = run_then_show(run_quiet, capsys, **args, out=out, method="bt")
+    rows = {row["model"]: row for row in scores.rows}
+    assert rows["strong"]["separation"] == "won all" and rows["strong"]["ci_unreliable"] is True
+    assert "separation" not in rows["mixed"] and "ci_unreliable" not in rows["mixed"]  # it won and lost
+    (warning,) = [w for w in scores.warnings if "strong" in w]
+    assert "won every game outright" in warning and "no finite estimate" in warning
+    assert warning in json.loads((out / "ratings.json").read_text())["warnings"]
+    assert json.loads((out / "leaderboard.json").read_text()) == scores.rows
+    show([out])
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "strong" in printed and ")*" in printed and f"warning: {' '.join(warning.split())}" in printed
+    assert "(±0: the anchor)" in printed and "(-0.0 / +0.0)" not in printed

@@ -2,7 +2,8 @@
 
 One formatter, so a leaderboard, a rubric table, a rule table, a placement table and the tasks summary all
 read alike. An interval with no width at the printed precision is not shown as a bare ``(-0.0 / +0.0)``,
-which reads as certainty: it says why it has none (``(±0: won every game)``), and an interval that is not
+which reads as certainty: it says why it has none (``(±0: won every game)``), one narrower than the
+printed precision says so (``(±<0.1)``), and an interval that is not
 trustworthy (taken from bootstrap replicates whose estimate ran off: near-separated data) carries a ``*``
 that the warning under the table explains.
 """
@@ -29,15 +30,17 @@ def interval_text(
     unreliable: bool = False,
 ) -> str:
     """``(-x / +y)`` for a point ``value`` in [``low``, ``high``] (each times ``scale``), ``-`` when any
-    is missing; ``(±0: reason)`` when both sides round to zero at ``digits``; ``*`` after an interval that
-    is not trustworthy."""
+    is missing; ``(±0: reason)`` when the interval has no width, ``(±<0.1)`` when its width is below the
+    printed precision; ``*`` after an interval that is not trustworthy."""
     if not all(isinstance(v, (int, float)) for v in (value, low, high)):
         return "-"
     below, above = scale * (value - low), scale * (high - value)
     zero = f"{0.0:.{digits}f}"
     mark = UNRELIABLE_MARK if unreliable else ""
     if f"{abs(below):.{digits}f}" == zero and f"{abs(above):.{digits}f}" == zero:
-        return f"(±0: {zero_reason or NO_WIDTH}){mark}"
+        if max(abs(below), abs(above)) <= 1e-9 * max(abs(scale * value), 1.0):
+            return f"(±0: {zero_reason or NO_WIDTH}){mark}"
+        return f"(±<{10.0**-digits:.{digits}f}){mark}"  # some width, below the printed precision
     return f"(-{max(below, 0.0):.{digits}f} / +{max(above, 0.0):.{digits}f}){mark}"
 
 
