@@ -57,8 +57,9 @@ class BTResult(NamedTuple):
 
     ``bootstrap`` holds the replicate ratings (n_bootstrap x n_models), each anchored like ``ratings``;
     ``converged`` is False when the point fit hit ``max_iter``; it may read True where a model won or lost
-    every battle (the loss stops falling measurably thousands of Elo out), so ``separation`` says which models have no finite MLE, in the data and
-    in how many replicates (:mod:`jurist.ratings.separation`): their intervals are then not trustworthy.
+    every battle (the loss stops falling measurably thousands of Elo out), so ``separation`` says which
+    models have no finite MLE, in the data and in how many replicates (:mod:`jurist.ratings.separation`):
+    their intervals are then not trustworthy.
     """
 
     ratings: FloatArray
