@@ -62,6 +62,12 @@ def no_separation(n_models: int) -> Separation:
     return Separation(zeros, zeros.copy(), zeros.copy(), 0)
 
 
+def _edges(score_i: FloatArray, score_j: FloatArray) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """Which edges carry a score forward (i over j) and backward, for one or many rows of scores."""
+    tiny = 1e-12 * np.maximum(score_i + score_j, 1.0)
+    return score_i > tiny, score_j > tiny
+
+
 def runaway_models(
     i: IntArray, j: IntArray, score_i: FloatArray, score_j: FloatArray, n_models: int, anchor: int
 ) -> IntArray:
@@ -70,10 +76,7 @@ def runaway_models(
     ``score_i`` is what ``i`` scored against ``j`` over their battles, ``score_j`` what ``j`` scored
     against ``i`` (edges may repeat). A model with no battles at all is :data:`UNIDENTIFIED`.
     """
-    total = score_i + score_j
-    tiny = 1e-12 * np.maximum(total, 1.0)
-    forward = score_i > tiny
-    backward = score_j > tiny
+    forward, backward = _edges(score_i, score_j)
     rows = np.concatenate([i[forward], j[backward]])
     cols = np.concatenate([j[forward], i[backward]])
     beat = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n_models, n_models))
@@ -102,11 +105,20 @@ def separation(
     anchor: int,
 ) -> Separation:
     """Codes for the data (row 0 of ``score_i``/``score_j``) and runaway counts over the other rows
-    (the bootstrap replicates: scores of shape (1 + B, edges))."""
+    (the bootstrap replicates: scores of shape (1 + B, edges)).
+
+    A replicate whose beat graph has every edge of the data's has the data's codes; only those that lost
+    an edge (a pair's only loss resampled away) are walked again, so a large arena costs little more.
+    """
     full = runaway_models(i, j, score_i[0], score_j[0], n_models, anchor)
-    up = np.zeros(n_models, dtype=np.int64)
-    down = np.zeros(n_models, dtype=np.int64)
-    for row in range(1, score_i.shape[0]):
+    forward, backward = _edges(score_i, score_j)
+    same = np.all(forward == forward[0], axis=1) & np.all(backward == backward[0], axis=1)
+    full_up = (full == RUNS_UP) | (full == UNIDENTIFIED)
+    full_down = (full == RUNS_DOWN) | (full == UNIDENTIFIED)
+    n_same = int(same[1:].sum())
+    up = n_same * full_up.astype(np.int64)
+    down = n_same * full_down.astype(np.int64)
+    for row in np.flatnonzero(~same):
         codes = runaway_models(i, j, score_i[row], score_j[row], n_models, anchor)
         up += (codes == RUNS_UP) | (codes == UNIDENTIFIED)
         down += (codes == RUNS_DOWN) | (codes == UNIDENTIFIED)
