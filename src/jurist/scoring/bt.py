@@ -257,7 +257,7 @@ def style_fit_problem(
         reasons.append(f"condition number {condition:.3g}")
     if not np.isfinite(largest) or largest > STYLE_COEF_LIMIT:
         reasons.append(f"a style coefficient of {largest:+.3g}")
-    if not result.converged:
+    if not result.converged and not np.any(result.separation.full != 0):  # else a model's own runaway
         reasons.append("the fit did not converge")
     if not reasons:
         return None
