@@ -268,7 +268,7 @@ class Planner:
 
     def _protocol_cap(self, phase: str, alias: str) -> tuple[str, int] | None:
         """(protocol, expected tokens) for a judge request whose protocol replies with a label alone."""
-        kind = self.run.kinds.get(alias) if phase in ("judge", "re-ask") else None
+        kind = self.run.kinds.get(alias) if phase in ("judge", "reask") else None
         name = str(getattr(kind, "protocol_name", "") or "")
         return (name, REPLY_CAPS[name]) if name in REPLY_CAPS else None
 
