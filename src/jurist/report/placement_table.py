@@ -57,7 +57,9 @@ def render_report(report: Mapping[str, Any], *, full: bool = False) -> Table:
             str(info.get("rank", k + 1)),
             Text(str(entry["model"])),
             f"{entry['rating']:.1f}",
-            interval_text(entry["rating"], entry["ci_low"], entry["ci_high"]),
+            interval_text(
+                entry["rating"], entry["ci_low"], entry["ci_high"], unreliable=bool(info.get("ci_unreliable"))
+            ),
             str(entry["n_battles"]),
             "" if human is None else f"{human:.1f}",
             style=style,
@@ -70,7 +72,8 @@ def summary_line(report: Mapping[str, Any]) -> str:
     extra = report.get("jurist") or {}
     entry = next(e for e in report["ratings"] if e["source"] == "evaluated")
     of = extra.get("arena_models", len(report["ratings"]) - 1) + 1
-    interval = interval_text(entry["rating"], entry["ci_low"], entry["ci_high"])
+    unreliable = bool((extra.get("models") or {}).get(report["model"], {}).get("ci_unreliable"))
+    interval = interval_text(entry["rating"], entry["ci_low"], entry["ci_high"], unreliable=unreliable)
     return (
         f"{report['model']}: {entry['rating']:.1f} {interval}, rank "
         f"{extra.get('rank', '?')} of {of} (by CI: {extra.get('rank_ci', '?')}); "

@@ -21,6 +21,8 @@ SEPARATION_WORDS = {
 """Row field ``separation`` -> its meaning (the codes of :mod:`jurist.ratings.separation`)."""
 
 _FIELD = {1: "won all", -1: "lost all", 2: "unlinked"}
+RUNAWAY_FIELDS = ("separation", "ci_unreliable")
+"""The row fields :func:`mark_runaways` may add."""
 
 
 def mark_runaways(
