@@ -171,3 +171,26 @@ def test_the_cost_range_holds_a_judge_that_re_asks_every_game(
     assert rows_of(ledger)[("reask", "judge-reask")]["requests"] == 6  # every game re-asked once
     assert total["cost_low_usd"] <= ledger["total"]["cost_usd"] <= total["cost_high_usd"]
     assert total["requests"] == ledger["total"]["requests"] - 6
+
+
+def test_a_label_only_judge_is_expected_at_its_protocol_cap_then_at_what_the_cache_observed(
+    tmp_path: Path, counting_mock: Any, run_quiet: Any
+) -> None:
+    """Issue 27: a one-label verdict is not 4096 tokens because the judge's max_tokens is 4096. The
+    expected completion is the protocol's cap; once the cache holds replies, their mean; max_tokens stays
+    the top of the range."""
+    server = counting_mock()
+    models = priced_models(tmp_path / "m.yaml", server.base_url, ["strong", "judge-good"], max_tokens=4096)
+    common = {"models_file": models, "models": ["strong"], "judges": ["judge-good"]}
+    common["judge_protocol"] = "simple"
+    judge = plan(**common, out=tmp_path / "a", limit=4)[("judge", "judge-good")]
+    assert judge["basis"] == "simple protocol cap" and judge["requests"] == 8
+    assert judge["completion_tokens"] == 8 * 16 and judge["completion_tokens_high"] == 8 * 4096
+    long_judgment = plan(**{**common, "judge_protocol": "jurist-pairwise"}, out=tmp_path / "a", limit=4)
+    assert long_judgment[("judge", "judge-good")]["completion_tokens"] == 8 * 4096  # no cap: max_tokens
+    run_quiet(**common, out=tmp_path / "a", limit=4)
+    replies = rows_of(run_json(tmp_path / "a")["ledger"])[("judge", "judge-good")]
+    elsewhere = plan(**common, out=tmp_path / "b", limit=6)[("judge", "judge-good")]
+    assert elsewhere["cached"] == 8 and elsewhere["requests"] == 4
+    assert elsewhere["basis"] == "observed mean"  # the cache's replies to this run's own requests
+    assert elsewhere["completion_tokens"] == 4 * round(replies["completion_tokens"] / 8)

@@ -17,7 +17,14 @@ from jurist.benchmarks.lmarena import benchmark_file
 from jurist.interop.judgearena import import_judgearena, read_battles, read_elo_report
 from jurist.report.scores import print_scores
 from jurist.scoring.door import ScoreRequest, score_run_dir
-from jurist.scoring.placement import PlacementSettings, fit_reports, is_arena_run, rescore, write_reports
+from jurist.scoring.placement import (
+    PlacementSettings,
+    fit_reports,
+    is_arena_run,
+    rescore,
+    summary_rows,
+    write_reports,
+)
 from jurist.store.jsonl import rewrite_jsonl_atomic
 
 TRUE_EVALUATED = 1205.0
@@ -204,3 +211,34 @@ def test_name_clash_and_unplaceable_battles(battles: list[dict[str, Any]]) -> No
     stray = dict(battles[0], model_a="my-model", model_b="never-voted", winner="model_a", pref=0.0)
     reports, notes = fit_reports([stray, *battles], PlacementSettings(n_bootstrap=0))
     assert len(reports) == 1 and any("1 judged battle(s)" in note for note in notes)
+
+
+def test_an_evaluated_model_that_won_every_judged_battle_is_flagged_not_placed_silently() -> None:
+    """Issue 27: with every judged battle won, the evaluated model's rating has no finite estimate; the
+    report, its summary row and the warnings say so, and its interval prints with the mark."""
+    from jurist.report.placement_table import summary_line
+
+    rng = np.random.default_rng(3)
+    human = [
+        {
+            "source": "human",
+            "model_a": a,
+            "model_b": b,
+            "winner": str(rng.choice(["model_a", "model_b", "tie"])),
+        }
+        for a, b in [("a", "b"), ("b", "c"), ("a", "c")] * 40
+    ]
+    judged = [
+        {"source": "llm-judge", "judge_model": "j", "model_a": "new", "model_b": other, "winner": "model_a"}
+        for other in ("a", "b", "c") * 5
+    ]
+    (report,), _ = fit_reports(human + judged, PlacementSettings(n_bootstrap=20, arena="toy"))
+    flags = report["jurist"]["models"]["new"]
+    assert flags["separation"] == "won all" and flags["ci_unreliable"] is True
+    (warning,) = report["jurist"]["warnings"]
+    assert warning.startswith("placement (j): new won every game outright")
+    (row,) = summary_rows([report])
+    assert row["separation"] == "won all" and row["ci_unreliable"] is True
+    assert ")*" in summary_line(report)
+    fair = fit_reports(human, PlacementSettings(n_bootstrap=0))  # nothing judged: nothing to flag
+    assert fair == ([], [])

@@ -28,6 +28,21 @@ SCORES = ("leaderboard.json", "ratings.json", "summary.json", "judgebench.json",
 SHOW_AGREED = {"starter-small": "leaderboard.json", "judgebench-small": "judgebench.json"}
 """Runs whose ``jurist show --format json`` printed their scores file's rows with the old code too (the old
 ``show`` ignored a run's --method/--style-control, so starter-small-bt is not among them)."""
+FLAGS = ("ci_unreliable", "separation")
+"""Row fields newer than the fixtures (issue 27: a near-separated fit's interval is flagged, not only
+printed): they are dropped from the new documents, with the ratings.json warnings that explain them, so
+every number is still compared exactly. starter-small-bt's "worse" has such an interval (its lower end 0.0
+comes from replicates where it lost every game)."""
+
+
+def without_new_flags(document: Any) -> Any:
+    """``document`` without the fields :data:`FLAGS` (and ratings.json's ``warnings``) that the fixtures'
+    jurist did not write."""
+    if isinstance(document, list):
+        return [without_new_flags(item) for item in document]
+    if isinstance(document, dict):
+        return {k: without_new_flags(v) for k, v in document.items() if k not in (*FLAGS, "warnings")}
+    return document
 
 
 def test_the_fixtures_are_there() -> None:
@@ -64,7 +79,13 @@ def test_an_old_run_resumes_with_no_request_and_the_same_scores(
     compared = [f for f in SCORES if (old / f).is_file()]
     assert compared
     for file in compared:
-        assert json.loads((new / file).read_text()) == json.loads((old / file).read_text()), file
+        written = json.loads((new / file).read_text())
+        assert without_new_flags(written) == json.loads((old / file).read_text()), file
+    if name == "starter-small-bt":
+        board = json.loads((new / "leaderboard.json").read_text())
+        assert next(row for row in board if row["model"] == "worse")["ci_unreliable"] is True
+        warnings = json.loads((new / "ratings.json").read_text())["warnings"]
+        assert any("interval of worse" in w for w in warnings)
     assert read_jsonl(new / "battles.jsonl") == read_jsonl(old / "battles.jsonl")
     for kept in ("answers", "judgments"):  # the old files are read, never rewritten
         for path in (old / kept).rglob("*.jsonl"):

@@ -319,14 +319,15 @@ def test_alpaca_lc_within_the_documented_distance(alpaca_run: Path) -> None:
     rows = [r for r in scored.rows if not r.get("baseline")]
     assert len(rows) == 19 and {r["difficulty_source"] for r in rows} == {"estimated"}
     assert any("instruction difficulty was estimated" in note for note in scored.notes)
-    ours = np.array([r["score"] for r in rows])
+    assert scored.settings["lc_difficulty"] == "estimated"  # so the headline is the plain win rate
+    ours = np.array([r["lc_estimate"] for r in rows])
     theirs = np.array([float(official[r["model"]]["length_controlled_winrate"]) for r in rows])
     err = np.abs(ours - theirs)
     # Documented in test_ratings_lc_winrate: MAE ~4.1, max ~14.6 without the HF difficulty/gamed files.
     assert err.mean() < 4.6 and err.max() < 15.5
     for row in rows:
         assert row["win_rate"] == pytest.approx(float(official[row["model"]]["win_rate"]), abs=0.01)
-        assert row["ci_low"] < row["score"] < row["ci_high"]
+        assert row["score"] == row["win_rate"] and row["ci_low"] < row["score"] < row["ci_high"]
 
 
 @needs_alpaca
@@ -412,7 +413,8 @@ def test_alpaca_lc_uses_a_supplied_instruction_difficulty(alpaca_run: Path, tmp_
     assert not any("estimated" in note for note in given.notes)
     # gamma = 0 for every instruction is a different model, so the LC values move (win rates do not).
     by_model = {r["model"]: r for r in estimated.rows}
-    assert any(abs(r["score"] - by_model[r["model"]]["score"]) > 0.5 for r in rows)
+    assert "lc_difficulty" not in given.settings  # a given difficulty file: LC is the headline
+    assert any(abs(r["score"] - by_model[r["model"]]["lc_estimate"]) > 0.5 for r in rows)
     assert all(r["win_rate"] == by_model[r["model"]]["win_rate"] for r in rows)
     path.write_text("uid,instruction_difficulty\n" + f"{uids[0]},0.1\n")
     with pytest.raises(JuristError, match="have no value"):

@@ -182,3 +182,57 @@ def test_bad_input(kwargs: dict[str, list[float]], message: str) -> None:
 def test_ci_level_validation() -> None:
     with pytest.raises(ValueError, match="ci_level"):
         bradley_terry([0], [1], [1.0], ci_level=95)
+
+
+# -- separation: ratings with no finite estimate (issue 27) --------------------------------------------------
+
+
+def _star(wins_of: dict[int, tuple[int, int, int]]) -> tuple[list[int], list[int], list[float]]:
+    """Battles of models 1.. against anchor 0: (wins, ties, losses) of each."""
+    a: list[int] = []
+    y: list[float] = []
+    for model, (wins, ties, losses) in wins_of.items():
+        a += [model] * (wins + ties + losses)
+        y += [1.0] * wins + [0.5] * ties + [0.0] * losses
+    return a, [0] * len(a), y
+
+
+def test_a_model_that_won_or_lost_every_game_has_no_finite_rating_and_is_flagged() -> None:
+    from jurist.ratings.separation import FINITE, RUNS_DOWN, RUNS_UP
+
+    a, b, y = _star({1: (20, 0, 0), 2: (0, 0, 20), 3: (10, 0, 10), 4: (19, 1, 0)})
+    result = bradley_terry(a, b, y, anchor=0, n_bootstrap=50, seed=1)
+    # The solver even reports convergence (its steps stop lowering the loss measurably, thousands of
+    # Elo out): only the structural check tells an estimate from where the iteration stopped.
+    assert list(result.separation.full) == [FINITE, RUNS_UP, RUNS_DOWN, FINITE, FINITE]  # a tie bounds 4
+    assert result.ratings[1] - 1000 > 2000 and 1000 - result.ratings[2] > 2000
+    unreliable = result.separation.interval_unreliable(0.95)
+    assert list(unreliable[:4]) == [False, True, True, False]
+    assert result.separation.boot_up[1] == 50 and result.separation.boot_down[2] == 50
+    assert unreliable[4]  # 19 wins and a tie: the tie is resampled away in about a third of replicates
+
+
+def test_a_near_separated_model_has_an_untrustworthy_interval_from_runaway_replicates() -> None:
+    """29 wins in 30: the MLE exists, but about a third of the replicates resample away the one loss,
+    where the rating runs off, so the upper end of the 90% interval is taken from those replicates."""
+    a, b, y = _star({1: (29, 0, 1), 2: (15, 0, 15)})
+    result = bradley_terry(a, b, y, anchor=0, n_bootstrap=200, ci_level=0.9, seed=0)
+    sep = result.separation
+    assert sep.full[1] == 0 and 0.2 < sep.boot_up[1] / 200 < 0.5 and sep.boot_down[1] == 0
+    assert sep.interval_unreliable(0.9)[1] and not sep.interval_unreliable(0.9)[2]
+    assert result.ci_high[1] - result.ratings[1] > 1000  # the "+5574" of the issue, in kind
+    # 6 runaway replicates of 200 stay beyond the 95% interval's top index: that end is sound
+    few = sep._replace(boot_up=np.array([0, 5, 0]))
+    assert not few.interval_unreliable(0.9)[1]
+    assert few._replace(boot_up=np.array([0, 10, 0])).interval_unreliable(0.9)[1]
+
+
+def test_separation_follows_wins_through_other_models_and_a_ridge_removes_it() -> None:
+    # 1 beat 0 and lost to 2, 2 never lost: 1 is linked both ways (through 2? no: 0 never beat 2)
+    a = [1, 1, 2, 2]
+    b = [0, 0, 1, 0]
+    y = [1.0, 0.0, 1.0, 1.0]
+    result = bradley_terry(a, b, y, anchor=0, n_bootstrap=0)
+    assert list(result.separation.full) == [0, 0, 1]  # 2 won every game (against 1 and 0)
+    ridged = bradley_terry(a, b, y, anchor=0, n_bootstrap=10, ridge=0.1)
+    assert not ridged.separation.interval_unreliable(0.95).any()

@@ -181,3 +181,17 @@ def test_several_baselines_need_a_reference() -> None:
         a[keep], b[keep], y[keep], ms[keep], bs[keep], reference=0, n_bootstrap=0
     )
     assert res.win_rate[0] == pytest.approx(50.0)
+
+
+def test_style_control_flags_a_model_that_won_every_game_and_a_near_separated_interval() -> None:
+    """Issue 27: the structural separation check on style control's model coefficients, on real fits."""
+    rng = np.random.default_rng(5)
+    a = np.repeat([1, 2, 3], 30)
+    y = np.concatenate([np.ones(30), np.r_[np.ones(29), 0.0], (rng.random(30) < 0.5).astype(float)])
+    style = np.column_stack([rng.integers(50, 500, 90), np.zeros((90, 3))]).astype(float)
+    base = np.tile([200.0, 0, 0, 0], (90, 1))
+    result = style_controlled_win_rates(a, np.zeros(90, dtype=int), y, style, base, features=("length",))
+    assert list(result.separation.full) == [0, 1, 0, 0]
+    unreliable = result.separation.interval_unreliable(0.90)
+    assert list(unreliable) == [False, True, True, False]
+    assert result.ci_high[2] > 99.9  # the upper end of 29-of-30 sits on runaway replicates

@@ -107,7 +107,9 @@ def test_a_run_with_a_chosen_method_is_shown_with_it(
     assert scores.headline.startswith("Bradley-Terry") and all("rating" in r for r in scores.rows)
     assert scores.settings["seed"] == 4
     _, lc = run_then_show(run_quiet, capsys, **args, out=tmp_path / "lc", length_controlled=True)
-    assert lc.headline == "length-controlled win rate"
+    # no official instruction difficulty here: the headline is the win rate, LC an estimate beside it
+    assert lc.headline.startswith("win rate; LC only estimated")
+    assert all("lc_estimate" in r for r in lc.rows if not r.get("baseline"))
     plain = score_run_dir(tmp_path / "lc", ScoreRequest(method="winrate"))  # a method given replaces it
     assert plain.headline == "weighted win rate" and plain.rows != lc.rows
 
@@ -182,8 +184,9 @@ def test_official_style_control_by_category_is_shown_as_the_run_scored_it(
 def test_official_lc_is_shown_as_the_run_scored_it(
     toys: None, tmp_path: Path, server: Any, run_quiet: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """AlpacaEval's shape: the length-controlled win rate is the headline of run and show alike, rows in
-    the same order (the baseline is not sorted first by show)."""
+    """AlpacaEval's shape: the LC score is the headline of run and show alike, rows in the same order (the
+    baseline is not sorted first by show); with difficulty estimated (a toy has no official file) that
+    headline is the plain win rate, the LC shown beside it as an estimate."""
     models = models_file(tmp_path, server, "worse", "mixed", "judge-p70")
     _, scores = run_then_show(
         run_quiet,
@@ -194,15 +197,17 @@ def test_official_lc_is_shown_as_the_run_scored_it(
         judges=["judge-p70"],
         out=tmp_path / "run",
     )
-    assert scores.headline == "length-controlled win rate"
-    assert all("win_rate" in r for r in scores.rows if not r.get("baseline"))
+    assert scores.headline.startswith("win rate; LC only estimated")
+    for row in (r for r in scores.rows if not r.get("baseline")):
+        assert row["score"] == row["win_rate"] and "lc_estimate" in row
 
 
 def test_alpaca_eval_run_and_show_both_headline_lc(
     tmp_path: Path, run_quiet: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The issue's AlpacaEval case: the run printed LC, show the plain win rate (84.33 against 86.82 for
-    the mock's strong model over 40 questions); both print LC now."""
+    the mock's strong model over 40 questions); both print the same headline now. Offline, without
+    AlpacaEval's difficulty file, that headline is the win rate and LC an estimate beside it (issue 27)."""
     alpaca = pytest.importorskip("test_alpaca_eval_bench")
     if not (SHARED_DATA / "alpaca-eval").is_dir():
         pytest.skip("shared AlpacaEval data absent")
@@ -226,9 +231,12 @@ def test_alpaca_eval_run_and_show_both_headline_lc(
         )
     finally:
         server.stop()
-    assert scores.headline == "length-controlled win rate"
     (row,) = [r for r in scores.rows if r["model"] == "strong"]
-    assert row["score"] != row["win_rate"]
+    if row["difficulty_source"] == "official":
+        assert scores.headline == "length-controlled win rate" and row["score"] != row["win_rate"]
+    else:
+        assert scores.headline.startswith("win rate; LC only estimated")
+        assert row["score"] == row["win_rate"] != row["lc_estimate"]
 
 
 def test_arena_hard_v2_run_and_show_both_headline_style_control(
@@ -383,3 +391,25 @@ def test_runs_that_name_no_family_are_derived_from_run_json(tmp_path: Path) -> N
     assert derived_family(battles, None) == "placement" and derived_family(tmp_path, None) == "placement"
     assert derived_family(tmp_path / "nothing", None) == "pairwise"
     assert family_of_run(tmp_path, {"score_family": "rules", "judge_kind": "rubric"}) == "rules"
+
+
+def test_a_separated_bt_fit_is_flagged_alike_by_run_and_show(
+    tmp_path: Path, server: Any, run_quiet: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 27: "strong" wins every game against the reference, so its BT rating has no finite estimate;
+    run and show print the same flagged interval and warning, and the scores files carry them as data."""
+    models = models_file(tmp_path, server, "strong", "mixed", "judge-good")
+    out = tmp_path / "run"
+    args = {"models_file": models, "models": ["strong", "mixed"], "judges": ["judge-good"], "limit": 8}
+    _, scores = run_then_show(run_quiet, capsys, **args, out=out, method="bt")
+    rows = {row["model"]: row for row in scores.rows}
+    assert rows["strong"]["separation"] == "won all" and rows["strong"]["ci_unreliable"] is True
+    assert "separation" not in rows["mixed"] and "ci_unreliable" not in rows["mixed"]  # it won and lost
+    (warning,) = [w for w in scores.warnings if "strong" in w]
+    assert "won every game outright" in warning and "no finite estimate" in warning
+    assert warning in json.loads((out / "ratings.json").read_text())["warnings"]
+    assert json.loads((out / "leaderboard.json").read_text()) == scores.rows
+    show([out])
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "strong" in printed and ")*" in printed and f"warning: {' '.join(warning.split())}" in printed
+    assert "(±0: the anchor)" in printed and "(-0.0 / +0.0)" not in printed

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -182,3 +183,41 @@ def test_position_bias_warns_when_beyond_chance_not_by_a_fixed_count() -> None:
     assert any("position A in 94%" in w for w in sanity_warnings([row(15 / 16, 16)]))
     assert sanity_warnings([row(4 / 5, 5)]) == []
     assert sanity_warnings([row(0.85, 400)])  # and a milder bias over many games
+
+
+def test_a_small_always_a_judge_is_flagged_by_its_sample_size_not_passed_over() -> None:
+    """Issue 27: 10 decisive games all for position A is beyond chance (binomial p = 0.002) although under
+    the old fixed 20-game floor; 4 of 4 is said with its p-value; 2 of 2 says nothing."""
+    ten = sanity_warnings(judge_sanity(games("lazy", ("model_a", 1), ("model_a", 1), n=5)))
+    assert any("prefers position A in 100% of decisive games" in w for w in ten)
+    four = sanity_warnings(judge_sanity(games("lazy", ("model_a", 1), ("model_a", 1), n=2)))
+    (line,) = four
+    assert "position A in all 4 decisive games" in line and "too few games" in line and "p = 0.12" in line
+    assert sanity_warnings(judge_sanity(games("lazy", ("model_a", 1), ("model_a", 1), n=1))) == []
+    # consistency and a dominant label are tested against their thresholds the same way
+    row = {**only(judge_sanity(games("fair", ("model_a", 1), ("model_b", 1)))), "n_questions": 12}
+    assert sanity_warnings([{**row, "consistency": 1 / 12}])  # 1 of 12 agree: one-sided p = 0.003
+    assert not sanity_warnings([{**row, "consistency": 0.25}])  # 3 of 12: p = 0.07, a coin could do it
+
+
+def test_a_zero_width_interval_says_why(tmp_path: Path) -> None:
+    """The always-A judge gives each question one win per model: a score of 50 in every resample, printed
+    with its reason instead of "(-0.0 / +0.0)"."""
+    from rich.console import Console
+
+    from jurist.report.formats import print_scored
+
+    run = tmp_path / "run"
+    run.mkdir()
+    battles = games("lazy", ("model_a", 1), ("model_a", 1), n=6)
+    (run / "battles.jsonl").write_text("".join(json.dumps(b) + "\n" for b in battles))
+    (run / "run.json").write_text(json.dumps({"baseline": "base"}))
+    scored = score_run(run, ScoreOptions(n_bootstrap=50))
+    (row,) = [r for r in scored.rows if r["model"] == "m"]
+    assert row["score"] == row["ci_low"] == row["ci_high"] == 50.0
+    out = io.StringIO()
+    print_scored(Console(file=out, width=200), scored, title="t")
+    text = out.getvalue()
+    assert "(±0: the judge always picked A)" in text and "(±0: the baseline)" in text
+    assert "(-0.0 / +0.0)" not in text
+    assert "warning: judge lazy prefers position A in 100% of decisive games" in text

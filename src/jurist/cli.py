@@ -209,7 +209,7 @@ def run(
         typer.Option(
             "--track",
             help="log the headline metrics at --step: tensorboard:DIR, mlflow:URI, "
-            "wandb:ENTITY/PROJECT[/RUN_ID] (repeatable)",
+            "wandb:ENTITY/PROJECT, wandb:ENTITY/PROJECT/RUN_ID (repeatable)",
         ),
     ] = None,
     step: Annotated[

@@ -136,7 +136,7 @@ def sweep(
         typer.Option(
             "--track",
             help="log each checkpoint's metrics at its step: tensorboard:DIR, mlflow:URI, "
-            "wandb:ENTITY/PROJECT[/RUN_ID] (repeatable)",
+            "wandb:ENTITY/PROJECT, wandb:ENTITY/PROJECT/RUN_ID (repeatable)",
         ),
     ] = None,
 ) -> None:

@@ -4,6 +4,7 @@
 * ``style_control``: Arena-Hard v2 style-controlled win rates (BT + z-scored style features).
 * ``lc_winrate``: AlpacaEval 2 win rate and length-controlled win rate.
 * ``placement``: placing judged models among human-voted arena models (JudgeArena's method).
+* ``separation``: which models have no finite BT/style MLE (won or lost every game), per replicate too.
 * ``winrate``: weighted win rate against one baseline with a question/entry bootstrap (and Arena-Hard
   v0.1's row bootstrap).
 """
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
         soft_preference,
     )
     from jurist.ratings.repeated import across_runs
+    from jurist.ratings.separation import Separation, runaway_models
     from jurist.ratings.style_control import (
         StyleControlResult,
         style_controlled_win_rates,
@@ -96,6 +98,8 @@ _HOMES = {
     "rank_by_rating": "placement",
     "soft_preference": "placement",
     "across_runs": "repeated",
+    "Separation": "separation",
+    "runaway_models": "separation",
     "StyleControlResult": "style_control",
     "style_controlled_win_rates": "style_control",
     "style_features": "style_control",
@@ -115,6 +119,7 @@ __all__ = [
     "GamedRows",
     "LCWinRate",
     "Placement",
+    "Separation",
     "StyleControlResult",
     "WinRate",
     "WinRateVsAnchor",
@@ -141,6 +146,7 @@ __all__ = [
     "rank_by_rating",
     "rank_correlation",
     "row_bootstrap_intervals",
+    "runaway_models",
     "soft_preference",
     "style_controlled_win_rates",
     "style_features",

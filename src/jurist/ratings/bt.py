@@ -27,6 +27,7 @@ from jurist.ratings._shared import IntArray as IntArray
 from jurist.ratings._shared import bootstrap_counts as _bootstrap_counts
 from jurist.ratings._shared import ci_tails as ci_tails
 from jurist.ratings._threads import single_blas_thread
+from jurist.ratings.separation import Separation, no_separation, separation
 
 _DISCONNECTED = (
     "the comparison graph has {n} disconnected groups of models; their relative ratings are "
@@ -55,8 +56,10 @@ class BTResult(NamedTuple):
     """Elo-scale Bradley-Terry ratings with bootstrap percentile intervals.
 
     ``bootstrap`` holds the replicate ratings (n_bootstrap x n_models), each anchored like ``ratings``;
-    ``converged`` is False when the point fit hit ``max_iter`` (typically a model that won or lost every
-    battle, whose MLE is at infinity).
+    ``converged`` is False when the point fit hit ``max_iter``; it may read True where a model won or lost
+    every battle (the loss stops falling measurably thousands of Elo out), so ``separation`` says which
+    models have no finite MLE, in the data and in how many replicates (:mod:`jurist.ratings.separation`):
+    their intervals are then not trustworthy.
     """
 
     ratings: FloatArray
@@ -65,6 +68,7 @@ class BTResult(NamedTuple):
     n_battles: IntArray
     bootstrap: FloatArray
     converged: bool
+    separation: Separation
 
 
 class WinRateVsAnchor(NamedTuple):
@@ -323,8 +327,9 @@ def bradley_terry(
     xi, conv = _fit_cells(cells, cells.counts[None, :], ridge=ridge, tol=tol, max_iter=max_iter, pairs=pairs)
     factor = elo_factor(scale, base)
     ratings = anchor_rating + factor * (xi[0] - xi[0, anchor])
-    if n_bootstrap > 0:
-        counts = bootstrap_counts(cells, n_bootstrap, seed, clusters)
+    counts = bootstrap_counts(cells, n_bootstrap, seed, clusters) if n_bootstrap > 0 else None
+    runaway = _separation(cells, pairs, counts, anchor) if ridge <= 0 else no_separation(cells.n_models)
+    if counts is not None:
         boot_xi, _ = _fit_cells(
             cells, counts, ridge=ridge, tol=tol, max_iter=max_iter, xi0=xi[0], pairs=pairs
         )
@@ -340,7 +345,15 @@ def bradley_terry(
         n_battles=_battles_per_model(cells),
         bootstrap=boot,
         converged=bool(conv[0]),
+        separation=runaway,
     )
+
+
+def _separation(cells: BattleCells, pairs: _Pairs, counts: FloatArray | None, anchor: int) -> Separation:
+    """Which models run off to infinity on all battles (row 0) and in each bootstrap replicate."""
+    stacked = cells.counts[None, :] if counts is None else np.vstack([cells.counts[None, :], counts])
+    n, s = _pair_sums(cells, pairs, stacked)
+    return separation(pairs.i, pairs.j, s, n - s, cells.n_models, anchor)
 
 
 def _battles_per_model(cells: BattleCells) -> IntArray:

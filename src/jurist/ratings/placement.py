@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from jurist.ratings.bt import FloatArray, IntArray, bradley_terry, ci_tails
+from jurist.ratings.separation import Separation
 
 BoolArray = npt.NDArray[np.bool_]
 
@@ -28,7 +29,9 @@ class Placement(NamedTuple):
     ``ratings`` is the combined point fit, ``ci_low``/``ci_high`` bootstrap percentiles and
     ``bootstrap_mean``/``bootstrap_std`` the replicate mean and std (JudgeArena reports those).
     ``human_ratings`` is the fit on anchor battles only (NaN for models outside the anchor set);
-    ``mae_vs_human`` the mean absolute difference of the two over anchor models.
+    ``mae_vs_human`` the mean absolute difference of the two over anchor models. ``separation``: the
+    models of the combined fit with no finite rating, in the data and per replicate
+    (:mod:`jurist.ratings.separation`).
     """
 
     ratings: FloatArray
@@ -41,6 +44,7 @@ class Placement(NamedTuple):
     n_human_battles: IntArray
     n_judged_battles: IntArray
     mae_vs_human: float
+    separation: Separation
 
 
 def anchor_models(
@@ -145,6 +149,7 @@ def place_models(
         n_human_battles=_battle_counts(ha, hb, n_models),
         n_judged_battles=_battle_counts(ja, jb, n_models),
         mae_vs_human=float(np.abs(ratings[is_anchor] - human[is_anchor]).mean()),
+        separation=combined.separation,
     )
 
 

@@ -38,6 +38,7 @@ from jurist.ratings._shared import (
     laplacian,
 )
 from jurist.ratings._threads import single_blas_thread
+from jurist.ratings.separation import Separation, separation
 
 FEATURE_GROUPS: dict[str, tuple[str, ...]] = {"length": ("length",), "markdown": ("header", "list", "bold")}
 _DISCONNECTED = (
@@ -52,6 +53,8 @@ class StyleControlResult(NamedTuple):
     ``win_rate`` comes from the fit on all rows, ``median`` is the bootstrap median (Arena-Hard's headline
     number), ``ci_low``/``ci_high`` the bootstrap quantiles. ``coefs`` are the model strengths (reference
     = 0); ``feature_coefs`` the style coefficients on the z-scored features named in ``feature_names``.
+    ``separation`` says which models have no finite coefficient (one that won, or lost, every game
+    outright), in the data and in how many replicates (:mod:`jurist.ratings.separation`).
     """
 
     win_rate: FloatArray
@@ -65,6 +68,7 @@ class StyleControlResult(NamedTuple):
     n_rows: IntArray
     bootstrap: FloatArray
     converged: bool
+    separation: Separation
 
 
 def feature_names_for(features: Sequence[str]) -> tuple[str, ...]:
@@ -262,15 +266,18 @@ def style_controlled_win_rates(
     check_connected(rows.a, rows.b, m, _DISCONNECTED)
     n_par = m + varying.size
     prob = _Problem(rows, m, ref, np.array([k for k in range(n_par) if k != ref], dtype=np.int64))
+    counts = _replicate_counts(rows, n_bootstrap, seed, clusters)
     with single_blas_thread():
         theta, converged = _newton(prob, rows.counts * rows.w, np.zeros(n_par), tol, max_iter)
-        boot_theta = _bootstrap_fits(prob, theta, n_bootstrap, seed, clusters, tol, max_iter)
+        boot_theta = _bootstrap_fits(prob, theta, counts, tol, max_iter)
+    stacked = np.vstack([rows.counts[None, :], counts]) * rows.w
+    runaway = separation(rows.a, rows.b, stacked * rows.y, stacked * (1.0 - rows.y), m, ref)
     full_cols = np.concatenate([np.arange(m), m + varying])
     theta_full = np.zeros(m + len(names))
     theta_full[full_cols] = theta
     boot_full = np.zeros((boot_theta.shape[0], m + len(names)))
     boot_full[:, full_cols] = boot_theta
-    return _summarise(theta_full, boot_full, prob, names, a, ci_level, converged)
+    return _summarise(theta_full, boot_full, prob, names, a, ci_level, (converged, runaway))
 
 
 def _check_rows(a: IntArray, b: IntArray, y: FloatArray, w: FloatArray) -> None:
@@ -294,22 +301,18 @@ def _reference(b: IntArray, reference: int | None, n_models: int) -> int:
     return reference
 
 
-def _bootstrap_fits(
-    prob: _Problem,
-    theta: FloatArray,
-    n_bootstrap: int,
-    seed: int,
-    clusters: npt.ArrayLike | None,
-    tol: float,
-    max_iter: int,
-) -> FloatArray:
+def _replicate_counts(rows: _Rows, n_bootstrap: int, seed: int, clusters: npt.ArrayLike | None) -> FloatArray:
+    """Row counts (n_bootstrap, rows) of the bootstrap replicates (none without rounds)."""
     if n_bootstrap <= 0:
-        return np.empty((0, theta.size))
-    counts = bootstrap_counts(
-        prob.rows.counts, prob.rows.row_of_input, n_bootstrap, seed, clusters, unit="input row"
-    )
-    out = np.empty((n_bootstrap, theta.size))
-    for k in range(n_bootstrap):
+        return np.empty((0, rows.counts.size))
+    return bootstrap_counts(rows.counts, rows.row_of_input, n_bootstrap, seed, clusters, unit="input row")
+
+
+def _bootstrap_fits(
+    prob: _Problem, theta: FloatArray, counts: FloatArray, tol: float, max_iter: int
+) -> FloatArray:
+    out = np.empty((counts.shape[0], theta.size))
+    for k in range(counts.shape[0]):
         out[k], _ = _newton(prob, counts[k] * prob.rows.w, theta, tol, max_iter)
     return out
 
@@ -321,8 +324,9 @@ def _summarise(
     names: tuple[str, ...],
     a: IntArray,
     ci_level: float,
-    converged: bool,
+    fit: tuple[bool, Separation],
 ) -> StyleControlResult:
+    converged, runaway = fit
     m, ref = prob.n_models, prob.reference
     coefs = theta[:m] - theta[ref]
     win_rate = 100.0 * expit(coefs)
@@ -347,4 +351,5 @@ def _summarise(
         n_rows=np.bincount(a, minlength=m).astype(np.int64),
         bootstrap=boot,
         converged=converged,
+        separation=runaway,
     )

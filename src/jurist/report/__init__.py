@@ -16,6 +16,7 @@ if TYPE_CHECKING:
         render_markdown,
         table_console,
     )
+    from jurist.report.intervals import interval_text
     from jurist.report.ledger_table import dollars, dry_run_table, print_ledger
     from jurist.report.progress import PrefixedProgress, StageProgress
     from jurist.report.scores import print_scores
@@ -26,6 +27,7 @@ _HOMES = {
     "render_csv": "formats",
     "render_markdown": "formats",
     "table_console": "formats",
+    "interval_text": "intervals",
     "dollars": "ledger_table",
     "dry_run_table": "ledger_table",
     "print_ledger": "ledger_table",
@@ -42,6 +44,7 @@ __all__ = [
     "StageProgress",
     "dollars",
     "dry_run_table",
+    "interval_text",
     "judgebench_table",
     "print_ledger",
     "print_notes",

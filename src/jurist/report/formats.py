@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from jurist.benchmarks.judgebench_scoring import ROW_FIELDS
+from jurist.report.intervals import interval_text, pairwise_zero_reason
 
 if TYPE_CHECKING:
     from jurist.scoring import Scored
@@ -37,6 +38,7 @@ _CSV_COLUMNS = (
     "winrate_ci_high",
     "win_rate",
     "win_rate_standard_error",
+    "lc_estimate",
     "lc_standard_error",
     "difficulty_source",
     "avg_tokens",
@@ -44,6 +46,8 @@ _CSV_COLUMNS = (
     "n_battles",
     "invalid",
     "baseline",
+    "separation",
+    "ci_unreliable",
 )
 
 
@@ -80,16 +84,21 @@ def render_markdown(rows: list[Row], order: tuple[str, ...] = _CSV_COLUMNS) -> s
     return "\n".join(lines) + "\n"
 
 
-def _interval(row: Row, value: str, low: str, high: str) -> str:
-    v, lo, hi = row.get(value), row.get(low), row.get(high)
-    if v is None or lo is None or hi is None:
-        return "-"
-    return f"(-{v - lo:.1f} / +{hi - v:.1f})"
-
-
-def _table_columns(rows: list[Row], ci_level: float) -> list[Column]:
-    """(header, row -> cell text) for the columns these rows need."""
+def _table_columns(rows: list[Row], ci_level: float, sanity: list[Row] | None = None) -> list[Column]:
+    """(header, row -> cell text) for the columns these rows need; ``sanity`` (the judges' rows) explains
+    an interval of no width (a judge that always picked A)."""
     ci = f"{ci_level:.0%} CI"
+    judges = {str(row.get("judge", "")): row for row in sanity or ()}
+
+    def _interval(row: Row, value: str, low: str, high: str) -> str:
+        return interval_text(
+            row.get(value),
+            row.get(low),
+            row.get(high),
+            zero_reason=pairwise_zero_reason(row, value, judges.get(str(row.get("judge", "")))),
+            unreliable=bool(row.get("ci_unreliable")),
+        )
+
     columns: list[Column] = []
     if any("category" in row for row in rows):
         columns.append(("category", lambda r: str(r.get("category", ""))))
@@ -108,7 +117,9 @@ def _table_columns(rows: list[Row], ci_level: float) -> list[Column]:
             ("score", lambda r: _cell(r.get("score"))),
             (ci, lambda r: _interval(r, "score", "ci_low", "ci_high")),
         ]
-    if any("win_rate" in row for row in rows):
+    if any("lc_estimate" in row for row in rows):  # the score is the win rate; LC only estimated
+        columns.append(("LC (estimate)", lambda r: _cell(r.get("lc_estimate"))))
+    elif any("win_rate" in row for row in rows):
         columns.append(("win rate", lambda r: _cell(r.get("win_rate"))))
     if any("avg_tokens" in row for row in rows):
         columns.append(("avg tokens", lambda r: _tokens(r.get("avg_tokens"))))
@@ -121,10 +132,11 @@ def _tokens(value: Any) -> str:
     return "-" if value is None else f"{value:.0f}"
 
 
-def render_table(rows: list[Row], *, title: str, ci_level: float) -> Table:
-    """A rich table: rank, model and the numbers of the chosen method, CIs as (-low / +high)."""
+def render_table(rows: list[Row], *, title: str, ci_level: float, sanity: list[Row] | None = None) -> Table:
+    """A rich table: rank, model and the numbers of the chosen method, CIs as (-low / +high)
+    (:func:`jurist.report.intervals.interval_text`)."""
     table = Table(title=Text(title))
-    columns = _table_columns(rows, ci_level)
+    columns = _table_columns(rows, ci_level, sanity)
     table.add_column("#", justify="right")
     for header, _ in columns:
         table.add_column(header, justify="left" if header in ("model", "judge", "category") else "right")
@@ -173,7 +185,9 @@ def print_scored(
     console: Console, scored: Scored, *, title: str, notes_console: Console | None = None
 ) -> None:
     """The leaderboard, the judges' sanity and its warnings, then the notes (to ``notes_console``)."""
-    console.print(render_table(scored.rows, title=title, ci_level=scored.settings["ci_level"]))
+    console.print(
+        render_table(scored.rows, title=title, ci_level=scored.settings["ci_level"], sanity=scored.sanity)
+    )
     if scored.sanity:
         console.print(render_sanity(scored.sanity))
     print_warnings(console, scored.sanity, scored.warnings)

@@ -15,6 +15,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from jurist.report.intervals import interval_text
+
 NEIGHBOURS = 5
 """Arena models shown on each side of the evaluated one (the table of a 100-model arena stays short)."""
 
@@ -55,7 +57,9 @@ def render_report(report: Mapping[str, Any], *, full: bool = False) -> Table:
             str(info.get("rank", k + 1)),
             Text(str(entry["model"])),
             f"{entry['rating']:.1f}",
-            f"{entry['ci_low']:.1f} – {entry['ci_high']:.1f}",
+            interval_text(
+                entry["rating"], entry["ci_low"], entry["ci_high"], unreliable=bool(info.get("ci_unreliable"))
+            ),
             str(entry["n_battles"]),
             "" if human is None else f"{human:.1f}",
             style=style,
@@ -68,8 +72,10 @@ def summary_line(report: Mapping[str, Any]) -> str:
     extra = report.get("jurist") or {}
     entry = next(e for e in report["ratings"] if e["source"] == "evaluated")
     of = extra.get("arena_models", len(report["ratings"]) - 1) + 1
+    unreliable = bool((extra.get("models") or {}).get(report["model"], {}).get("ci_unreliable"))
+    interval = interval_text(entry["rating"], entry["ci_low"], entry["ci_high"], unreliable=unreliable)
     return (
-        f"{report['model']}: {entry['rating']:.1f} ({entry['ci_low']:.1f} – {entry['ci_high']:.1f}), rank "
+        f"{report['model']}: {entry['rating']:.1f} {interval}, rank "
         f"{extra.get('rank', '?')} of {of} (by CI: {extra.get('rank_ci', '?')}); "
         f"{extra.get('llm_judge_battles', '?')} judged + "
         f"{extra.get('human_anchor_battles', '?')} human battles; "

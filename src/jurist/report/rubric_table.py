@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from jurist.report.formats import render_csv, render_markdown
+from jurist.report.intervals import interval_text
 
 Row = dict[str, Any]
 
@@ -66,7 +67,7 @@ def render_healthbench(rows: list[Row], *, title: str, ci_level: float) -> Table
     for header in ("#", "model", "judge", "score", "bootstrap std", f"{ci_level:.0%} CI", "n", "unscored"):
         table.add_column(header, justify="left" if header in ("model", "judge") else "right")
     for rank, row in enumerate(rows, start=1):
-        interval = "-" if row["ci_low"] is None else f"{row['ci_low']:.4f} - {row['ci_high']:.4f}"
+        interval = interval_text(row["score"], row["ci_low"], row["ci_high"], digits=4)
         unscored = (
             f"{row['unscored_answers']} ({row['unscored_items']} items)" if row["unscored_answers"] else "0"
         )
@@ -106,7 +107,7 @@ def render_writingbench(rows: list[Row], *, title: str, ci_level: float) -> Tabl
     for header in (*headers, "style R/C", "format R/C", "length R/C", "n", "unscored"):
         table.add_column(header, justify="left" if header in ("model", "judge") else "right")
     for rank, row in enumerate(rows, start=1):
-        interval = "-" if row["ci_low"] is None else f"{10 * row['ci_low']:.1f} - {10 * row['ci_high']:.1f}"
+        interval = interval_text(row["overall"], row["ci_low"], row["ci_high"], scale=10.0)
         reqs = [
             f"{_num(row['requirements'][d]['R'], 2)} / {_num(row['requirements'][d]['C'], 2)}"
             for d in ("style", "format", "length")

@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from jurist.report.formats import render_csv, render_markdown
+from jurist.report.intervals import interval_text
 from jurist.scoring.rules import LABELS, METRICS
 
 Row = dict[str, Any]
@@ -35,6 +36,13 @@ def _ordered(rows: list[Row]) -> tuple[str, ...]:
     return (headline, *(m for m in METRICS if m != headline))
 
 
+def _zero_reason(value: float) -> str | None:
+    """Why a rule metric's interval has no width: every answer passed or every answer failed."""
+    if value >= 100.0:
+        return "every answer passed"
+    return "every answer failed" if value <= 0.0 else None
+
+
 def render_rule_table(rows: list[Row], *, title: str, ci_level: float) -> Table:
     table = Table(title=Text(title))
     table.add_column("#", justify="right")
@@ -47,7 +55,8 @@ def render_rule_table(rows: list[Row], *, title: str, ci_level: float) -> Table:
         table.add_column(header, justify="right")
     for rank, row in enumerate(rows, start=1):
         head = metrics[0]
-        interval = f"(-{row[head] - row[f'{head}_ci_low']:.1f} / +{row[f'{head}_ci_high'] - row[head]:.1f})"
+        low, high = row.get(f"{head}_ci_low"), row.get(f"{head}_ci_high")
+        interval = interval_text(row[head], low, high, zero_reason=_zero_reason(row[head]))
         cells = [f"{row[m]:.1f}" for m in metrics]
         extra = [str(row["n_questions"]), str(row["samples"]), str(row["truncated"])]
         table.add_row(str(rank), Text(str(row["model"])), *cells, interval, *extra)

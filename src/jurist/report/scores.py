@@ -75,7 +75,8 @@ def _pairwise(scores: Scores, fmt: str, title: str, out: Console, err: Console) 
         _rows(scores.rows, fmt)
         print_warnings(err, sanity, scores.warnings)
         return
-    out.print(render_table(scores.rows, title=title, ci_level=float(scores.settings["ci_level"])))
+    ci_level = float(scores.settings["ci_level"])
+    out.print(render_table(scores.rows, title=title, ci_level=ci_level, sanity=sanity))
     if sanity:
         out.print(render_sanity(sanity))
     print_warnings(out, sanity, scores.warnings)

@@ -6,6 +6,10 @@ games and rubric items, the same bodies and cache keys. A client that never send
 stands in for the engine's: a cache hit answers as in a run, a miss is written down instead of sent.
 Answers not generated yet are stand-ins in the judges' prompts, counted as the tokens they are expected to
 have (the mean that earlier runs of this directory observed, else ``max_tokens``; at most ``max_tokens``).
+A reply is expected at the mean completion that earlier runs of the directory observed for its phase and
+model, else at the mean of the replies the cache holds for this very run, else, for a judge whose protocol
+replies with a label alone, at that protocol's cap (:data:`REPLY_CAPS`), else at ``max_tokens`` (the
+model's, or the benchmark's reference judge's); the cost range's top is ``max_tokens`` whatever the guess.
 Prompts are counted with each model's own tokenizer (:mod:`jurist.engine.tokenizers`); where it is not
 known, o200k stands in, and the cost range's top counts every byte of such a prompt as a token.
 """
@@ -46,6 +50,13 @@ from jurist.run.work import answer_work
 
 _STAND_IN = re.compile(r"JURISTPLANNEDANSWER(\d+)X")
 
+REPLY_CAPS = {"simple": 16, "structured": 32, "logprob": 4}
+"""Expected completion tokens of one reply of the judge protocols whose reply is a verdict label and
+nothing else: ``simple`` ("[[A>B]]", about 5 o200k tokens, with room for a stray word), ``structured``
+(``{"verdict": "A>B"}``, about 8), ``logprob`` (one digit; it sends max_tokens 4 itself). A protocol that
+writes a judgment first (Arena-Hard's, jurist-pairwise) or a custom prompt has no cap: its replies are
+expected at ``max_tokens`` until a run or the cache has observed them."""
+
 
 class _NotSent(RequestFailed):
     """What the dry client raises instead of sending: the caller sees a request that did not succeed."""
@@ -67,9 +78,29 @@ class Planned:
 class DryClient(ModelClient):
     """A model client that consults the cache exactly as a run's would and writes a miss down unsent."""
 
-    def __init__(self, spec: ModelSpec, cache: RequestCache | None, ledger: Ledger, plan: list[Planned]):
+    def __init__(
+        self,
+        spec: ModelSpec,
+        cache: RequestCache | None,
+        ledger: Ledger,
+        plan: list[Planned],
+        cached_replies: dict[tuple[str, str], list[int]],
+    ):
         super().__init__(spec, ConcurrencyLimits(1), RetryPolicy(), cache=cache, ledger=ledger)
         self._plan = plan
+        self._cached_replies = cached_replies
+
+    def _lookup(
+        self, store: RequestCache, identities: list[Any], body: bytes, sample: int, phase: Phase
+    ) -> Completion | None:
+        """The run's own lookup; a hit's completion tokens are kept (per phase and model: [tokens,
+        replies]) as an observation of how long this model's replies are."""
+        completion = super()._lookup(store, identities, body, sample, phase)
+        if completion is not None and isinstance(completion.completion_tokens, int):
+            seen = self._cached_replies.setdefault((phase, self.alias), [0, 0])
+            seen[0] += completion.completion_tokens
+            seen[1] += 1 + len(completion.more)
+        return completion
 
     @staticmethod
     def _endpoints(spec: ModelSpec, budget: Any) -> list[EndpointClient]:
@@ -106,6 +137,7 @@ class Planner:
         self.planned: dict[str, dict[tuple[str, int], str | None]] = {}  # generated now: text, or unknown
         self.stand_ins: list[str] = []  # alias of stand-in number i
         self.counters: dict[str, TokenCounter] = {}  # by alias, as used
+        self.cached_replies: dict[tuple[str, str], list[int]] = {}  # (phase, alias) -> [tokens, replies]
         self.notes: list[str] = []
 
     def counter(self, alias: str) -> TokenCounter:
@@ -123,7 +155,9 @@ class Planner:
 
     def client(self, alias: str) -> DryClient:
         if alias not in self.clients:
-            self.clients[alias] = DryClient(self.run.specs[alias], self.cache, self.ledger, self.plan)
+            self.clients[alias] = DryClient(
+                self.run.specs[alias], self.cache, self.ledger, self.plan, self.cached_replies
+            )
         return self.clients[alias]
 
     # -- answers ----------------------------------------------------------------------------------------
@@ -222,13 +256,32 @@ class Planner:
 
     # -- the estimate -----------------------------------------------------------------------------------
     def _observed(self, phase: str, alias: str) -> int | None:
-        """Mean completion tokens per answer that earlier runs of this directory got, if any."""
+        """Mean completion tokens per answer that earlier runs of this directory got, else that the
+        cache's replies to this run's own requests had, if any."""
         for row in (self.past or {}).get("rows") or []:
             if row.get("phase") == phase and row.get("model") == alias:
                 answers = int(row.get("choices") or row.get("replies") or 0)
                 if answers:
                     return round(int(row.get("completion_tokens") or 0) / answers)
-        return None
+        tokens, replies = self.cached_replies.get((phase, alias), (0, 0))
+        return round(tokens / replies) if replies else None
+
+    def _protocol_cap(self, phase: str, alias: str) -> tuple[str, int] | None:
+        """(protocol, expected tokens) for a judge request whose protocol replies with a label alone."""
+        kind = self.run.kinds.get(alias) if phase in ("judge", "reask") else None
+        name = str(getattr(kind, "protocol_name", "") or "")
+        return (name, REPLY_CAPS[name]) if name in REPLY_CAPS else None
+
+    def _expected_completion(self, phase: str, alias: str, most: int | None) -> tuple[int, str]:
+        """Expected completion tokens of one reply, and the basis of the guess (module docstring)."""
+        observed = self._observed(phase, alias)
+        if observed is not None:
+            return observed, "observed mean"
+        cap = self._protocol_cap(phase, alias)
+        if cap is not None:
+            name, tokens = cap
+            return (min(tokens, most) if most else tokens), f"{name} protocol cap"
+        return (int(most), "max_tokens") if most else (0, "unknown")
 
     def _stand_in_tokens(self, alias: str) -> tuple[int, int | None]:
         """Expected and most tokens of an answer of ``alias`` not generated yet."""
@@ -257,9 +310,9 @@ class Planner:
             spec = self.run.specs[request.alias]
             choices = int(request.params.get("n") or 1)
             most = request.params.get("max_tokens") or spec.max_tokens
-            observed = self._observed(request.phase, request.alias)
-            row.basis.add("observed mean" if observed is not None else "max_tokens" if most else "unknown")
-            row.completion += choices * (observed if observed is not None else int(most or 0))
+            expected, basis = self._expected_completion(request.phase, request.alias, most)
+            row.basis.add(basis)
+            row.completion += choices * expected
             if row.completion_high is not None:
                 row.completion_high = row.completion_high + choices * int(most) if most else None
         for hits in self.ledger.summary()["rows"]:  # what the dry clients found in the cache

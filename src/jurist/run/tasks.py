@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from jurist.errors import JuristError
+from jurist.report import interval_text
 from jurist.report.formats import table_console
 from jurist.run.config import RunConfig, RunResult
 from jurist.run.pipeline import Pipeline
@@ -131,9 +132,7 @@ def summary_table(rows: Sequence[dict[str, Any]]) -> Table:
         def fmt(value: Any, digits: int = digits) -> str:
             return f"{value:.{digits}f}" if isinstance(value, (int, float)) else "-"
 
-        ci = "-"
-        if isinstance(row["ci_low"], (int, float)) and isinstance(row["ci_high"], (int, float)):
-            ci = f"({fmt(row['ci_low'])}, {fmt(row['ci_high'])})"
+        ci = interval_text(row["value"], row["ci_low"], row["ci_high"], digits=digits)
         table.add_row(
             row["task"], str(row["model"]), str(row["judge"] or "-"), row["metric"], fmt(row["value"]), ci
         )

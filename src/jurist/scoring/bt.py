@@ -18,6 +18,7 @@ from jurist.scoring.common import (
     model_counts,
     model_rows,
 )
+from jurist.scoring.runaway import mark_runaways
 
 if TYPE_CHECKING:
     from jurist.scoring.options import ScoreOptions, Settings
@@ -26,8 +27,18 @@ if TYPE_CHECKING:
 StyleVector = tuple[int, int, int, int]
 
 
-def bt_rows(battles: list[Battle], baselines: list[str], opts: ScoreOptions, settings: Settings) -> list[Row]:
-    """Elo-scale BT ratings anchored at the baseline (1000) and each model's implied win rate against it."""
+def bt_rows(
+    battles: list[Battle],
+    baselines: list[str],
+    opts: ScoreOptions,
+    settings: Settings,
+    warnings: list[str] | None = None,
+) -> list[Row]:
+    """Elo-scale BT ratings anchored at the baseline (1000) and each model's implied win rate against it.
+
+    A model whose rating has no finite estimate, or whose interval comes from bootstrap replicates where
+    it has none (near-separated data), is marked in its row and named in ``warnings``.
+    """
     import numpy as np
 
     from jurist.ratings.bt import bradley_terry, win_rate_vs_anchor
@@ -70,7 +81,14 @@ def bt_rows(battles: list[Battle], baselines: list[str], opts: ScoreOptions, set
         "winrate_ci_low": wr.ci_low,
         "winrate_ci_high": wr.ci_high,
     }
-    return model_rows(names, baselines, columns, questions, battle_counts)
+    rows = model_rows(names, baselines, columns, questions, battle_counts)
+    what = f"Bradley-Terry ({_judge_of(battles)})" if _judge_of(battles) else "Bradley-Terry"
+    mark_runaways(rows, names, result.separation, settings.ci_level, what, warnings)
+    return rows
+
+
+def _judge_of(battles: list[Battle]) -> str:
+    return str(battles[0].get("judge", "")) if battles else ""
 
 
 class StyleCache:
@@ -185,12 +203,15 @@ def style_rows(
     problem = style_fit_problem(
         (m_idx, b_idx, reference, len(names)), ms_arr, bs_arr, opts.style_control, result
     )
+    judge = _judge_of(battles)
+    what = f"style control{f' ({judge})' if judge else ''}"
     if problem and warnings is not None:
-        judge = str(battles[0].get("judge", "")) if battles else ""
-        warnings.append(f"style control{f' ({judge})' if judge else ''}: {problem}")
+        warnings.append(f"{what}: {problem}")
     questions, counts = oriented.counts(keep)
     numbers = {"score": result.median, "ci_low": result.ci_low, "ci_high": result.ci_high}
-    return model_rows(names, baselines, numbers, questions, counts)
+    rows = model_rows(names, baselines, numbers, questions, counts)
+    mark_runaways(rows, names, result.separation, settings.ci_level, what, warnings)
+    return rows
 
 
 STYLE_COEF_LIMIT = 10.0
@@ -236,7 +257,7 @@ def style_fit_problem(
         reasons.append(f"condition number {condition:.3g}")
     if not np.isfinite(largest) or largest > STYLE_COEF_LIMIT:
         reasons.append(f"a style coefficient of {largest:+.3g}")
-    if not result.converged:
+    if not result.converged and not np.any(result.separation.full != 0):  # else a model's own runaway
         reasons.append("the fit did not converge")
     if not reasons:
         return None

@@ -174,31 +174,41 @@ def _head_to_head(p: Any) -> dict[str, Any]:
 def _lc_table(
     models: list[str], results: list[Any], baseline: str, prefs: Any, source: str | None = None
 ) -> list[Row]:
-    rows = [
-        {
-            "model": model,
-            "score": r(res.length_controlled_win_rate),
-            "ci_low": None,
-            "ci_high": None,
-            "lc_standard_error": r(res.lc_standard_error),
-            "win_rate": r(res.win_rate),
-            "win_rate_standard_error": r(res.standard_error),
-            "difficulty_source": source or res.difficulty_source,
-            "n": res.n,
-            **_head_to_head(prefs[m]),
-        }
-        for m, (model, res) in enumerate(zip(models, results, strict=True))
-    ]
+    """One row per model. The headline ``score`` is the LC win rate only when its instruction difficulty
+    is AlpacaEval's (``official``, or a difficulty file given); with difficulty estimated from the run's own
+    models, LC can be points off the official one, so the headline is the plain win rate and the LC is
+    kept beside it as ``lc_estimate``."""
+    rows: list[Row] = []
+    for m, (model, res) in enumerate(zip(models, results, strict=True)):
+        difficulty = source or res.difficulty_source
+        estimated = difficulty == "estimated"
+        lc, plain = r(res.length_controlled_win_rate), r(res.win_rate)
+        rows.append(
+            {
+                "model": model,
+                "score": plain if estimated else lc,
+                "ci_low": None,
+                "ci_high": None,
+                **({"lc_estimate": lc} if estimated else {}),
+                "lc_standard_error": r(res.lc_standard_error),
+                "win_rate": plain,
+                "win_rate_standard_error": r(res.standard_error),
+                "difficulty_source": difficulty,
+                "n": res.n,
+                **_head_to_head(prefs[m]),
+            }
+        )
     rows.append({"model": baseline, "score": 50.0, "ci_low": 50.0, "ci_high": 50.0, "n": 0, "baseline": True})
     return rows
 
 
 def lc_intervals(rows: list[Row], ci_level: float) -> None:
-    """Normal intervals from the LC standard error (AlpacaEval reports the standard error only)."""
+    """Normal intervals from the headline's standard error (AlpacaEval reports the standard error only):
+    the LC's, or the win rate's where it is the headline (LC only estimated)."""
     from statistics import NormalDist
 
     z = NormalDist().inv_cdf(0.5 + ci_level / 2.0)
     for row in rows:
-        se = row.get("lc_standard_error")
+        se = row.get("win_rate_standard_error" if "lc_estimate" in row else "lc_standard_error")
         if se is not None and row["score"] is not None and not math.isnan(se):
             row["ci_low"], row["ci_high"] = r(row["score"] - z * se), r(row["score"] + z * se)

@@ -114,6 +114,8 @@ def _scored_baselines(run: RecordedRun) -> tuple[str, ...]:
 def headline(settings: Mapping[str, Any]) -> str:
     """What the score column is, in words."""
     text = METHOD_NAMES.get(str(settings.get("method")), str(settings.get("method")))
+    if settings.get("lc_difficulty") == "estimated":
+        text = "win rate; LC only estimated (not AlpacaEval's official difficulty)"
     if settings.get("style_categories"):
         text += f" on {', '.join(settings['style_categories'])} (weighted win rate elsewhere)"
     if settings.get("categories"):

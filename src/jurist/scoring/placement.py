@@ -27,6 +27,7 @@ from jurist.errors import JuristError
 from jurist.ratings.placement import place_models, rank_by_ci, rank_by_rating
 from jurist.scoring.arena_battles import HARD_PREF
 from jurist.scoring.common import r
+from jurist.scoring.runaway import RUNAWAY_FIELDS, mark_runaways
 
 Battle = dict[str, Any]
 
@@ -159,6 +160,10 @@ def _report(
         }
         for k, name in enumerate(names)
     }
+    flags: dict[str, Any] = {"model": model}
+    warnings: list[str] = []
+    mark_runaways([flags], names, placed.separation, settings.ci_level, f"placement ({judge})", warnings)
+    extras[model].update({key: value for key, value in flags.items() if key != "model"})
     order = sorted(range(len(entries)), key=lambda k: (-entries[k]["rating"], entries[k]["model"]))
     return {
         "arena": arena,
@@ -178,6 +183,7 @@ def _report(
             "llm_judge_battles": len(judged),
             "human_anchor_battles": int(human[0].size),
             "models": {entries[k]["model"]: extras[entries[k]["model"]] for k in order},
+            **({"warnings": warnings} if warnings else {}),
         },
     }
 
@@ -227,6 +233,11 @@ def summary_rows(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "mae_vs_human": extra["mae_vs_human"],
                 "arena": report["arena"],
                 "method": "arena-placement",
+                **{
+                    key: value
+                    for key, value in (extra["models"].get(report["model"]) or {}).items()
+                    if key in RUNAWAY_FIELDS
+                },
             }
         )
     return rows

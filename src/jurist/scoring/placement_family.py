@@ -110,6 +110,7 @@ class PlacementFamily:
             title,
             settings,
             [*fit_notes, *notes],
+            [warning for report in reports for warning in report["jurist"].get("warnings", ())],
             detail=detail,
             scored=bool(reports),
         )

@@ -100,7 +100,10 @@ def score_battles(
     if settings.n_bootstrap == 0 and not opts.length_controlled:
         _drop_intervals(rows)
     battles = _in_categories(battles, opts.categories)
-    return Scored(rows, notes, _describe(opts, settings, baselines), battles, sanity, warnings)
+    described = _describe(opts, settings, baselines)
+    if any("lc_estimate" in row for row in rows):
+        described["lc_difficulty"] = "estimated"  # the headline is the win rate (see scoring.lc)
+    return Scored(rows, notes, described, battles, sanity, warnings)
 
 
 def _styled(opts: ScoreOptions, battles: list[Battle], notes: list[str]) -> ScoreOptions:
@@ -132,7 +135,10 @@ def _drop_intervals(rows: list[Row]) -> None:
 
 
 def ratings_file(scored: Scored) -> dict[str, Any]:
-    """ratings.json: the settings, per-model numbers (every row field kept), and the judges' sanity."""
+    """ratings.json: the settings, per-model numbers (every row field kept), the judges' sanity, and the
+    warnings printed under the table (only when there are any: a near-separated fit, a degenerate judge)."""
+    from jurist.scoring.sanity import sanity_warnings
+
     settings = scored.settings
     fixed = ("method", "seed", "bootstrap_rounds", "ci_level")
     document = ratings_document(
@@ -147,6 +153,9 @@ def ratings_file(scored: Scored) -> dict[str, Any]:
     for entry, row in zip(document["models"], scored.rows, strict=True):
         for key, value in row.items():
             entry.setdefault(key, value)
+    warnings = [*sanity_warnings(scored.sanity), *scored.warnings]
+    if warnings:
+        document["warnings"] = warnings
     return document
 
 
@@ -354,7 +363,7 @@ def _score_subset(
             battles, lambda sub: style_rows(sub, baselines, styles, opts, settings, notes, warnings)
         )
     elif opts.method == "bt":
-        rows = per_judge(battles, lambda sub: bt_rows(sub, baselines, opts, settings))
+        rows = per_judge(battles, lambda sub: bt_rows(sub, baselines, opts, settings, warnings))
     else:
         return win_rate_leaderboard(
             battles,

@@ -16,9 +16,6 @@ from jurist.scoring.common import Battle, Row, r
 LABELS = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
 """Verdicts relative to the positions shown to the judge (A is ``model_a``); ``>>`` is a strong one."""
 
-MIN_GAMES = 20
-"""Fewer games than this (10 questions) cannot tell a bias from chance: no warning is given."""
-
 _GameKey = tuple[str, Any, str, str]
 
 
@@ -108,37 +105,69 @@ def judge_sanity(battles: list[Battle]) -> list[Row]:
     return [_row(judge, games) for judge, games in sorted(by_judge.items())]
 
 
-def _beyond_chance(share: float, n: int, alpha: float = 0.01) -> bool:
-    """Whether ``share`` of ``n`` decisive games in one position is too lopsided for a fair coin: a
-    binomial test, so 15 of 16 (p = 0.0005) warns while 4 of 5 (p = 0.38) does not."""
+ALPHA = 0.01
+"""Significance level of the tests behind a warning: a fair judge is wrongly flagged once in a hundred."""
+
+
+def _p_value(successes: int, n: int, null: float, alternative: str) -> float:
     from scipy.stats import binomtest
 
-    return n > 0 and float(binomtest(round(share * n), n, 0.5).pvalue) < alpha
+    return float(binomtest(successes, n, null, alternative=alternative).pvalue) if n > 0 else 1.0
+
+
+def _beyond_chance(share: float, n: int, alpha: float = ALPHA) -> bool:
+    """Whether ``share`` of ``n`` decisive games in one position is too lopsided for a fair coin: a
+    binomial test, so 15 of 16 (p = 0.0005) warns while 4 of 5 (p = 0.38) does not."""
+    return n > 0 and _p_value(round(share * n), n, 0.5, "two-sided") < alpha
+
+
+def _position_warning(judge: str, row: Row) -> str | None:
+    """Position bias, judged by a binomial test against a fair coin, so the sample size counts: a bias
+    beyond chance is a warning; every decisive game in one position, on too few games to be sure (three
+    or more), is said with its p-value rather than passed over."""
+    first, decisive = row["first_position_rate"], row["n_decisive"]
+    if first is None or 0.2 <= first <= 0.8:
+        return None
+    position, share = ("A", first) if first > 0.8 else ("B", 1.0 - first)
+    if _beyond_chance(first, decisive):
+        return (
+            f"judge {judge} prefers position {position} in {share:.0%} of decisive games: its scores "
+            "mostly reflect position bias, not quality"
+        )
+    if share == 1.0 and decisive >= 3:
+        p = _p_value(decisive, decisive, 0.5, "two-sided")
+        return (
+            f"judge {judge} prefers position {position} in all {decisive} decisive games: too few games "
+            f"to tell a bias from chance (binomial p = {p:.2g}), but its scores may reflect position, "
+            "not quality"
+        )
+    return None
 
 
 def sanity_warnings(rows: list[Row]) -> list[str]:
-    """One plain sentence per degenerate judge (and way it is degenerate); none on too few games."""
+    """One plain sentence per degenerate judge (and way it is degenerate). Each is a one-sided binomial
+    test at :data:`ALPHA` (a fair judge agrees with itself half the time or more, gives no label to more
+    than 80% of games, and favours no position), so a handful of games warns only when it must."""
     warnings: list[str] = []
     for row in rows:
-        if row["consistency"] is None or row["n_games"] < MIN_GAMES:
+        if row["consistency"] is None:
             continue
         judge = row["judge"] or "(unnamed)"
-        if row["consistency"] < 0.5:
+        questions = row["n_questions"]
+        agree = round(row["consistency"] * questions)
+        if row["consistency"] < 0.5 and _p_value(agree, questions, 0.5, "less") < ALPHA:
             warnings.append(
                 f"judge {judge} gives the same verdict to both answer orders for only "
                 f"{row['consistency']:.0%} of questions: its verdicts change with the order more often "
                 "than not, so they say little about quality"
             )
-        first = row["first_position_rate"]
-        if first is not None and not 0.2 <= first <= 0.8 and _beyond_chance(first, row["n_decisive"]):
-            position, share = ("A", first) if first > 0.8 else ("B", 1.0 - first)
+        position = _position_warning(judge, row)
+        if position:
+            warnings.append(position)
+        games, share = row["n_games"], row["label_share"]
+        if share > 0.8 and _p_value(round(share * games), games, 0.8, "greater") < ALPHA:
             warnings.append(
-                f"judge {judge} prefers position {position} in {share:.0%} of decisive games: its scores "
-                "mostly reflect position bias, not quality"
-            )
-        if row["label_share"] > 0.8:
-            warnings.append(
-                f"judge {judge} answers {row['label']} in {row['label_share']:.0%} of games: it barely tells "
+                f"judge {judge} answers {row['label']} in {share:.0%} of games: it barely tells "
                 "the answers apart, so its scores carry little information"
             )
     return warnings

@@ -10,6 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from jurist.report import interval_text
 from jurist.sweep.plan import SweepPlan
 
 PLOTS_DIR = "plots"
@@ -23,7 +24,7 @@ def _cell(row: Mapping[str, Any]) -> str:
     text = f"{value:.{digits}f}"
     ci95 = row.get("ci95")
     if ci95:
-        text += f" ({ci95[0]:.{digits}f}, {ci95[1]:.{digits}f})"
+        text += " " + interval_text(value, ci95[0], ci95[1], digits=digits)
     if isinstance(row.get("sem"), (int, float)):
         text += f" ±{row['sem']:.{digits}f}"
     return text
@@ -33,7 +34,7 @@ def summary_table(document: Mapping[str, Any]) -> Table:
     """Checkpoints down, (task, judge, metric) across: value (95% CI) ±sem over the samples."""
     results = document["results"]
     columns = list(dict.fromkeys((r["task"], r["judge"], r["metric"]) for r in results))
-    table = Table(title=f"jurist sweep: {document['name']} (value (95% CI) ±sem over samples)")
+    table = Table(title=f"jurist sweep: {document['name']} (value (-/+ 95% CI) ±sem over samples)")
     table.add_column("checkpoint")
     table.add_column("step", justify="right")
     table.add_column("status")
