@@ -89,6 +89,10 @@ def test_healthbench_items_say_which_the_model_missed(kinds: dict[str, Any], wat
     assert "winrate" not in summary.inner_text() and "By theme (0-1)" in summary.inner_text()
     board = json.loads((kinds["healthbench"] / "leaderboard.json").read_text())[0]
     assert f"{board['score']:.3f}" in summary.inner_text()
+    from jurist.report import interval_text  # the terminal's format, in the page too
+
+    shown = interval_text(board["score"], board["ci_low"], board["ci_high"], digits=3)
+    assert shown.startswith("(-") and shown in summary.inner_text()
     w.shot("rubric-summary", full=True)
     w.assert_clean()
 

@@ -12,6 +12,20 @@ function svgNode(tag, attrs) {
 
 function num(value, digits) { return typeof value === 'number' && isFinite(value) ? value.toFixed(digits ?? 1) : '\u2014'; }
 
+// The tables' one interval format (report/intervals.py): "(-x / +y)" around the estimate, "(\u00b10)" when it
+// has no width at the printed precision, "(\u00b1<0.1)" when it has some below it, "*" when the fit ran off.
+function intervalText(value, low, high, digits, unreliable) {
+  const d = digits ?? 1;
+  if (![value, low, high].every((v) => typeof v === 'number' && isFinite(v))) return 'none';
+  const below = value - low, above = high - value, zero = (0).toFixed(d);
+  const mark = unreliable ? '*' : '';
+  if (Math.abs(below).toFixed(d) === zero && Math.abs(above).toFixed(d) === zero) {
+    const none = Math.max(Math.abs(below), Math.abs(above)) <= 1e-9 * Math.max(Math.abs(value), 1);
+    return (none ? '(\u00b10)' : '(\u00b1<' + Math.pow(10, -d).toFixed(d) + ')') + mark;
+  }
+  return '(-' + Math.max(below, 0).toFixed(d) + ' / +' + Math.max(above, 0).toFixed(d) + ')' + mark;
+}
+
 // One interval as a drawing: the axis, the reference line, the interval as a band, the estimate as a dot.
 function ciBar(value, low, high, scale, reference, width, digits) {
   const w = width || 220;
@@ -26,7 +40,7 @@ function ciBar(value, low, high, scale, reference, width, digits) {
   }
   if (typeof value === 'number') svg.appendChild(svgNode('circle', { cx: x(value), cy: h / 2, r: 4, class: 'ci-dot' }));
   const label = svgNode('title', {});
-  label.textContent = num(value, digits) + (typeof low === 'number' ? ' (' + num(low, digits) + ' \u2013 ' + num(high, digits) + ')' : '');
+  label.textContent = num(value, digits) + (typeof low === 'number' ? ' ' + intervalText(value, low, high, digits) : '');
   svg.appendChild(label);
   return svg;
 }
@@ -75,7 +89,7 @@ function pairwiseBoard(rows, summary) {
     const t = table(['#', 'model', Math.round(100 * summary.ci_level) + '% interval', key, 'interval', 'n', 'invalid', 'avg tokens']);
     group.forEach((row, k) => addRow(t, [k + 1, row.model + (row.baseline ? ' (baseline)' : ''),
       ciBar(row[key], row.ci_low, row.ci_high, scale, reference), num(row[key]),
-      typeof row.ci_low === 'number' ? num(row.ci_low) + ' \u2013 ' + num(row.ci_high) : 'none',
+      intervalText(row[key], row.ci_low, row.ci_high, 1, row.ci_unreliable),
       row.n, row.invalid, row.avg_tokens == null ? '' : Math.round(row.avg_tokens)], row.baseline ? 'baseline' : ''));
     box.appendChild(t);
   }
@@ -115,7 +129,7 @@ function rubricBoard(rows, summary) {
   const t = table(['#', 'model', 'judge', Math.round(100 * summary.ci_level) + '% interval', writing ? 'overall (1-10)' : 'score (0-1)',
     'interval', 'answers', 'unscored answers', 'unscored items']);
   rows.forEach((row, k) => addRow(t, [k + 1, row.model, row.judge, ciBar(row[key], row.ci_low, row.ci_high, scale, null, 220, digits),
-    num(row[key], digits), typeof row.ci_low === 'number' ? num(row.ci_low, digits) + ' \u2013 ' + num(row.ci_high, digits) : 'none',
+    num(row[key], digits), intervalText(row[key], row.ci_low, row.ci_high, digits),
     row.n_answers, row.unscored_answers, row.unscored_items]));
   box.appendChild(t);
   const parts = writing ? [['domain1', 'domain', 'By domain (1-10)']] : [['themes', 'theme', 'By theme (0-1)'], ['axes', 'axis', 'By axis (0-1)']];
