@@ -10,6 +10,8 @@ the environment or a ``.env`` file is used).
 
 from jurist.config.models_file import load_dotenv_values, load_models_file, resolve_key
 from jurist.config.specs import (
+    ANTHROPIC_API_BASE,
+    ANTHROPIC_KEY_ENV,
     DEFAULT_API_BASE,
     DEFAULT_KEY_ENV,
     PASSTHROUGH_PARAMS,
@@ -22,6 +24,8 @@ from jurist.config.specs import (
 )
 
 __all__ = [
+    "ANTHROPIC_API_BASE",
+    "ANTHROPIC_KEY_ENV",
     "DEFAULT_API_BASE",
     "DEFAULT_KEY_ENV",
     "PASSTHROUGH_PARAMS",

@@ -32,6 +32,7 @@ from jurist.engine.transport import Completion, EndpointClient, RequestFailed, _
 from jurist.errors import JuristError
 
 if TYPE_CHECKING:
+    from jurist.engine.batch import BatchDispatcher, Batching
     from jurist.engine.local import LocalModels
     from jurist.engine.pool import ServerPool
 
@@ -80,6 +81,8 @@ class ModelClient:
         if spec.serve is not None:
             self._legacy_name += f"@{spec.serve.kind}:{spec.serve.model}"
         self.cache_sources: Counter[tuple[str, str, str]] = Counter()  # (phase, alias, identity): hits
+        self.batcher: BatchDispatcher | None = None  # requests of ``batch_phases`` go through batches
+        self.batch_phases: frozenset[str] = frozenset()
         self.legacy_entries = 0  # misses an older jurist's entry (keyed by name only) would have answered
 
     @staticmethod
@@ -88,6 +91,10 @@ class ModelClient:
             from jurist.engine.providers import litellm_endpoints  # optional and heavy: only when used
 
             return litellm_endpoints(spec)
+        if spec.api_type == "anthropic":
+            from jurist.engine.anthropic import anthropic_endpoints
+
+            return anthropic_endpoints(spec, budget)
         endpoints = [
             EndpointClient(ep.base_url, ep.api_key, ep.model_name or spec.model, spec.parallel, budget)
             for ep in spec.resolved_endpoints()
@@ -166,6 +173,14 @@ class ModelClient:
                 hit = self._lookup(store, identities, body, sample, phase)
                 if hit is not None:
                     return hit
+        if self.batcher is not None and phase in self.batch_phases:
+            from jurist.engine.batch import BatchFallback
+
+            try:
+                fresh = cache == "refresh"
+                return await self._batched(self.batcher, messages, params, body, sample, phase, fresh)
+            except BatchFallback:
+                pass  # past --batch-deadline: sent synchronously, as below
         if not self.endpoints:
             await self._start_server()
         send = functools.partial(self._send, messages, params, body, phase)
@@ -174,6 +189,44 @@ class ModelClient:
             answered = await self._identities.answered(self.endpoints, completion.answered_by)
             if answered is not None:  # keyed by what answered it
                 store.put(request_key(answered.key_text(), body, sample), completion.cache_value())
+        return completion
+
+    async def _batched(
+        self,
+        batcher: BatchDispatcher,
+        messages: list[dict[str, Any]],
+        params: dict[str, Any],
+        body: bytes | None,
+        sample: int,
+        phase: Phase,
+        fresh: bool,
+    ) -> Completion:
+        """The request through the model's batches (engine/batch): its custom id is its cache key, so the
+        batch's answer is cached as a synchronous answer would be; priced at the batch rates. A line
+        answered by a batch an earlier run paid for counts as a cache hit. ``fresh``: asked anew (a refresh),
+        never answered by an ended batch."""
+        if body is None:
+            body = self.build_body(self._served_name, messages, **params)
+        await self.identities()
+        identity = self.endpoints[0].identity if self.endpoints else None
+        where = identity.key_text() if identity is not None else self._legacy_name
+        ticket = await self._ledger.admit(phase, self.spec, messages, params)
+        try:
+            completion = await batcher.request(
+                request_key(where, body, sample), json.loads(body), fresh=fresh
+            )
+        except RequestFailed as exc:
+            self._ledger.failed(phase, self.alias, ticket, attempts=exc.attempts)
+            raise
+        except BaseException:  # cancelled, or past the deadline (sent synchronously): nothing spent here
+            self._ledger.release(ticket)
+            raise
+        if completion.cached:
+            self._ledger.release(ticket)
+            self._ledger.cache_hit(phase, self.alias)
+        else:
+            self._ledger.batch_completed(phase, self.alias, completion, messages, ticket, spec=self.spec)
+        completion.answered_by = identity
         return completion
 
     def _lookup(
@@ -268,8 +321,10 @@ class Engine:
         pool: ServerPool | None = None,
         ledger: Ledger | None = None,
         local: LocalModels | None = None,
+        batching: Batching | None = None,
     ):
         self.specs = specs
+        self.batching = batching  # which models send which phases through batch APIs (engine/batch)
         self.limits = ConcurrencyLimits(max_concurrency)
         self.policy = policy or RetryPolicy()
         self.throttle = throttle
@@ -284,7 +339,9 @@ class Engine:
         self._clients: dict[str, ModelClient] = {}
         self._owner: Engine | None = None  # set on a sibling: the engine that closes what both share
 
-    def sibling(self, specs: dict[str, ModelSpec], ledger: Ledger | None = None) -> Engine:
+    def sibling(
+        self, specs: dict[str, ModelSpec], ledger: Ledger | None = None, batching: Batching | None = None
+    ) -> Engine:
         """An engine for another task of the same ``jurist run --tasks``: its own clients and usage counts
         (each task's run.json says what it cost), everything that bounds the machine shared with this
         one: the global and per-model limits, the connection pool, the cache, the throttle, the servers
@@ -298,6 +355,7 @@ class Engine:
             pool=self._server_pool() if any(s.serve for s in specs.values()) else self.pool,
             ledger=ledger,
             local=self.local,
+            batching=batching,
         )
         other.limits, other.connections, other._owner = self.limits, self.connections, self
         return other
@@ -321,6 +379,12 @@ class Engine:
                 ledger=self.ledger,
                 local=self.local if spec.serve is not None else None,
             )
+            phases = self.batching.phases.get(alias) if self.batching is not None else None
+            if phases and self.batching is not None:
+                from jurist.engine.batch import dispatcher_for
+
+                client.batcher = dispatcher_for(spec, self.batching, self.cache)
+                client.batch_phases = phases
         return client
 
     def cache_report(self) -> list[str]:
@@ -341,6 +405,9 @@ class Engine:
 
     async def aclose(self) -> None:
         """Close every session, write what the cache holds back, and stop the managed servers."""
+        for client in self._clients.values():  # polling stops; the journal lets the next run go on
+            if client.batcher is not None:
+                await client.batcher.aclose()
         if self._owner is not None:  # a sibling closes its sessions only
             for client in self._clients.values():
                 await client.aclose()

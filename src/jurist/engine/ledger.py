@@ -232,11 +232,13 @@ class Ledger:
         ticket: Ticket | None = None,
         *,
         spec: ModelSpec | None = None,
+        batch: bool = False,
     ) -> None:
         """Add one reply: the server's token counts, or jurist's own count (``estimated``) where it gave
         none or gave something that is no count, with ``spec``'s tokenizer; its cost where the model is
         priced; then settle its reservation. Fields the reply had of the wrong type (the completion's
-        ``notes``) are counted as ``malformed``; they never cost the answer."""
+        ``notes``) are counted as ``malformed``; they never cost the answer. ``batch``: it came through a
+        batch API, priced at the model's batch rates, and what it would have cost synchronously kept."""
         row = self.row(phase, alias)
         choices = [completion, *completion.more]
         notes = [note for choice in choices for note in choice.notes]
@@ -268,6 +270,12 @@ class Ledger:
         row.reasoning_tokens += reasoning
         row.cached_tokens += cached
         price = self.prices.get(alias)
+        if batch:
+            sync_cost = price.cost(prompt, output, cached) if price is not None else 0.0
+            row.batched += 1
+            row.batch_sync_cost_usd += sync_cost
+            entry.update(batched=1, batch_sync_cost_usd=sync_cost)
+            price = price.batch_rates() if price is not None else None
         cost = price.cost(prompt, output, cached) if price is not None else 0.0
         if price is not None:
             row.cost_usd = (row.cost_usd or 0.0) + cost
@@ -279,6 +287,23 @@ class Ledger:
         if ticket is not None and not ticket.settled and self.budget is not None:
             ticket.settled = True
             self.budget.settle(ticket.cost, ticket.tokens, cost, prompt + output)
+
+    def batch_completed(
+        self,
+        phase: str,
+        alias: str,
+        completion: Completion,
+        messages: list[dict[str, Any]],
+        ticket: Ticket | None,
+        *,
+        spec: ModelSpec | None = None,
+    ) -> None:
+        """A reply that came through a batch API: its lines sent (one per batch it was in) counted as the
+        requests the wire would have counted, then the reply at the batch rates (:meth:`completed`)."""
+        row = self.row(phase, alias)
+        row.requests += completion.attempts
+        row.retries += max(completion.attempts - 1, 0)
+        self.completed(phase, alias, completion, messages, ticket, spec=spec, batch=True)
 
     def time_on_wire(self) -> list[dict[str, Any]]:
         """Each row's time on the wire so far, as partial rows for the usage log (written when a run
