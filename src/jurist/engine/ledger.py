@@ -279,6 +279,9 @@ class Ledger:
         cost = price.cost(prompt, output, cached) if price is not None else 0.0
         if price is not None:
             row.cost_usd = (row.cost_usd or 0.0) + cost
+        if batch:
+            row.batch_cost_usd += cost
+            entry["batch_cost_usd"] = cost
         self._log(phase, alias, {
             **entry, "replies": 1, "choices": len(choices), "prompt_tokens": prompt,
             "completion_tokens": output, "reasoning_tokens": reasoning, "cached_tokens": cached,

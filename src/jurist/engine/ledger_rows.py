@@ -21,8 +21,8 @@ class Row:
     is no count) and jurist counted, ``estimated_by`` with which tokenizer (:mod:`jurist.engine.tokenizers`;
     "o200k (approximate)" for a model whose own tokenizer is not known); ``malformed`` the replies with a
     field of the wrong type or shape, ignored, ``malformed_fields`` which fields; ``batched`` the replies
-    that came through a batch API (priced at its rates), ``batch_sync_cost_usd`` what those would have
-    cost sent synchronously."""
+    that came through a batch API, ``batch_cost_usd`` what they cost at its rates (part of ``cost_usd``),
+    ``batch_sync_cost_usd`` what they would have cost sent synchronously."""
 
     requests: int = 0
     retries: int = 0
@@ -39,6 +39,7 @@ class Row:
     malformed: int = 0
     malformed_fields: str | None = None
     batched: int = 0
+    batch_cost_usd: float = 0.0
     batch_sync_cost_usd: float = 0.0
     cost_usd: float | None = None
     wall_s: float = 0.0
@@ -48,7 +49,8 @@ class Row:
         data = asdict(self)
         data["wall_s"] = round(self.wall_s, 3)
         data["at_limit_s"] = round(self.at_limit_s, 3)
-        data["batch_sync_cost_usd"] = round(self.batch_sync_cost_usd, 8)
+        for name in _BATCH_DOLLARS:
+            data[name] = round(data[name], 8)
         if self.cost_usd is not None:
             data["cost_usd"] = round(self.cost_usd, 8)
         for label in LABELS:
@@ -57,6 +59,7 @@ class Row:
         return data
 
 
+_BATCH_DOLLARS = ("batch_cost_usd", "batch_sync_cost_usd")
 LABELS = ("estimated_by", "malformed_fields")
 """A row's text fields: lists of names joined by "; " (each once), merged when rows add up."""
 COUNTS = tuple(f.name for f in fields(Row) if f.name not in ("cost_usd", *LABELS))
@@ -80,7 +83,8 @@ def add_rows(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
             merged[label] = labels
     merged["wall_s"] = round(merged["wall_s"], 3)
     merged["at_limit_s"] = round(merged["at_limit_s"], 3)
-    merged["batch_sync_cost_usd"] = round(merged["batch_sync_cost_usd"], 8)
+    for name in _BATCH_DOLLARS:
+        merged[name] = round(merged[name], 8)
     return merged
 
 

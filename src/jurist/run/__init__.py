@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from jurist import lazy_face
 
 if TYPE_CHECKING:
+    from jurist.run.batching import BatchChoice, batch_choice
     from jurist.run.budget import show_usage, usage_of_runs
     from jurist.run.config import RunConfig, RunResult
     from jurist.run.dry import dry_run
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     from jurist.run.tasks import headline, parse_tasks, run_tasks, task_options
 
 _HOMES = {
+    "BatchChoice": "batching",
+    "batch_choice": "batching",
     "show_usage": "budget",
     "usage_of_runs": "budget",
     "RunConfig": "config",
@@ -47,6 +50,7 @@ __getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [
+    "BatchChoice",
     "FORCED_STOP",
     "GracefulInterrupt",
     "Pipeline",
@@ -55,6 +59,7 @@ __all__ = [
     "RunResult",
     "Session",
     "all_or_none",
+    "batch_choice",
     "dry_run",
     "headline",
     "judges_against_baselines",

@@ -1,0 +1,168 @@
+"""Judged runs through batch APIs against the batch mock: the judgments of a synchronous run, no
+synchronous judge call, the batch price in the ledger, errored and expired lines retried, the request
+cache shared both ways, and kill -9 while a batch runs, then the same command: polled, not submitted again,
+every game billed once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import write_models_file
+from jurist.engine.batch import BatchSettings
+from jurist.errors import JuristError
+from jurist.run.batching import BatchChoice
+from jurist.store.jsonl import read_jsonl
+from mock_batch import MockBatchServer
+
+FAST = BatchChoice("judges", BatchSettings(poll_s=0.02, max_age_s=0.05))
+PRICE = {"input": 2.0, "output": 8.0}
+LIMIT = 6
+
+
+@pytest.fixture
+def server() -> Iterator[MockBatchServer]:
+    mock = MockBatchServer(validate_s=0.01, run_s=0.05, finalize_s=0.01)
+    mock.start()
+    yield mock
+    mock.stop()
+
+
+def _models(tmp: Path, server: MockBatchServer, judge_extra: dict[str, Any] | None = None) -> Path:
+    judge = {"price": PRICE, **(judge_extra or {})}
+    return write_models_file(
+        tmp / "models.yaml", server.base_url, {"strong": {}, "mixed": {}, "judge-good": judge}
+    )
+
+
+def _verdicts(out: Path) -> dict[tuple[str, str, int], list[Any]]:
+    found = {}
+    for model in ("strong", "mixed"):
+        for record in read_jsonl(out / "judgments" / "judge-good" / f"{model}.jsonl"):
+            games = [
+                (g.get("verdict"), g.get("invalid"), g.get("text") or g.get("raw")) for g in record["games"]
+            ]
+            found[model, record["uid"], record["sample"]] = games
+    return found
+
+
+def _judge_cost(out: Path) -> tuple[float, dict[str, Any]]:
+    rows = json.loads((out / "run.json").read_text())["ledger_total"]["rows"]
+    judged = [row for row in rows if row["phase"] in ("judge", "reask") and row["model"] == "judge-good"]
+    assert len(judged) >= 1
+    return sum(row["cost_usd"] for row in judged), judged[0]
+
+
+def test_batched_judging_gives_the_synchronous_judgments_at_half_price(
+    tmp_path: Path, server: MockBatchServer, run_quiet: Any
+) -> None:
+    models = _models(tmp_path, server)
+    common = {"models_file": models, "models": ["strong", "mixed"], "judges": ["judge-good"], "limit": LIMIT}
+    batched = run_quiet(out=tmp_path / "batched", batching=FAST, cache_path=tmp_path / "cache-a", **common)
+    assert batched.exit_code == 0
+    assert server.stats.requests_by_model["judge-good"] == 0  # not one synchronous judge call
+    assert server.batch_stats.batches["openai"] >= 1
+    assert sum(server.batch_stats.lines.values()) == 2 * 2 * LIMIT  # two models, two games each
+    synchronous = run_quiet(out=tmp_path / "sync", cache_path=tmp_path / "cache-b", **common)
+    assert server.stats.requests_by_model["judge-good"] == 2 * 2 * LIMIT
+    assert _verdicts(tmp_path / "batched") == _verdicts(tmp_path / "sync")
+    assert batched.leaderboard == synchronous.leaderboard
+    batch_cost, row = _judge_cost(tmp_path / "batched")
+    sync_cost, _ = _judge_cost(tmp_path / "sync")
+    assert row["batched"] == 2 * 2 * LIMIT and row["replies"] == 2 * 2 * LIMIT
+    assert 0 < batch_cost <= 0.52 * sync_cost
+    assert row["batch_sync_cost_usd"] == pytest.approx(sync_cost)
+    # The batch's answers are in the request cache under the synchronous key: a synchronous run that
+    # shares that cache sends no judge request at all.
+    before = server.stats.requests_by_model["judge-good"]
+    again = run_quiet(out=tmp_path / "sync-cached", cache_path=tmp_path / "cache-a", **common)
+    assert again.exit_code == 0 and server.stats.requests_by_model["judge-good"] == before
+    assert _verdicts(tmp_path / "sync-cached") == _verdicts(tmp_path / "sync")
+
+
+@pytest.mark.parametrize("api_type", ["openai", "anthropic"])
+def test_errored_and_expired_lines_are_retried_and_end_judged(
+    tmp_path: Path, server: MockBatchServer, run_quiet: Any, api_type: str
+) -> None:
+    models = _models(tmp_path, server, {"api_type": api_type})
+    server.line_faults = {"product description": ["error500", "expire"], "thank-you note": ["expire"]}
+    common = {"models_file": models, "models": ["strong"], "judges": ["judge-good"], "limit": LIMIT}
+    result = run_quiet(out=tmp_path / "batched", batching=FAST, **common)
+    assert result.exit_code == 0 and result.failures == 0
+    assert server.stats.requests_by_model["judge-good"] == 0
+    assert server.batch_stats.batches[api_type] >= 2  # the retries went in new batches
+    assert max(server.batch_stats.lines.values()) >= 2
+    judged = read_jsonl(tmp_path / "batched" / "judgments" / "judge-good" / "strong.jsonl")
+    assert len(judged) == LIMIT and not any(record.get("invalid") for record in judged)
+
+
+def test_a_model_that_cannot_be_batched_is_a_usage_error(
+    tmp_path: Path, server: MockBatchServer, run_quiet: Any
+) -> None:
+    models = _models(tmp_path, server, {"api_type": "litellm"})
+    with pytest.raises(JuristError, match="cannot be batched"):
+        run_quiet(
+            models_file=models, models=["strong"], judges=["judge-good"], out=tmp_path / "r", batching=FAST
+        )
+
+
+def test_kill_9_while_a_batch_runs_then_the_same_command_polls_it(
+    tmp_path: Path, server: MockBatchServer
+) -> None:
+    server.hold = True  # every batch stays in progress until released
+    _models(tmp_path, server)
+    args = [
+        sys.executable,
+        "-m",
+        "jurist",
+        "run",
+        "--models-file",
+        "models.yaml",
+        "--model",
+        "strong",
+        "--judge",
+        "judge-good",
+        "--limit",
+        str(LIMIT),
+        "--no-progress",
+        "--no-check",
+        "--batch",
+        "judges",
+        "--batch-poll",
+        "0.05",
+        "--batch-age",
+        "0.1",
+    ]
+    journal = tmp_path / "runs" / "starter" / "batches.jsonl"
+    process = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    submitted = 0
+    while time.monotonic() < deadline and (submitted < 2 * LIMIT or server.batch_stats.polls < 3):
+        time.sleep(0.05)
+        lines = read_jsonl(journal) if journal.exists() else []
+        submitted = sum(line["requests"] for line in lines if line["event"] == "submitted")
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(10)
+    assert submitted == 2 * LIMIT, "every game was in a submitted batch before the kill"
+    batches = server.batch_stats.batches["openai"]
+    judgments = tmp_path / "runs" / "starter" / "judgments" / "judge-good" / "strong.jsonl"
+    assert not judgments.exists() or not read_jsonl(judgments)  # killed while every batch was held
+    server.release()
+    result = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert server.batch_stats.batches["openai"] == batches  # polled, never submitted again
+    assert max(server.batch_stats.lines.values()) == 1  # no request in two batches
+    assert server.stats.requests_by_model["judge-good"] == 0
+    assert len(read_jsonl(judgments)) == LIMIT
+    _, row = _judge_cost(tmp_path / "runs" / "starter")
+    assert row["replies"] == 2 * LIMIT and row["batched"] == 2 * LIMIT  # every game billed once
+    assert "would have cost" in result.stderr
