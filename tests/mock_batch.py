@@ -51,6 +51,7 @@ class BatchStats:
     lines: Counter[str] = field(default_factory=Counter)  # custom id -> batches it came in
     polls: int = 0
     downloads: int = 0
+    messages: int = 0  # synchronous Anthropic Messages requests
 
 
 class MockBatchServer(MockOpenAI):
@@ -156,6 +157,7 @@ class MockBatchServer(MockOpenAI):
         body = self._chat_body(params)
         self.stats.requests += 1
         self.stats.requests_by_model[body["model"]] += 1
+        self.batch_stats.messages += 1
         return web.json_response(self._message(self._answer(body)))
 
     def _finish(self, batch: _Batch) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from conftest import write_models_file
 from jurist.engine.batch import BatchSettings
@@ -166,3 +167,64 @@ def test_kill_9_while_a_batch_runs_then_the_same_command_polls_it(
     _, row = _judge_cost(tmp_path / "runs" / "starter")
     assert row["replies"] == 2 * LIMIT and row["batched"] == 2 * LIMIT  # every game billed once
     assert "would have cost" in result.stderr
+
+
+def test_dry_run_shows_what_would_be_batched_at_the_discount(tmp_path: Path, server: MockBatchServer) -> None:
+    from jurist.run.config import RunConfig
+    from jurist.run.dry import plan_run
+
+    models = _models(tmp_path, server)
+    common = {"models_file": models, "models": ["strong"], "judges": ["judge-good"], "limit": LIMIT}
+    plain, _ = plan_run(RunConfig(out=tmp_path / "r", check=False, **common))
+    batched, notes = plan_run(RunConfig(out=tmp_path / "r", check=False, batching=FAST, **common))
+    judge_plain = next(row for row in plain if row["phase"] == "judge")
+    judge_batched = next(row for row in batched if row["phase"] == "judge")
+    assert judge_batched["batched"] == judge_batched["requests"] == 2 * LIMIT
+    assert judge_batched["cost_usd"] == pytest.approx(0.5 * judge_plain["cost_usd"])
+    assert judge_batched["sync_cost_usd"] == pytest.approx(judge_plain["cost_usd"])
+    assert not next(row for row in batched if row["phase"] == "generate").get("batched")
+    assert any("would go through batch APIs" in note for note in notes)
+    assert server.batch_stats.batches.total() == 0 and server.stats.requests == 0  # nothing sent
+
+
+def test_batch_all_and_a_batch_true_model_on_anthropic(
+    tmp_path: Path, server: MockBatchServer, run_quiet: Any
+) -> None:
+    """``--batch all`` batches the answers too; ``batch: true`` on an Anthropic model batches all of its
+    requests through Message Batches; the judgments are those of a synchronous run."""
+    models = write_models_file(
+        tmp_path / "models.yaml",
+        server.base_url,
+        {"strong": {}, "judge-good": {"price": PRICE, "api_type": "anthropic", "batch": True}},
+    )
+    common = {"models_file": models, "models": ["strong"], "judges": ["judge-good"], "limit": LIMIT}
+    result = run_quiet(out=tmp_path / "all", batching=BatchChoice("all", FAST.settings), **common)
+    assert result.exit_code == 0
+    assert server.stats.requests == 0  # no synchronous request at all: answers and games in batches
+    assert server.batch_stats.batches["openai"] >= 1 and server.batch_stats.batches["anthropic"] >= 1
+    sync = run_quiet(
+        out=tmp_path / "sync", cache=False, **{**common, "models_file": _models(tmp_path, server)}
+    )
+    assert _verdicts(tmp_path / "all") == {k: v for k, v in _verdicts(tmp_path / "sync").items()}
+    assert result.leaderboard == sync.leaderboard
+
+
+def test_anthropic_models_answer_synchronously_through_the_messages_api(
+    tmp_path: Path, server: MockBatchServer, run_quiet: Any
+) -> None:
+    """``model: anthropic/NAME``: the native Messages API, read by the same verdict readers."""
+    models = write_models_file(
+        tmp_path / "models.yaml",
+        server.base_url,
+        {"strong": {}, "judge-good": {"model": "anthropic/judge-good"}},
+    )
+    data = yaml.safe_load(models.read_text())
+    del data["judge-good"]["api_type"]  # the prefix alone says it
+    models.write_text(yaml.safe_dump(data))
+    common = {"models": ["strong"], "judges": ["judge-good"], "limit": LIMIT, "cache": False}
+    native = run_quiet(models_file=models, out=tmp_path / "native", **common)
+    assert native.exit_code == 0 and server.stats.requests_by_model["judge-good"] == 2 * LIMIT
+    assert server.batch_stats.messages == 2 * LIMIT  # through POST /v1/messages, not chat completions
+    wire = run_quiet(models_file=_models(tmp_path, server), out=tmp_path / "openai", **common)
+    assert _verdicts(tmp_path / "native") == _verdicts(tmp_path / "openai")
+    assert native.leaderboard == wire.leaderboard

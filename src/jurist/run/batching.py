@@ -93,3 +93,19 @@ def batch_report(ledger: Mapping[str, Any]) -> list[str]:
         f"{count} request(s) answered through batch APIs cost {dollars(cost)}; sent synchronously the same "
         f"requests would have cost {dollars(sync)} (rows marked (batch) hold them)"
     ]
+
+
+def dry_batch_note(rows: list[dict[str, Any]]) -> list[str]:
+    """The dry run's line about what would go through batch APIs and what it saves."""
+    batched = [row for row in rows if row.get("batched")]
+    if not batched:
+        return []
+    count = sum(int(row["batched"]) for row in batched)
+    if any(row.get("cost_usd") is None for row in batched):
+        return [f"{count:,} request(s) would go through batch APIs (rows marked (batch)); not all are priced"]
+    cost = sum(float(row["cost_usd"]) for row in batched)
+    sync = sum(float(row.get("sync_cost_usd") or 0.0) for row in batched)
+    return [
+        f"{count:,} request(s) would go through batch APIs (rows marked (batch)): {dollars(cost)} at batch "
+        f"rates against {dollars(sync)} sent synchronously; answers within 24 hours (most sooner)"
+    ]
