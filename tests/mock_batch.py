@@ -86,6 +86,7 @@ class MockBatchServer(MockOpenAI):
         app.router.add_post("/v1/files", self.upload)
         app.router.add_get("/v1/files/{id}/content", self.file_content)
         app.router.add_post("/v1/batches", self.create_openai)
+        app.router.add_get("/v1/batches", self.list_openai)
         app.router.add_get("/v1/batches/{id}", self.get_openai)
         app.router.add_post("/v1/batches/{id}/cancel", self.cancel)
         app.router.add_post("/v1/messages", self.messages)
@@ -335,6 +336,25 @@ class MockBatchServer(MockOpenAI):
             return web.json_response({"error": {"message": "no such batch"}}, status=404)
         self.batch_stats.polls += 1
         return web.json_response(self._openai_object(batch))
+
+    async def list_openai(self, request: web.Request) -> web.Response:
+        """``GET /v1/batches``: newest first, ``limit`` and ``after`` as the API pages them."""
+        batches = [b for b in reversed(self._batches.values()) if b.provider == "openai"]
+        after = request.query.get("after")
+        if after:
+            ids = [b.id for b in batches]
+            batches = batches[ids.index(after) + 1 :] if after in ids else []
+        limit = int(request.query.get("limit", "20"))
+        page = [self._openai_object(b) for b in batches[:limit]]
+        return web.json_response(
+            {
+                "object": "list",
+                "data": page,
+                "has_more": len(batches) > limit,
+                "first_id": page[0]["id"] if page else None,
+                "last_id": page[-1]["id"] if page else None,
+            }
+        )
 
     async def cancel(self, request: web.Request) -> web.Response:
         batch = self._batches.get(request.match_info["id"])

@@ -122,3 +122,43 @@ def test_past_the_deadline_lines_go_synchronously(server: MockBatchServer, tmp_p
     got = asyncio.run(_ask(server, tmp_path, "openai", ["late"], deadline_s=0.2))
     assert isinstance(got[0], BatchFallback)  # the batch was cancelled at the deadline
     assert server.batch_stats.batches["openai"] == 1
+
+
+def test_a_crash_between_creating_a_batch_and_journaling_it_finds_the_batch(
+    server: MockBatchServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OpenAI: the input file's id is journaled before the batch is created, so a run that died before
+    the batch's id reached the journal finds the batch (GET /v1/batches) instead of submitting again."""
+
+    class Died(Exception):
+        pass
+
+    def die(*args: Any, **kwargs: Any) -> None:
+        raise Died
+
+    server.hold = True
+    with monkeypatch.context() as patch:
+        patch.setattr(BatchJournal, "submitted", die)
+
+        async def dying() -> None:
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(_ask(server, tmp_path, "openai", ["x", "y"]), 0.5)
+
+        asyncio.run(dying())
+    assert server.batch_stats.batches["openai"] == 1
+    server.release()
+    got = asyncio.run(_ask(server, tmp_path, "openai", ["x", "y"]))
+    assert [g.text for g in got] == ["[judge] x", "[judge] y"]
+    assert server.batch_stats.batches["openai"] == 1  # found, never created twice
+    journal = BatchJournal(tmp_path / "batches.jsonl")
+    assert not journal.intents and len(journal.batches) == 1
+
+
+def test_a_submitting_line_whose_batch_was_never_created_is_asked_again(
+    server: MockBatchServer, tmp_path: Path
+) -> None:
+    journal = BatchJournal(tmp_path / "batches.jsonl")
+    journal.submitting("openai", "judge", "lost", [f"{0:064x}"], input_file_id="file-gone")
+    got = asyncio.run(_ask(server, tmp_path, "openai", ["x"]))
+    assert got[0].text == "[judge] x" and server.batch_stats.batches["openai"] == 1
+    assert not BatchJournal(tmp_path / "batches.jsonl").intents

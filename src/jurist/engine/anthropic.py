@@ -73,7 +73,8 @@ def messages_params(body: dict[str, Any]) -> dict[str, Any]:
                 kind="config",
             )
     if int(body.get("n") or 1) != 1:
-        raise RequestFailed("the Anthropic Messages API answers one choice per request (n=1)", kind="config")
+        message = "the Anthropic Messages API answers one choice per request (n=1)"
+        raise RequestFailed(message, kind="config", status=400)  # as a server refusing n says it
     system = [_text(m.get("content")) for m in body.get("messages", []) if m.get("role") == "system"]
     turns = [
         {"role": m["role"], "content": _text(m.get("content"))}

@@ -60,6 +60,8 @@ class ModelClient:
         self.spec = spec
         self.alias = spec.alias
         self.sample_batching = spec.sample_batching  # None: not known until a batched request is answered
+        if spec.api_type == "anthropic":
+            self.sample_batching = False  # the Messages API answers one choice per request
         self.batch_probe = asyncio.Lock()  # held by the one batched request that finds out
         self._limits = limits
         self._policy = policy

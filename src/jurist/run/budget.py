@@ -82,7 +82,8 @@ def resolve_prices(
 LEDGER_COLUMNS = (
     "phase", "model", "requests", "retries", "failed", "cache_hits", "replies", "choices", "prompt_tokens",
     "completion_tokens", "reasoning_tokens", "cached_tokens", "estimated", "estimated_by", "malformed",
-    "malformed_fields", "cost_usd", "wall_s", "at_limit_s",
+    "malformed_fields", "cost_usd", "batched", "batch_cost_usd", "batch_sync_cost_usd", "wall_s",
+    "at_limit_s",
 )  # fmt: skip
 
 

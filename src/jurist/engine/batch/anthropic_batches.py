@@ -65,14 +65,20 @@ class AnthropicBatches:
             {"custom_id": custom_id, "params": messages_params(body)}, ensure_ascii=False
         ).encode()
 
-    async def submit(self, lines: list[bytes]) -> tuple[str, dict[str, Any]]:
+    async def prepare(self, lines: list[bytes]) -> dict[str, Any]:
+        return {}  # the requests travel in the creation itself
+
+    async def create(self, lines: list[bytes], prepared: dict[str, Any]) -> str:
         payload = b'{"requests": [' + b",".join(lines) + b"]}"
         try:
             async with self.session.post(self.base_url + "/messages/batches", data=payload) as resp:
                 batch = await read_json(resp, "creation of the message batch")
-            return str(batch["id"]), {}
+            return str(batch["id"])
         except (aiohttp.ClientError, OSError, TimeoutError, KeyError, TypeError) as exc:
             raise BatchWireError(f"submitting a message batch: {type(exc).__name__}: {exc}") from None
+
+    async def find(self, prepared: dict[str, Any]) -> str | None:
+        return None  # nothing ties a message batch to what was sent but its id (see docs/batch.md)
 
     async def _batch(self, batch_id: str) -> dict[str, Any]:
         try:

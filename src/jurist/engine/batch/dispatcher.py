@@ -25,10 +25,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import uuid
 from collections import Counter
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from jurist.engine.batch.journal import BatchJournal
 from jurist.engine.batch.wire import BatchState, BatchWire, BatchWireError, LineResult
@@ -41,6 +42,8 @@ log = logging.getLogger("jurist.engine.batch")
 
 _WIRE_TRIES = 8  # consecutive failed calls (submit, poll, results) before a batch's requests fail
 _WIRE_BACKOFF_S = (1.0, 60.0)
+_INTENT_FIELDS = ("event", "provider", "model", "intent", "at", "custom_ids")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,9 @@ class BatchDispatcher:
         }
         self._submitted_at = {b.batch_id: b.submitted_at for b in journal.batches.values()}
         self._answered_in = journal.answered_in(wire.provider, alias)
+        intents = journal.intents_of(wire.provider, alias)
+        self._intent_of = {str(cid): i for i in intents for cid in i.get("custom_ids") or []}
+        self._settling: set[str] = set()
         self._waiting: dict[str, list[asyncio.Future[Completion]]] = {}
         self._lines: dict[str, bytes] = {}
         self._pending: dict[str, bytes] = {}
@@ -126,8 +132,15 @@ class BatchDispatcher:
                     self._waiting.pop(custom_id, None)
 
     def _route(self, custom_id: str) -> None:
-        """A request's way in: the open batch that holds it (a resumed run), the ended batch that answered
-        it, or the next batch."""
+        """A request's way in: the open batch that holds it (a resumed run), a batch an earlier run may
+        have created without journaling its id, the ended batch that answered it, or the next batch."""
+        intent = self._intent_of.get(custom_id)
+        if intent is not None:
+            key = str(intent["intent"])
+            if key not in self._settling:
+                self._settling.add(key)
+                self._spawn(self._settle_intent(intent))
+            return
         batch_id = self._open_in.get(custom_id)
         if batch_id is not None:
             self._first.setdefault(custom_id, self._submitted_at.get(batch_id, self._clock()))
@@ -172,33 +185,66 @@ class BatchDispatcher:
         return task
 
     # -- batches ----------------------------------------------------------------------------------------
-    async def _submit(self, lines: dict[str, bytes]) -> None:
-        ids = list(lines)
-        failure: BatchWireError | None = None
+    async def _retrying(self, call: Callable[[], Awaitable[T]]) -> T:
+        """``call()``, tried again with backoff on a failure that may pass (not a 4xx other than 429)."""
         for attempt in range(1, _WIRE_TRIES + 1):
             try:
-                batch_id, extra = await self._wire.submit(list(lines.values()))
-                break
+                return await call()
             except BatchWireError as exc:
-                failure = exc
-                if exc.status is not None and 400 <= exc.status < 500 and exc.status != 429:
-                    break  # refused as it is: sending it again cannot help
+                refused = exc.status is not None and 400 <= exc.status < 500 and exc.status != 429
+                if refused or attempt == _WIRE_TRIES:
+                    raise
                 await asyncio.sleep(min(_WIRE_BACKOFF_S[0] * 2 ** (attempt - 1), _WIRE_BACKOFF_S[1]))
-        else:
-            batch_id = ""
-        if not batch_id:
+        raise AssertionError("unreachable")
+
+    async def _submit(self, lines: dict[str, bytes]) -> None:
+        ids, payload = list(lines), list(lines.values())
+        try:
+            prepared = await self._retrying(lambda: self._wire.prepare(payload))
+            intent = uuid.uuid4().hex
+            if prepared:  # a crash between here and the batch's id finds it again by this
+                self._journal.submitting(self.provider, self.alias, intent, ids, **prepared)
+            batch_id = await self._retrying(lambda: self._wire.create(payload, prepared))
+        except BatchWireError as exc:
             for cid in ids:
-                self._fail(cid, RequestFailed(f"batch not submitted: {failure}", kind="batch", attempts=1))
+                self._fail(cid, RequestFailed(f"batch not submitted: {exc}", kind="batch", status=exc.status))
             return
-        self._journal.submitted(self.provider, self.alias, batch_id, ids, **extra)  # before the first poll
+        self._journal.submitted(self.provider, self.alias, batch_id, ids, intent=intent, **prepared)
+        self._opened(batch_id, ids)
+        self.counts["submitted"] += 1
+        self._watch(batch_id)
+
+    def _opened(self, batch_id: str, ids: list[str]) -> None:
         now = self._clock()
         self._submitted_at[batch_id] = now
         for cid in ids:
             self._tries[cid] += 1
             self._first.setdefault(cid, now)
             self._open_in[cid] = batch_id
-        self.counts["submitted"] += 1
-        self._watch(batch_id)
+
+    async def _settle_intent(self, intent: dict[str, Any]) -> None:
+        """A batch an earlier run began to submit and died before its id was journaled: found at the
+        provider (then polled) or not (then its requests go in the next batch)."""
+        ids = [str(cid) for cid in intent.get("custom_ids") or []]
+        prepared = {k: v for k, v in intent.items() if k not in _INTENT_FIELDS}
+        try:
+            batch_id = await self._retrying(lambda: self._wire.find(prepared))
+        except BatchWireError as exc:
+            log.warning("%s: could not look for a batch an earlier run submitted: %s", self.alias, exc)
+            batch_id = None
+        for cid in ids:
+            self._intent_of.pop(cid, None)
+        if batch_id is not None:
+            self._journal.submitted(
+                self.provider, self.alias, batch_id, ids, intent=intent["intent"], **prepared
+            )
+            self._opened(batch_id, ids)
+            self._submitted_at[batch_id] = float(intent.get("at") or self._clock())
+        else:
+            self._journal.not_submitted(str(intent["intent"]))
+        for cid in ids:
+            if cid in self._waiting:
+                self._route(cid)
 
     def _watch(self, batch_id: str, *, resumed: bool = False, paid: bool = False) -> None:
         if batch_id not in self._polls:

@@ -2,9 +2,11 @@
 after a crash (kill -9, Ctrl-C, a machine restart) polls the batches already submitted instead of
 submitting their requests again.
 
-Two kinds of line, each appended whole in one ``write`` and fsynced before the run goes on:
-``submitted`` (provider, model, batch id, its custom ids, when) and ``ended`` (the batch's last status,
-which custom ids it answered, which it did not). A custom id is the request's cache key
+Each line is appended whole in one ``write`` and fsynced before the run goes on: ``submitting`` (what
+a batch is made from, such as OpenAI's uploaded input file, before it is created), ``submitted``
+(provider, model, batch id, its custom ids, when), ``not_submitted`` (a ``submitting`` that a later run
+found was never created) and ``ended`` (the batch's last status, which custom ids it answered, which it
+did not). A custom id is the request's cache key
 (:func:`~jurist.engine.cache.request_key`), so the same request in the next run has the same id. A torn
 last line (a write cut by a crash) is skipped: a ``submitted`` line that did not reach the disk is a batch
 this run never saw, as if its creation had failed.
@@ -46,6 +48,7 @@ class BatchJournal:
         self._lock = threading.Lock()
         self.batches: dict[str, JournaledBatch] = {}
         self.submissions: Counter[str] = Counter()  # custom id -> batches it was sent in (every run)
+        self.intents: dict[str, dict[str, Any]] = {}  # "submitting" records no later line settled
         self._read()
 
     def _read(self) -> None:
@@ -63,7 +66,14 @@ class BatchJournal:
 
     def _apply(self, record: dict[str, Any]) -> None:
         event, batch_id = record.get("event"), str(record.get("batch_id"))
+        intent = record.get("intent")
+        if event == "submitting" and isinstance(intent, str):
+            self.intents[intent] = record
+        elif event == "not_submitted" and isinstance(intent, str):
+            self.intents.pop(intent, None)
         if event == "submitted":
+            if isinstance(intent, str):
+                self.intents.pop(intent, None)
             ids = [str(i) for i in record.get("custom_ids") or []]
             self.batches[batch_id] = JournaledBatch(
                 str(record.get("provider")),
@@ -89,6 +99,20 @@ class BatchJournal:
             finally:
                 os.close(fd)
             self._apply(record)
+
+    def submitting(self, provider: str, model: str, intent: str, custom_ids: list[str], **extra: Any) -> None:
+        """A batch about to be created from what ``extra`` names (an uploaded file): a run that dies before
+        the batch's id is on disk asks the provider for it by this (:meth:`intents_of`)."""
+        record = {"event": "submitting", "provider": provider, "model": model, "intent": intent}
+        self._append({**record, "at": round(time.time(), 3), "custom_ids": custom_ids, **extra})
+
+    def not_submitted(self, intent: str) -> None:
+        """A ``submitting`` the provider has no batch of: its requests are asked again."""
+        self._append({"event": "not_submitted", "intent": intent, "at": round(time.time(), 3)})
+
+    def intents_of(self, provider: str, model: str) -> list[dict[str, Any]]:
+        """``submitting`` records of ``model`` that no ``submitted`` or ``not_submitted`` settled."""
+        return [r for r in self.intents.values() if r.get("provider") == provider and r.get("model") == model]
 
     def submitted(
         self, provider: str, model: str, batch_id: str, custom_ids: list[str], **extra: Any

@@ -2,7 +2,8 @@
 lines are the file ``vllm run-batch`` reads).
 
 A batch is a JSONL file of ``{custom_id, method, url: /v1/chat/completions, body}`` lines uploaded with
-``POST /files`` (``purpose=batch``), then ``POST /batches`` (``completion_window: 24h``). ``GET
+``POST /files`` (``purpose=batch``), then ``POST /batches`` (``completion_window: 24h``); the file's id,
+journaled in between, finds the batch again (``GET /batches``) when a crash came before its id did. ``GET
 /batches/{id}`` says its status: validating, in_progress, finalizing and cancelling go on; completed,
 expired and cancelled have ended with results (an expired or cancelled batch keeps what it finished);
 failed ended with none (its ``errors`` say why). The results are two files, ``GET /files/{id}/content``:
@@ -59,25 +60,52 @@ class OpenAIBatches:
         record = {"custom_id": custom_id, "method": "POST", "url": CHAT_PATH, "body": body}
         return json.dumps(record, ensure_ascii=False).encode() + b"\n"
 
-    async def submit(self, lines: list[bytes]) -> tuple[str, dict[str, Any]]:
+    async def prepare(self, lines: list[bytes]) -> dict[str, Any]:
         form = aiohttp.FormData()
         form.add_field("purpose", "batch")
-        form.add_field(
-            "file",
-            b"".join(lines),
-            filename=f"jurist-{uuid.uuid4().hex[:12]}.jsonl",
-            content_type="application/jsonl",
-        )
+        name = f"jurist-{uuid.uuid4().hex[:12]}.jsonl"
+        form.add_field("file", b"".join(lines), filename=name, content_type="application/jsonl")
         try:
             async with self.session.post(self.base_url + "/files", data=form) as resp:
                 uploaded = await read_json(resp, "upload of the batch's input file")
-            file_id = str(uploaded["id"])
-            create = {"input_file_id": file_id, "endpoint": CHAT_PATH, "completion_window": "24h"}
+            return {"input_file_id": str(uploaded["id"])}
+        except (aiohttp.ClientError, OSError, TimeoutError, KeyError, TypeError) as exc:
+            raise BatchWireError(f"uploading a batch: {type(exc).__name__}: {exc}") from None
+
+    async def create(self, lines: list[bytes], prepared: dict[str, Any]) -> str:
+        create = {
+            "input_file_id": prepared["input_file_id"],
+            "endpoint": CHAT_PATH,
+            "completion_window": "24h",
+        }
+        try:
             async with self.session.post(self.base_url + "/batches", json=create) as resp:
                 batch = await read_json(resp, "creation of the batch")
-            return str(batch["id"]), {"input_file_id": file_id}
+            return str(batch["id"])
         except (aiohttp.ClientError, OSError, TimeoutError, KeyError, TypeError) as exc:
-            raise BatchWireError(f"submitting a batch: {type(exc).__name__}: {exc}") from None
+            raise BatchWireError(f"creating a batch: {type(exc).__name__}: {exc}") from None
+
+    async def find(self, prepared: dict[str, Any]) -> str | None:
+        """The batch made from ``prepared``'s input file, among the most recent (``GET /batches``, newest
+        first, at most 10 pages of 100)."""
+        after = None
+        for _ in range(10):
+            query = "?limit=100" + (f"&after={after}" if after else "")
+            try:
+                async with self.session.get(self.base_url + "/batches" + query) as resp:
+                    page = await read_json(resp, "the list of batches")
+            except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+                raise BatchWireError(f"listing batches: {type(exc).__name__}: {exc}") from None
+            batches = (
+                [b for b in page.get("data") or [] if isinstance(b, dict)] if isinstance(page, dict) else []
+            )
+            for batch in batches:
+                if batch.get("input_file_id") == prepared.get("input_file_id"):
+                    return str(batch["id"])
+            if not batches or not page.get("has_more"):
+                return None
+            after = batches[-1].get("id")
+        return None
 
     async def _batch(self, batch_id: str) -> dict[str, Any]:
         try:

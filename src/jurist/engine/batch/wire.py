@@ -1,8 +1,9 @@
 """What every batch protocol gives the dispatcher: a batch's state, each line's result, the limits.
 
 A provider's batch API (:mod:`~jurist.engine.batch.openai_batches`,
-:mod:`~jurist.engine.batch.anthropic_batches`) is reduced to five calls: make a line, submit lines, read
-a batch's state, read its results, cancel it.
+:mod:`~jurist.engine.batch.anthropic_batches`) is reduced to a few calls: make a line, prepare a batch
+(OpenAI: upload its input file), create it, find a batch created from a prepared input (after a crash
+between the two), read a batch's state, read its results, cancel it.
 Each line's result is a :class:`~jurist.engine.transport.Completion` read by the engine's one reply parser,
 or a failure that says whether a new batch may help (expired, cancelled, a 429 or 5xx of the line) or
 not (a 4xx: the request itself is wrong).
@@ -65,8 +66,17 @@ class BatchWire(Protocol):
         """One request as the provider takes it in a batch (its share of the batch's bytes)."""
         ...
 
-    async def submit(self, lines: list[bytes]) -> tuple[str, dict[str, Any]]:
-        """Submit ``lines`` as one batch: its id, and what else is worth keeping (an input file's id)."""
+    async def prepare(self, lines: list[bytes]) -> dict[str, Any]:
+        """What must exist before the batch is created (OpenAI: the uploaded input file's id), kept in the
+        journal before :meth:`create` is called; {} when nothing."""
+        ...
+
+    async def create(self, lines: list[bytes], prepared: dict[str, Any]) -> str:
+        """Create the batch of ``lines``: its id."""
+        ...
+
+    async def find(self, prepared: dict[str, Any]) -> str | None:
+        """The batch created from ``prepared`` if there is one (None: none, or no way to tell)."""
         ...
 
     async def state(self, batch_id: str) -> BatchState: ...
