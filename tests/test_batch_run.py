@@ -228,3 +228,27 @@ def test_anthropic_models_answer_synchronously_through_the_messages_api(
     wire = run_quiet(models_file=_models(tmp_path, server), out=tmp_path / "openai", **common)
     assert _verdicts(tmp_path / "native") == _verdicts(tmp_path / "openai")
     assert native.leaderboard == wire.leaderboard
+
+
+def test_a_batched_models_large_pool_starts_workers_only_as_jobs_arrive() -> None:
+    import asyncio
+
+    from jurist.run.judge import JobQueue
+
+    async def main() -> list[int]:
+        queue, done = JobQueue(), []
+
+        async def job(i: int) -> None:
+            done.append(i)
+
+        running = asyncio.ensure_future(queue.run(200_000))
+        await asyncio.sleep(0)
+        queue.put((job(i) for i in range(3)), 3)
+        await asyncio.sleep(0.01)
+        assert len(queue._workers) <= 4  # not 200,000 idle workers
+        queue.put((job(i) for i in range(3, 50)), 47)
+        queue.close()
+        await running
+        return done
+
+    assert sorted(asyncio.run(main())) == list(range(50))

@@ -59,8 +59,9 @@ class BatchSettings:
     """Batches a request is sent in, in one run, before it fails (and is retried by the next run)."""
     deadline_s: float | None = None
     """Past this long in batches, a request is sent synchronously (None: never)."""
-    max_pending: int = 20_000
-    """Requests of one model waiting in batches at once (the stage's workers for a batched model)."""
+    max_pending: int = 200_000
+    """Requests of one model waiting in batches at once (the most workers of a batched model's stage;
+    started as jobs arrive)."""
 
 
 class BatchFallback(Exception):
