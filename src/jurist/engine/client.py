@@ -175,12 +175,16 @@ class ModelClient:
                 hit = self._lookup(store, identities, body, sample, phase)
                 if hit is not None:
                     return hit
-        if self.batcher is not None and phase in self.batch_phases:
-            from jurist.engine.batch import BatchFallback
+        if self.batcher is not None and phase in self.batch_phases:  # engine/batch: custom id = cache key
+            from jurist.engine.batch import BatchFallback, send_batched
 
+            body = body or self.build_body(self._served_name, messages, **params)
+            await self.identities()  # learned once: what answers keys the custom id as it keys the cache
+            identity = self.endpoints[0].identity if self.endpoints else None
+            key = request_key(identity.key_text() if identity else self._legacy_name, body, sample)
+            how = self.batcher, self._ledger, self.spec, phase, messages, params, key, json.loads(body)
             try:
-                fresh = cache == "refresh"
-                return await self._batched(self.batcher, messages, params, body, sample, phase, fresh)
+                return await send_batched(*how, identity, fresh=cache == "refresh")
             except BatchFallback:
                 pass  # past --batch-deadline: sent synchronously, as below
         if not self.endpoints:
@@ -191,44 +195,6 @@ class ModelClient:
             answered = await self._identities.answered(self.endpoints, completion.answered_by)
             if answered is not None:  # keyed by what answered it
                 store.put(request_key(answered.key_text(), body, sample), completion.cache_value())
-        return completion
-
-    async def _batched(
-        self,
-        batcher: BatchDispatcher,
-        messages: list[dict[str, Any]],
-        params: dict[str, Any],
-        body: bytes | None,
-        sample: int,
-        phase: Phase,
-        fresh: bool,
-    ) -> Completion:
-        """The request through the model's batches (engine/batch): its custom id is its cache key, so the
-        batch's answer is cached as a synchronous answer would be; priced at the batch rates. A line
-        answered by a batch an earlier run paid for counts as a cache hit. ``fresh``: asked anew (a refresh),
-        never answered by an ended batch."""
-        if body is None:
-            body = self.build_body(self._served_name, messages, **params)
-        await self.identities()
-        identity = self.endpoints[0].identity if self.endpoints else None
-        where = identity.key_text() if identity is not None else self._legacy_name
-        ticket = await self._ledger.admit(phase, self.spec, messages, params)
-        try:
-            completion = await batcher.request(
-                request_key(where, body, sample), json.loads(body), fresh=fresh
-            )
-        except RequestFailed as exc:
-            self._ledger.failed(phase, self.alias, ticket, attempts=exc.attempts)
-            raise
-        except BaseException:  # cancelled, or past the deadline (sent synchronously): nothing spent here
-            self._ledger.release(ticket)
-            raise
-        if completion.cached:
-            self._ledger.release(ticket)
-            self._ledger.cache_hit(phase, self.alias)
-        else:
-            self._ledger.batch_completed(phase, self.alias, completion, messages, ticket, spec=self.spec)
-        completion.answered_by = identity
         return completion
 
     def _lookup(

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from jurist.config import ANTHROPIC_API_BASE, ModelSpec
 from jurist.engine.batch.dispatcher import BatchDispatcher, BatchFallback, BatchSettings
@@ -22,6 +22,10 @@ from jurist.errors import JuristError
 
 if TYPE_CHECKING:
     from jurist.engine.cache import RequestCache
+    from jurist.engine.identity import Identity
+    from jurist.engine.ledger import Ledger
+    from jurist.engine.ledger_rows import Phase
+    from jurist.engine.transport import Completion
 
 __all__ = [
     "JOURNAL_FILE",
@@ -88,3 +92,41 @@ def dispatcher_for(spec: ModelSpec, batching: Batching, cache: RequestCache | No
     else:
         wire = OpenAIBatches(endpoint.base_url, endpoint.api_key, spec.timeout)
     return BatchDispatcher(spec.alias, wire, batching.journal, batching.settings, cache)
+
+
+async def send_batched(
+    batcher: BatchDispatcher,
+    ledger: Ledger,
+    spec: ModelSpec,
+    phase: Phase,
+    messages: list[dict[str, Any]],
+    params: dict[str, Any],
+    key: str,
+    body: dict[str, Any],
+    identity: Identity | None,
+    *,
+    fresh: bool = False,
+) -> Completion:
+    """One request through ``batcher``, accounted as the wire accounts one: its worst case reserved
+    against the budget, its reply priced at the batch rates, a failure counted; a line an earlier run paid
+    for (an ended batch read again) counts as a cache hit. :class:`BatchFallback` (past the deadline)
+    passes through with nothing spent. ``identity``: what answers at the endpoint the batch goes to (the
+    completion's ``answered_by``). ``fresh``: asked anew (a cache refresh)."""
+    from jurist.engine.transport import RequestFailed
+
+    ticket = await ledger.admit(phase, spec, messages, params)
+    try:
+        completion = await batcher.request(key, body, fresh=fresh)
+    except RequestFailed as exc:
+        ledger.failed(phase, spec.alias, ticket, attempts=exc.attempts)
+        raise
+    except BaseException:  # cancelled, or past the deadline: nothing spent here
+        ledger.release(ticket)
+        raise
+    if completion.cached:
+        ledger.release(ticket)
+        ledger.cache_hit(phase, spec.alias)
+    else:
+        ledger.batch_completed(phase, spec.alias, completion, messages, ticket, spec=spec)
+    completion.answered_by = identity
+    return completion
