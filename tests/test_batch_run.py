@@ -45,14 +45,24 @@ def _models(tmp: Path, server: MockBatchServer, judge_extra: dict[str, Any] | No
     )
 
 
-def _verdicts(out: Path) -> dict[tuple[str, str, int], list[Any]]:
+def _unpaid(value: Any) -> Any:
+    """A stored judgment without its usage and time (latency, attempts and when differ between batches and
+    the wire): the labels, raw replies and re-asks stay."""
+    if isinstance(value, dict):
+        return {k: _unpaid(v) for k, v in value.items() if not k.endswith("usage") and k != "tstamp"}
+    if isinstance(value, list):
+        return [_unpaid(v) for v in value]
+    return value
+
+
+def _verdicts(out: Path) -> dict[tuple[str, str, int], Any]:
+    """Every judgment of the run (labels, raw replies, re-asks), keyed by model, question and sample."""
     found = {}
     for model in ("strong", "mixed"):
-        for record in read_jsonl(out / "judgments" / "judge-good" / f"{model}.jsonl"):
-            games = [
-                (g.get("verdict"), g.get("invalid"), g.get("text") or g.get("raw")) for g in record["games"]
-            ]
-            found[model, record["uid"], record["sample"]] = games
+        path = out / "judgments" / "judge-good" / f"{model}.jsonl"
+        for record in read_jsonl(path) if path.exists() else []:
+            found[model, record["uid"], record["sample"]] = _unpaid(record)
+    assert found
     return found
 
 
@@ -205,7 +215,7 @@ def test_batch_all_and_a_batch_true_model_on_anthropic(
     sync = run_quiet(
         out=tmp_path / "sync", cache=False, **{**common, "models_file": _models(tmp_path, server)}
     )
-    assert _verdicts(tmp_path / "all") == {k: v for k, v in _verdicts(tmp_path / "sync").items()}
+    assert _verdicts(tmp_path / "all") == _verdicts(tmp_path / "sync")
     assert result.leaderboard == sync.leaderboard
 
 
@@ -252,3 +262,30 @@ def test_a_batched_models_large_pool_starts_workers_only_as_jobs_arrive() -> Non
         return done
 
     assert sorted(asyncio.run(main())) == list(range(50))
+
+
+def test_rubric_items_and_their_reasks_through_batches_score_as_synchronously(
+    tmp_path: Path, server: MockBatchServer, run_quiet: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HealthBench's grader: one request per rubric item, unreadable items re-asked; through batches the
+    items, the re-asks and the score are those of a synchronous run."""
+    from conftest import SHARED_DATA
+    from test_rubric_judge import hb_reply, install_reply, write_hb_prompt
+
+    install_reply(server, lambda m: hb_reply(m, garbage=True))
+    monkeypatch.setenv("JURIST_DATA_DIR", str(SHARED_DATA))
+    models = write_models_file(tmp_path / "m.yaml", server.base_url, {"m": {}, "g": {"price": PRICE}})
+    common = {
+        "bench": "healthbench", "limit": 3, "models_file": models, "models": ["m"], "judges": ["g"],
+        "judge_prompt": write_hb_prompt(tmp_path / "grader.py"), "cache": False,
+    }  # fmt: skip
+    batched = run_quiet(out=tmp_path / "batched", batching=FAST, **common)
+    assert batched.exit_code == 0 and server.stats.requests_by_model["g"] == 0
+    assert server.batch_stats.batches["openai"] >= 2  # the items, then a batch of re-asks
+    synchronous = run_quiet(out=tmp_path / "sync", **common)
+    assert batched.leaderboard == synchronous.leaderboard
+
+    def items(out: Path) -> list[Any]:
+        return _unpaid(sorted(read_jsonl(out / "judgments" / "g" / "m.jsonl"), key=lambda r: r["uid"]))
+
+    assert items(tmp_path / "batched") == items(tmp_path / "sync")
