@@ -176,7 +176,9 @@ def test_kill_9_while_a_batch_runs_then_the_same_command_polls_it(
     assert len(read_jsonl(judgments)) == LIMIT
     _, row = _judge_cost(tmp_path / "runs" / "starter")
     assert row["replies"] == 2 * LIMIT and row["batched"] == 2 * LIMIT  # every game billed once
-    assert "would have cost" in result.stderr
+    assert "would have cost" in result.stderr and "polled again after a restart" in result.stderr
+    events = [line["event"] for line in read_jsonl(journal)]
+    assert events.count("ended") == events.count("submitted") and "status" in events
 
 
 def test_dry_run_shows_what_would_be_batched_at_the_discount(tmp_path: Path, server: MockBatchServer) -> None:

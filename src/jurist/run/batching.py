@@ -9,11 +9,11 @@ the same verdict readers, so the judgments are those of a synchronous run, at th
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from jurist.engine import JOURNAL_FILE, Batching, BatchSettings, check_batchable
+from jurist.engine import JOURNAL_FILE, Batching, BatchSettings, Engine, check_batchable
 from jurist.errors import JuristError
 from jurist.report.ledger_table import dollars
 
@@ -23,6 +23,14 @@ if TYPE_CHECKING:
 BatchMode = Literal["none", "judges", "all"]
 _JUDGE_PHASES = frozenset({"judge", "reask"})
 _EVERY_PHASE = frozenset({"generate", "judge", "reask"})
+_COUNT_WORDS = (
+    ("submitted", "submitted"),
+    ("resumed", "polled again after a restart"),
+    ("answered", "requests answered"),
+    ("retried", "requests asked again in a new batch"),
+    ("fallback", "sent synchronously past the deadline"),
+    ("failed", "requests failed"),
+)
 
 
 @dataclass(frozen=True)
@@ -77,21 +85,33 @@ def batching_of(plan: RunPlan) -> Batching | None:
     return Batching(plan.run_dir.root / JOURNAL_FILE, phases, plan.config.batching.settings)
 
 
-def batch_report(ledger: Mapping[str, Any]) -> list[str]:
-    """The run's line about its batched requests: how many, what they cost, what the same requests would
-    have cost sent synchronously."""
+def batch_report(engine: Engine, batching: Batching | None) -> list[str]:
+    """The run's lines about its batches (what its dispatchers did) and its batched requests: how many,
+    what they cost, what the same requests would have cost synchronously."""
+    if batching is None:
+        return []
+    counts: Counter[str] = Counter()
+    for alias in batching.phases:
+        batcher = engine.client(alias).batcher
+        counts.update(batcher.counts if batcher is not None else {})
+    ledger = engine.ledger.summary()
+    lines = []
+    if counts.get("submitted") or counts.get("resumed"):
+        said = ", ".join(f"{counts[name]:,} {word}" for name, word in _COUNT_WORDS if counts.get(name))
+        lines.append(f"batches: {said} (batches.jsonl)")
     rows = [row for row in ledger.get("rows") or [] if row.get("batched")]
     if not rows:
-        return []
+        return lines
     count = sum(int(row["batched"]) for row in rows)
     cost = sum(float(row.get("batch_cost_usd") or 0.0) for row in rows)
     sync = sum(float(row.get("batch_sync_cost_usd") or 0.0) for row in rows)
     priced = all(row.get("cost_usd") is not None for row in rows)
     if not priced:
-        return [f"{count} request(s) answered through batch APIs (no price: their cost is not known)"]
+        return [*lines, f"{count} request(s) answered through batch APIs (no price: their cost is not known)"]
     return [
+        *lines,
         f"{count} request(s) answered through batch APIs cost {dollars(cost)}; sent synchronously the same "
-        f"requests would have cost {dollars(sync)} (rows marked (batch) hold them)"
+        f"requests would have cost {dollars(sync)} (rows marked (batch) hold them)",
     ]
 
 

@@ -232,7 +232,7 @@ class Pipeline:
             self.run_id, "stopped-by-budget" if stopped else "finished", {**fields, **summary}
         )
         self.accounts.report(self.console)
-        for line in [*batch_report(engine.ledger.summary()), *engine.cache_report()]:
+        for line in [*batch_report(engine, self.batching), *engine.cache_report()]:
             self.console.print(line, style="dim", markup=False, highlight=False, soft_wrap=True)
         self._say_notes()
         if failures.count:

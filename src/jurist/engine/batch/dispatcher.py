@@ -255,7 +255,8 @@ class BatchDispatcher:
     async def _follow(self, batch_id: str, paid: bool) -> None:
         """Poll ``batch_id`` until it ends, then hand its results out (``paid``: an ended batch read again,
         its answers paid for by an earlier run)."""
-        ids = self._journal.batches[batch_id].custom_ids if batch_id in self._journal.batches else []
+        known = self._journal.batches.get(batch_id)
+        ids = known.custom_ids if known is not None else []
         state, errors, cancelled = None, 0, False
         while state is None or not state.ended:
             if not cancelled and not paid and self._past_deadline(ids):
@@ -269,6 +270,8 @@ class BatchDispatcher:
             try:
                 state = await self._wire.state(batch_id)
                 errors = 0
+                if not paid and known is not None and state.status != known.status:
+                    self._journal.status(batch_id, state.status)
             except BatchWireError as exc:
                 errors += 1
                 if errors >= _WIRE_TRIES or exc.status == 404:

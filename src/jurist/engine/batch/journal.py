@@ -4,7 +4,8 @@ submitting their requests again.
 
 Each line is appended whole in one ``write`` and fsynced before the run goes on: ``submitting`` (what
 a batch is made from, such as OpenAI's uploaded input file, before it is created), ``submitted``
-(provider, model, batch id, its custom ids, when), ``not_submitted`` (a ``submitting`` that a later run
+(provider, model, batch id, its custom ids, when), ``status`` (each change the provider reports while
+it is polled), ``not_submitted`` (a ``submitting`` that a later run
 found was never created) and ``ended`` (the batch's last status, which custom ids it answered, which it
 did not). A custom id is the request's cache key
 (:func:`~jurist.engine.cache.request_key`), so the same request in the next run has the same id. A torn
@@ -83,6 +84,8 @@ class BatchJournal:
                 float(record.get("at") or 0.0),
             )
             self.submissions.update(ids)
+        elif event == "status" and batch_id in self.batches:
+            self.batches[batch_id].status = str(record.get("status"))
         elif event == "ended" and batch_id in self.batches:
             batch = self.batches[batch_id]
             batch.ended, batch.status = True, str(record.get("status"))
@@ -130,6 +133,10 @@ class BatchJournal:
                 **extra,
             }
         )
+
+    def status(self, batch_id: str, status: str) -> None:
+        """A batch's status as the provider now says it (written when it changes: the batch's history)."""
+        self._append({"event": "status", "batch_id": batch_id, "status": status, "at": round(time.time(), 3)})
 
     def ended(self, batch_id: str, status: str, answered: list[str], not_answered: dict[str, str]) -> None:
         """A batch that ended, once its answers are in the request cache."""
