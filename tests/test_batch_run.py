@@ -291,3 +291,25 @@ def test_rubric_items_and_their_reasks_through_batches_score_as_synchronously(
         return _unpaid(sorted(read_jsonl(out / "judgments" / "g" / "m.jsonl"), key=lambda r: r["uid"]))
 
     assert items(tmp_path / "batched") == items(tmp_path / "sync")
+
+
+def test_the_logprob_game_through_batches_reads_as_synchronously(
+    tmp_path: Path, server: MockBatchServer, run_quiet: Any
+) -> None:
+    """AlpacaEval's one game read from the verdict's logprobs: the batch line carries ``logprobs`` and its
+    answer brings them back, so the preference read is the synchronous one."""
+    models = _models(tmp_path, server)
+    common = {
+        "models_file": models, "models": ["strong", "mixed"], "judges": ["judge-good"], "limit": LIMIT,
+        "judge_protocol": "logprob", "cache": False,
+    }  # fmt: skip
+    batched = run_quiet(out=tmp_path / "batched", batching=FAST, **common)
+    assert batched.exit_code == 0 and server.stats.requests_by_model["judge-good"] == 0
+    synchronous = run_quiet(out=tmp_path / "sync", **common)
+    assert _verdicts(tmp_path / "batched") == _verdicts(tmp_path / "sync")
+    assert batched.leaderboard == synchronous.leaderboard
+    assert all(game.get("verdict_source") == "logprobs" for game in _games(tmp_path / "batched"))
+
+
+def _games(out: Path) -> list[dict[str, Any]]:
+    return [game for record in _verdicts(out).values() for game in record["games"]]
