@@ -313,3 +313,20 @@ def test_the_logprob_game_through_batches_reads_as_synchronously(
 
 def _games(out: Path) -> list[dict[str, Any]]:
     return [game for record in _verdicts(out).values() for game in record["games"]]
+
+
+def test_past_the_deadline_a_running_batch_is_cancelled_and_its_requests_sent_synchronously(
+    tmp_path: Path, server: MockBatchServer, run_quiet: Any
+) -> None:
+    server.hold = True  # the batch never ends on its own
+    models = _models(tmp_path, server)
+    late = BatchChoice("judges", BatchSettings(poll_s=0.02, max_age_s=0.05, deadline_s=0.3))
+    common = {"models_file": models, "models": ["strong"], "judges": ["judge-good"], "limit": LIMIT}
+    result = run_quiet(out=tmp_path / "late", batching=late, **common)
+    assert result.exit_code == 0 and result.failures == 0
+    assert server.stats.requests_by_model["judge-good"] == 2 * LIMIT  # every game, synchronously
+    assert len(read_jsonl(tmp_path / "late" / "judgments" / "judge-good" / "strong.jsonl")) == LIMIT
+    _, row = _judge_cost(tmp_path / "late")
+    assert row["batched"] == 0 and row["replies"] == 2 * LIMIT  # billed once, at the synchronous rate
+    ended = [line for line in read_jsonl(tmp_path / "late" / "batches.jsonl") if line["event"] == "ended"]
+    assert ended and {line["status"] for line in ended} == {"cancelled"}
