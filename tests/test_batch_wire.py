@@ -162,3 +162,46 @@ def test_a_submitting_line_whose_batch_was_never_created_is_asked_again(
     got = asyncio.run(_ask(server, tmp_path, "openai", ["x"]))
     assert got[0].text == "[judge] x" and server.batch_stats.batches["openai"] == 1
     assert not BatchJournal(tmp_path / "batches.jsonl").intents
+
+
+def test_a_batched_request_reserves_its_worst_case_at_the_batch_rates() -> None:
+    from jurist.engine.budget import Budget
+    from jurist.engine.ledger import Ledger
+    from jurist.prices import Price
+
+    ledger = Ledger({"j": Price(input=2.0, output=8.0)}, Budget(max_cost=1.0))
+    spec = ModelSpec.model_validate({"alias": "j", "model": "j", "max_tokens": 100})
+    messages = [{"role": "user", "content": "x" * 400}]
+    sync = asyncio.run(ledger.admit("judge", spec, messages, {}))
+    batched = asyncio.run(ledger.admit("judge", spec, messages, {}, batch=True))
+    assert sync is not None and batched is not None
+    assert batched.cost == pytest.approx(sync.cost / 2)
+
+
+def test_batch_prices_take_explicit_rates_or_a_discount() -> None:
+    from jurist.prices import Price
+
+    assert Price(input=2.0, output=8.0).batch_rates() == Price(input=1.0, output=4.0)
+    explicit = Price(input=2.0, output=8.0, batch_input=1.5, batch_output=3.0).batch_rates()
+    assert (explicit.input, explicit.output) == (1.5, 3.0)
+    tenth = Price(input=2.0, output=8.0, cached_input=0.5, batch_discount=0.1).batch_rates()
+    assert (tenth.input, tenth.output, tenth.cached_input) == pytest.approx((0.2, 0.8, 0.05))
+
+
+def test_the_models_file_takes_batch_anthropic_and_batch_prices(tmp_path: Path) -> None:
+    from jurist.config import ANTHROPIC_API_BASE, load_models_file
+    from jurist.errors import InputError
+
+    path = tmp_path / "m.yaml"
+    path.write_text(
+        "claude:\n  model: anthropic/claude-x\n  batch: true\n"
+        "  price: {input: 3, output: 15, batch_discount: 0.5}\n"
+    )
+    spec = load_models_file(path, {"ANTHROPIC_API_KEY": "sk-ant-test"})["claude"]
+    assert (spec.api_type, spec.model, spec.batch) == ("anthropic", "claude-x", True)
+    assert spec.endpoints is not None and spec.endpoints[0].api_base == ANTHROPIC_API_BASE
+    assert spec.endpoints[0].api_key == "sk-ant-test"
+    assert spec.price is not None and spec.price.batch_rates().output == 7.5
+    path.write_text("m:\n  model: m\n  batch: true\n  serve: {kind: llama.cpp, model: x.gguf}\n")
+    with pytest.raises(InputError, match="batch: true needs a provider's batch API"):
+        load_models_file(path, {})

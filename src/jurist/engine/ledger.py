@@ -155,9 +155,16 @@ class Ledger:
 
     # -- budget -----------------------------------------------------------------------------------------
     async def admit(
-        self, phase: str, spec: ModelSpec, messages: list[dict[str, Any]], params: Mapping[str, Any]
+        self,
+        phase: str,
+        spec: ModelSpec,
+        messages: list[dict[str, Any]],
+        params: Mapping[str, Any],
+        *,
+        batch: bool = False,
     ) -> Ticket | None:
-        """Reserve the request's worst case, or raise :class:`BudgetExhausted`; None without a budget."""
+        """Reserve the request's worst case, or raise :class:`BudgetExhausted`; None without a budget.
+        ``batch``: it goes through a batch API, its worst case at the batch rates."""
         budget = self.budget
         if budget is None or (budget.max_cost is None and budget.max_tokens is None):
             return None
@@ -167,6 +174,8 @@ class Ledger:
         if budget.max_cost is not None and price is None:
             budget.stopped = True
             raise BudgetExhausted(f"model {spec.alias!r} has no price, so --max-cost cannot bound it")
+        if batch and price is not None:
+            price = price.batch_rates()
         cost = price.cost(prompt, completion) if price is not None else 0.0
         if not await budget.reserve(cost, prompt + completion):
             if budget.blocked is None:

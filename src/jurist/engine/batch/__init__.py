@@ -114,7 +114,7 @@ async def send_batched(
     completion's ``answered_by``). ``fresh``: asked anew (a cache refresh)."""
     from jurist.engine.transport import RequestFailed
 
-    ticket = await ledger.admit(phase, spec, messages, params)
+    ticket = await ledger.admit(phase, spec, messages, params, batch=True)
     try:
         completion = await batcher.request(key, body, fresh=fresh)
     except RequestFailed as exc:
