@@ -223,6 +223,24 @@ def run(
             "starting servers",
         ),
     ] = False,
+    # -- batch APIs (docs/batch.md) --
+    batch: Annotated[
+        str,
+        typer.Option(
+            help="send requests through the providers' batch APIs, at ~half price: none | judges | all"
+        ),
+    ] = "none",
+    batch_poll: Annotated[float, typer.Option(min=0.01, help="seconds between polls of a batch")] = 30.0,
+    batch_size: Annotated[
+        int | None, typer.Option(min=1, help="cut a batch at N requests [the provider's limit]")
+    ] = None,
+    batch_age: Annotated[
+        float, typer.Option(min=0.0, help="or once its oldest request has waited S seconds")
+    ] = 30.0,
+    batch_attempts: Annotated[int, typer.Option(min=1, help="batches a request is sent in per run")] = 3,
+    batch_deadline: Annotated[
+        float | None, typer.Option(min=0.0, help="past S seconds in batches, send a request synchronously")
+    ] = None,
 ) -> None:
     """Answer a benchmark, then judge each model against the baseline (two games, swapped) or check its
     answers by rule (ifeval, ifbench), and print scores and what it cost.
@@ -230,6 +248,7 @@ def run(
     Exit codes: 0 done, 1 requests failed, 2 usage error, 3 stopped by --max-cost/--max-tokens (a
     larger budget resumes), 130 interrupted."""
     from jurist.engine.retry import RetryPolicy
+    from jurist.run.batching import batch_choice
     from jurist.run.config import RunConfig
     from jurist.run.pipeline import run_pipeline
 
@@ -307,6 +326,7 @@ def run(
         max_cost=max_cost,
         max_tokens=max_tokens,
         local=local,
+        batching=batch_choice(batch, batch_poll, batch_size, batch_age, batch_attempts, batch_deadline),
     )
     if dry_run:
         if tasks is not None:

@@ -1,7 +1,8 @@
 """What a model costs: a ``price`` per million tokens, from the models file or a lab's own price file.
 
 jurist ships no price table: prices change, and a stale table would print wrong dollars with confidence.
-A models-file entry may carry ``price: {input, output, cached_input}`` (USD per 1M tokens), and
+A models-file entry may carry ``price: {input, output, cached_input}`` (USD per 1M tokens; for requests
+sent through a batch API also ``batch_input`` and ``batch_output``, or a ``batch_discount``), and
 ``--prices FILE`` (YAML or JSON) maps aliases or served model names to prices, so a lab keeps one table
 for all its models files (:func:`jurist.run.budget.resolve_prices` says which price a model gets). Tokens
 a server does not report are counted here, with the o200k tokenizer, to be priced all the same.
@@ -21,18 +22,36 @@ from jurist.errors import InputError
 
 PER_TOKENS = 1_000_000
 """Prices are quoted per this many tokens, as providers publish them."""
+DEFAULT_BATCH_DISCOUNT = 0.5
+"""What a batch request costs of a synchronous one where the price names no batch rates: OpenAI's Batch
+API and Anthropic's Message Batches both bill half."""
 _MESSAGE_OVERHEAD = 4  # tokens a chat template adds around each message (OpenAI's counting recipe: 3-4)
 
 
 class Price(BaseModel):
     """USD per 1M tokens. ``cached_input``: prompt tokens the server served from its own prompt cache
-    (``usage.prompt_tokens_details.cached_tokens``); unset, they cost as much as any input token."""
+    (``usage.prompt_tokens_details.cached_tokens``); unset, they cost as much as any input token.
+    ``batch_input`` / ``batch_output``: the rates of a request answered through a batch API; unset, the
+    synchronous rate times ``batch_discount`` (default :data:`DEFAULT_BATCH_DISCOUNT`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     input: float = Field(ge=0.0)
     output: float = Field(ge=0.0)
     cached_input: float | None = Field(default=None, ge=0.0)
+    batch_input: float | None = Field(default=None, ge=0.0)
+    batch_output: float | None = Field(default=None, ge=0.0)
+    batch_discount: float | None = Field(default=None, gt=0.0, le=1.0)
+
+    def batch_rates(self) -> Price:
+        """The price of a request answered through a batch API (cached input discounted alike)."""
+        share = DEFAULT_BATCH_DISCOUNT if self.batch_discount is None else self.batch_discount
+        cached = None if self.cached_input is None else self.cached_input * share
+        return Price(
+            input=self.input * share if self.batch_input is None else self.batch_input,
+            output=self.output * share if self.batch_output is None else self.batch_output,
+            cached_input=cached,
+        )
 
     def cost(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:
         """Dollars for one reply's tokens (reasoning tokens are part of ``completion_tokens``, as billed)."""

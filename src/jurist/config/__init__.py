@@ -20,6 +20,8 @@ from jurist.config.model_strings import (
 )
 from jurist.config.models_file import load_dotenv_values, load_models_file, openai_base_url, resolve_key
 from jurist.config.specs import (
+    ANTHROPIC_API_BASE,
+    ANTHROPIC_KEY_ENV,
     DEFAULT_API_BASE,
     DEFAULT_KEY_ENV,
     PASSTHROUGH_PARAMS,
@@ -32,6 +34,8 @@ from jurist.config.specs import (
 )
 
 __all__ = [
+    "ANTHROPIC_API_BASE",
+    "ANTHROPIC_KEY_ENV",
     "DEFAULT_API_BASE",
     "DEFAULT_KEY_ENV",
     "PASSTHROUGH_PARAMS",

@@ -15,6 +15,8 @@ import yaml
 from pydantic import ValidationError
 
 from jurist.config.specs import (
+    ANTHROPIC_API_BASE,
+    ANTHROPIC_KEY_ENV,
     DEFAULT_API_BASE,
     DEFAULT_KEY_ENV,
     KEY_ENV_REF,
@@ -24,6 +26,8 @@ from jurist.config.specs import (
 )
 from jurist.errors import InputError, JuristError
 from jurist.redact import register_secret
+
+_DEFAULT_KEY_ENVS = {"openai": DEFAULT_KEY_ENV, "anthropic": ANTHROPIC_KEY_ENV}
 
 
 def load_dotenv_values(directory: Path | None = None) -> dict[str, str]:
@@ -244,8 +248,11 @@ def load_models_file(
                 continue
             if endpoint.api_key is None:  # the model's key serves every endpoint that names none
                 endpoint.api_key = model_key
-            # OPENAI_API_KEY is the default only for OpenAI-wire models; LiteLLM finds providers' own keys.
-            default_env = DEFAULT_KEY_ENV if spec.api_type == "openai" else None
+            # OPENAI_API_KEY is the default only for OpenAI-wire models, ANTHROPIC_API_KEY for Anthropic's;
+            # LiteLLM finds providers' own keys.
+            default_env = _DEFAULT_KEY_ENVS.get(spec.api_type)
+            if spec.api_type == "anthropic" and endpoint.api_base is None:
+                endpoint.api_base = ANTHROPIC_API_BASE
             try:
                 endpoint.api_key = resolve_key(
                     endpoint.api_key,

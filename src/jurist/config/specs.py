@@ -14,6 +14,8 @@ from jurist.prices import Price
 
 DEFAULT_API_BASE = "https://api.openai.com/v1"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+ANTHROPIC_API_BASE = "https://api.anthropic.com/v1"
+ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
 KEY_ENV_REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$|^\$([A-Za-z_][A-Za-z0-9_]*)$")
 
 # Request fields a models file may pass straight through to the chat-completions body.
@@ -142,7 +144,9 @@ class ModelSpec(BaseModel):
     endpoints: list[Endpoint] | None = None
     # The key of every endpoint that names none; excluded from dumps so it never reaches run.json.
     api_key: str | None = Field(default=None, repr=False, exclude=True)
-    api_type: Literal["openai", "litellm"] = "openai"
+    api_type: Literal["openai", "anthropic", "litellm"] = "openai"
+    """The wire: OpenAI chat completions, Anthropic's native Messages API (``model: anthropic/NAME`` says
+    it too), or LiteLLM."""
     parallel: int = Field(default=8, ge=1, le=4096)
     max_tokens: int | None = Field(default=None, ge=1)
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
@@ -154,6 +158,9 @@ class ModelSpec(BaseModel):
     sample_batching: bool | None = None
     """Ask for a question's missing samples in one request with ``n`` (vLLM, SGLang, OpenAI share the
     prompt's prefill): None tries it once and keeps it only if the server returns every choice."""
+    batch: bool = False
+    """Send every request of this model through its provider's batch API (OpenAI's Batch API, Anthropic's
+    Message Batches): about half the price, answers within 24 hours (see docs/batch.md)."""
     serve: ServeSpec | None = None  # a managed server: no endpoints until the engine has started it
     price: Price | None = None  # USD per 1M tokens (input, output, cached_input); never sent to the server
     tokenizer: str | None = Field(default=None, min_length=1)
@@ -164,6 +171,26 @@ class ModelSpec(BaseModel):
     @classmethod
     def _null_endpoints(cls, value: Any) -> Any:
         return value or None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _anthropic_prefix(cls, data: Any) -> Any:
+        """``model: anthropic/NAME`` with no ``api_type``: Anthropic's Messages API, the model ``NAME``."""
+        if (
+            isinstance(data, dict)
+            and "api_type" not in data
+            and str(data.get("model", "")).startswith("anthropic/")
+        ):
+            return {**data, "api_type": "anthropic", "model": str(data["model"]).removeprefix("anthropic/")}
+        return data
+
+    @model_validator(mode="after")
+    def _batch_needs_a_batch_api(self) -> ModelSpec:
+        if self.batch and (self.serve is not None or self.api_type == "litellm"):
+            raise ValueError(
+                "batch: true needs a provider's batch API (api_type openai or anthropic, no serve:)"
+            )
+        return self
 
     @model_validator(mode="after")
     def _serve_speaks_openai(self) -> ModelSpec:

@@ -9,6 +9,14 @@ from typing import TYPE_CHECKING
 from jurist import lazy_face
 
 if TYPE_CHECKING:
+    from jurist.engine.batch import (
+        JOURNAL_FILE,
+        Batching,
+        BatchJournal,
+        BatchSettings,
+        batch_limits,
+        check_batchable,
+    )
     from jurist.engine.budget import Budget
     from jurist.engine.cache import RequestCache, default_cache_path, open_cache
     from jurist.engine.check import PROBE_MESSAGES, require_ready, run_checks
@@ -25,6 +33,12 @@ if TYPE_CHECKING:
     from jurist.engine.tokenizers import TokenCounter, counter_for, merge_labels
 
 _HOMES = {
+    "JOURNAL_FILE": "batch",
+    "Batching": "batch",
+    "BatchJournal": "batch",
+    "BatchSettings": "batch",
+    "batch_limits": "batch",
+    "check_batchable": "batch",
     "Budget": "budget",
     "RequestCache": "cache",
     "default_cache_path": "cache",
@@ -66,6 +80,12 @@ __getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [
+    "JOURNAL_FILE",
+    "Batching",
+    "BatchJournal",
+    "BatchSettings",
+    "batch_limits",
+    "check_batchable",
     "COUNTS",
     "LABELS",
     "Budget",

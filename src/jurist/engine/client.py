@@ -32,6 +32,7 @@ from jurist.engine.transport import Completion, EndpointClient, RequestFailed, _
 from jurist.errors import JuristError
 
 if TYPE_CHECKING:
+    from jurist.engine.batch import BatchDispatcher, Batching
     from jurist.engine.local import LocalModels
     from jurist.engine.pool import ServerPool
 
@@ -60,6 +61,8 @@ class ModelClient:
         self.spec = spec
         self.alias = spec.alias
         self.sample_batching = spec.sample_batching  # None: not known until a batched request is answered
+        if spec.api_type == "anthropic":
+            self.sample_batching = False  # the Messages API answers one choice per request
         self.batch_probe = asyncio.Lock()  # held by the one batched request that finds out
         self._limits = limits
         self._policy = policy
@@ -82,6 +85,8 @@ class ModelClient:
         if spec.serve is not None:
             self._legacy_name += f"@{spec.serve.kind}:{spec.serve.model}"
         self.cache_sources: Counter[tuple[str, str, str]] = Counter()  # (phase, alias, identity): hits
+        self.batcher: BatchDispatcher | None = None  # requests of ``batch_phases`` go through batches
+        self.batch_phases: frozenset[str] = frozenset()
         self.legacy_entries = 0  # misses an older jurist's entry (keyed by name only) would have answered
 
     @staticmethod
@@ -90,6 +95,10 @@ class ModelClient:
             from jurist.engine.providers import litellm_endpoints  # optional and heavy: only when used
 
             return litellm_endpoints(spec)
+        if spec.api_type == "anthropic":
+            from jurist.engine.anthropic import anthropic_endpoints
+
+            return anthropic_endpoints(spec, budget)
         endpoints = [
             EndpointClient(ep.base_url, ep.api_key, ep.model_name or spec.model, spec.parallel, budget)
             for ep in spec.resolved_endpoints()
@@ -173,6 +182,18 @@ class ModelClient:
             raise RequestFailed(
                 f"not in the request cache, and --cache-only sends nothing ({why})", kind="cache", attempts=0
             )
+        if self.batcher is not None and phase in self.batch_phases:  # engine/batch: custom id = cache key
+            from jurist.engine.batch import BatchFallback, send_batched
+
+            body = body or self.build_body(self._served_name, messages, **params)
+            await self.identities()  # learned once: what answers keys the custom id as it keys the cache
+            identity = self.endpoints[0].identity if self.endpoints else None
+            key = request_key(identity.key_text() if identity else self._legacy_name, body, sample)
+            how = self.batcher, self._ledger, self.spec, phase, messages, params, key, json.loads(body)
+            try:
+                return await send_batched(*how, identity, fresh=cache == "refresh")
+            except BatchFallback:
+                pass  # past --batch-deadline: sent synchronously, as below
         if not self.endpoints:
             await self._start_server()
         send = functools.partial(self._send, messages, params, body, phase)
@@ -276,9 +297,11 @@ class Engine:
         ledger: Ledger | None = None,
         local: LocalModels | None = None,
         cache_only: bool = False,
+        batching: Batching | None = None,
     ):
         self.specs = specs
         self.cache_only = cache_only  # answer every request from the cache or fail it; send nothing
+        self.batching = batching  # which models send which phases through batch APIs (engine/batch)
         self.limits = ConcurrencyLimits(max_concurrency)
         self.policy = policy or RetryPolicy()
         self.throttle = throttle
@@ -293,7 +316,9 @@ class Engine:
         self._clients: dict[str, ModelClient] = {}
         self._owner: Engine | None = None  # set on a sibling: the engine that closes what both share
 
-    def sibling(self, specs: dict[str, ModelSpec], ledger: Ledger | None = None) -> Engine:
+    def sibling(
+        self, specs: dict[str, ModelSpec], ledger: Ledger | None = None, batching: Batching | None = None
+    ) -> Engine:
         """An engine for another task of the same ``jurist run --tasks``: its own clients and usage counts
         (each task's run.json says what it cost), everything that bounds the machine shared with this
         one: the global and per-model limits, the connection pool, the cache, the throttle, the servers
@@ -308,6 +333,7 @@ class Engine:
             ledger=ledger,
             local=self.local,
             cache_only=self.cache_only,
+            batching=batching,
         )
         other.limits, other.connections, other._owner = self.limits, self.connections, self
         return other
@@ -332,6 +358,12 @@ class Engine:
                 local=self.local if spec.serve is not None else None,
                 cache_only=self.cache_only,
             )
+            phases = self.batching.phases.get(alias) if self.batching is not None else None
+            if phases and self.batching is not None:
+                from jurist.engine.batch import dispatcher_for
+
+                client.batcher = dispatcher_for(spec, self.batching, self.cache)
+                client.batch_phases = phases
         return client
 
     def cache_report(self) -> list[str]:
@@ -352,6 +384,9 @@ class Engine:
 
     async def aclose(self) -> None:
         """Close every session, write what the cache holds back, and stop the managed servers."""
+        for client in self._clients.values():  # polling stops; the journal lets the next run go on
+            if client.batcher is not None:
+                await client.batcher.aclose()
         if self._owner is not None:  # a sibling closes its sessions only
             for client in self._clients.values():
                 await client.aclose()

@@ -158,9 +158,16 @@ class Ledger:
 
     # -- budget -----------------------------------------------------------------------------------------
     async def admit(
-        self, phase: str, spec: ModelSpec, messages: list[dict[str, Any]], params: Mapping[str, Any]
+        self,
+        phase: str,
+        spec: ModelSpec,
+        messages: list[dict[str, Any]],
+        params: Mapping[str, Any],
+        *,
+        batch: bool = False,
     ) -> Ticket | None:
-        """Reserve the request's worst case, or raise :class:`BudgetExhausted`; None without a budget."""
+        """Reserve the request's worst case, or raise :class:`BudgetExhausted`; None without a budget.
+        ``batch``: it goes through a batch API, its worst case at the batch rates."""
         budget = self.budget
         if budget is None or (budget.max_cost is None and budget.max_tokens is None):
             return None
@@ -170,6 +177,8 @@ class Ledger:
         if budget.max_cost is not None and price is None:
             budget.stopped = True
             raise BudgetExhausted(f"model {spec.alias!r} has no price, so --max-cost cannot bound it")
+        if batch and price is not None:
+            price = price.batch_rates()
         cost = price.cost(prompt, completion) if price is not None else 0.0
         if not await budget.reserve(cost, prompt + completion):
             if budget.blocked is None:
@@ -235,11 +244,13 @@ class Ledger:
         ticket: Ticket | None = None,
         *,
         spec: ModelSpec | None = None,
+        batch: bool = False,
     ) -> None:
         """Add one reply: the server's token counts, or jurist's own count (``estimated``) where it gave
         none or gave something that is no count, with ``spec``'s tokenizer; its cost where the model is
         priced; then settle its reservation. Fields the reply had of the wrong type (the completion's
-        ``notes``) are counted as ``malformed``; they never cost the answer."""
+        ``notes``) are counted as ``malformed``; they never cost the answer. ``batch``: it came through a
+        batch API, priced at the model's batch rates, and what it would have cost synchronously kept."""
         row = self.row(phase, alias)
         choices = [completion, *completion.more]
         notes = [note for choice in choices for note in choice.notes]
@@ -271,9 +282,18 @@ class Ledger:
         row.reasoning_tokens += reasoning
         row.cached_tokens += cached
         price = self.prices.get(alias)
+        if batch:
+            sync_cost = price.cost(prompt, output, cached) if price is not None else 0.0
+            row.batched += 1
+            row.batch_sync_cost_usd += sync_cost
+            entry.update(batched=1, batch_sync_cost_usd=sync_cost)
+            price = price.batch_rates() if price is not None else None
         cost = price.cost(prompt, output, cached) if price is not None else 0.0
         if price is not None:
             row.cost_usd = (row.cost_usd or 0.0) + cost
+        if batch:
+            row.batch_cost_usd += cost
+            entry["batch_cost_usd"] = cost
         self._log(phase, alias, {
             **entry, "replies": 1, "choices": len(choices), "prompt_tokens": prompt,
             "completion_tokens": output, "reasoning_tokens": reasoning, "cached_tokens": cached,
@@ -282,6 +302,23 @@ class Ledger:
         if ticket is not None and not ticket.settled and self.budget is not None:
             ticket.settled = True
             self.budget.settle(ticket.cost, ticket.tokens, cost, prompt + output)
+
+    def batch_completed(
+        self,
+        phase: str,
+        alias: str,
+        completion: Completion,
+        messages: list[dict[str, Any]],
+        ticket: Ticket | None,
+        *,
+        spec: ModelSpec | None = None,
+    ) -> None:
+        """A reply that came through a batch API: its lines sent (one per batch it was in) counted as the
+        requests the wire would have counted, then the reply at the batch rates (:meth:`completed`)."""
+        row = self.row(phase, alias)
+        row.requests += completion.attempts
+        row.retries += max(completion.attempts - 1, 0)
+        self.completed(phase, alias, completion, messages, ticket, spec=spec, batch=True)
 
     def time_on_wire(self) -> list[dict[str, Any]]:
         """Each row's time on the wire so far, as partial rows for the usage log (written when a run

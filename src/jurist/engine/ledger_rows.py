@@ -20,7 +20,9 @@ class Row:
     they carried; ``estimated`` the replies whose token counts the server left out (or gave in a form that
     is no count) and jurist counted, ``estimated_by`` with which tokenizer (:mod:`jurist.engine.tokenizers`;
     "o200k (approximate)" for a model whose own tokenizer is not known); ``malformed`` the replies with a
-    field of the wrong type or shape, ignored, ``malformed_fields`` which fields."""
+    field of the wrong type or shape, ignored, ``malformed_fields`` which fields; ``batched`` the replies
+    that came through a batch API, ``batch_cost_usd`` what they cost at its rates (part of ``cost_usd``),
+    ``batch_sync_cost_usd`` what they would have cost sent synchronously."""
 
     requests: int = 0
     retries: int = 0
@@ -36,6 +38,9 @@ class Row:
     estimated_by: str | None = None
     malformed: int = 0
     malformed_fields: str | None = None
+    batched: int = 0
+    batch_cost_usd: float = 0.0
+    batch_sync_cost_usd: float = 0.0
     cost_usd: float | None = None
     wall_s: float = 0.0
     at_limit_s: float = 0.0
@@ -44,6 +49,8 @@ class Row:
         data = asdict(self)
         data["wall_s"] = round(self.wall_s, 3)
         data["at_limit_s"] = round(self.at_limit_s, 3)
+        for name in _BATCH_DOLLARS:
+            data[name] = round(data[name], 8)
         if self.cost_usd is not None:
             data["cost_usd"] = round(self.cost_usd, 8)
         for label in LABELS:
@@ -52,6 +59,7 @@ class Row:
         return data
 
 
+_BATCH_DOLLARS = ("batch_cost_usd", "batch_sync_cost_usd")
 LABELS = ("estimated_by", "malformed_fields")
 """A row's text fields: lists of names joined by "; " (each once), merged when rows add up."""
 COUNTS = tuple(f.name for f in fields(Row) if f.name not in ("cost_usd", *LABELS))
@@ -75,6 +83,8 @@ def add_rows(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
             merged[label] = labels
     merged["wall_s"] = round(merged["wall_s"], 3)
     merged["at_limit_s"] = round(merged["at_limit_s"], 3)
+    for name in _BATCH_DOLLARS:
+        merged[name] = round(merged[name], 8)
     return merged
 
 

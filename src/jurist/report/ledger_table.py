@@ -66,7 +66,7 @@ def ledger_table(ledger: Mapping[str, Any], title: str = "usage") -> Table:
         estimated = _int(row.get("estimated")) > 0
         cells = [
             PHASE_NAMES.get(str(row.get("phase")), str(row.get("phase"))),
-            str(row.get("model", "")),
+            str(row.get("model", "")) + (" (batch)" if _int(row.get("batched")) and row.get("model") else ""),
             f"{_int(row.get('requests')):,}",
             f"{_int(row.get('retries')):,}",
             f"{_int(row.get('failed')):,}",
@@ -159,7 +159,7 @@ def dry_run_table(rows: Sequence[Mapping[str, Any]], title: str) -> Table:
         span = "-" if low is None else f"{dollars(low)} .. {dollars(high) if high is not None else '?'}"
         cells = [
             PHASE_NAMES.get(str(row.get("phase")), str(row.get("phase"))),
-            str(row.get("model", "")),
+            str(row.get("model", "")) + (" (batch)" if _int(row.get("batched")) and row.get("model") else ""),
             f"{_int(row.get('requests')):,}",
             f"{_int(row.get('cached')):,}",
             f"{_int(row.get('done')):,}",

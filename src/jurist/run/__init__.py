@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from jurist import lazy_face
 
 if TYPE_CHECKING:
+    from jurist.run.batching import BatchChoice, batch_choice
     from jurist.run.budget import show_usage, usage_of_runs
     from jurist.run.config import RunConfig, RunResult
     from jurist.run.dry import dry_run
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 _HOMES = {
     "run_rows": "tracking",
     "track_rows": "tracking",
+    "BatchChoice": "batching",
+    "batch_choice": "batching",
     "show_usage": "budget",
     "usage_of_runs": "budget",
     "RunConfig": "config",
@@ -52,6 +55,7 @@ __getattr__ = lazy_face(__name__, _HOMES)
 __all__ = [
     "run_rows",
     "track_rows",
+    "BatchChoice",
     "FORCED_STOP",
     "GracefulInterrupt",
     "Pipeline",
@@ -60,6 +64,7 @@ __all__ = [
     "RunResult",
     "Session",
     "all_or_none",
+    "batch_choice",
     "dry_run",
     "headline",
     "judges_against_baselines",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,7 +82,8 @@ def resolve_prices(
 LEDGER_COLUMNS = (
     "phase", "model", "requests", "retries", "failed", "cache_hits", "replies", "choices", "prompt_tokens",
     "completion_tokens", "reasoning_tokens", "cached_tokens", "estimated", "estimated_by", "malformed",
-    "malformed_fields", "cost_usd", "wall_s", "at_limit_s",
+    "malformed_fields", "cost_usd", "batched", "batch_cost_usd", "batch_sync_cost_usd", "wall_s",
+    "at_limit_s",
 )  # fmt: skip
 
 
@@ -280,12 +281,23 @@ class Estimate:
 
 
 def priced_estimate(
-    estimates: Mapping[tuple[str, str], Estimate], prices: Mapping[str, Price]
+    estimates: Mapping[tuple[str, str], Estimate],
+    prices: Mapping[str, Price],
+    batched: Mapping[str, Collection[str]] | None = None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
-    """The dry run's rows, a total last, and notes on what the total leaves out (unpriced models)."""
-    rows = [
-        estimate.priced(phase, alias, prices.get(alias)) for (phase, alias), estimate in estimates.items()
-    ]
+    """The dry run's rows, a total last, and notes on what the total leaves out (unpriced models).
+    ``batched``: alias -> phases sent through batch APIs, priced at the batch rates (the row says
+    ``batched`` and what it would cost synchronously, ``sync_cost_usd``)."""
+    rows = []
+    for (phase, alias), estimate in estimates.items():
+        price = prices.get(alias)
+        row = estimate.priced(phase, alias, price)
+        if batched and phase in batched.get(alias, ()) and phase != "check":
+            sync_cost = row["cost_usd"]
+            if price is not None:
+                row = estimate.priced(phase, alias, price.batch_rates())
+            row.update(batched=row["requests"], sync_cost_usd=sync_cost)
+        rows.append(row)
     notes = [
         f"no price for {row['model']}: its cost is left out of the total"
         for row in rows

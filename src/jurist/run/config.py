@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from jurist.config import ModelStringOptions
 from jurist.engine.retry import RetryPolicy
+from jurist.run.batching import BatchChoice
 
 Mode = Literal["all", "inference-only", "judge-only"]
 
@@ -57,6 +58,7 @@ class RunConfig:
     max_cost: float | None = None  # --max-cost USD over the run directory's requests (jurist.run.budget)
     max_tokens: int | None = None  # --max-tokens: prompt + completion tokens over the run directory
     local: bool = False  # --local: models with a serve block run in this process (jurist.engine.local)
+    batching: BatchChoice = field(default_factory=BatchChoice)  # --batch, --batch-*: jurist.run.batching
 
     def scoring_settings(self) -> dict[str, Any]:
         """The options that shape the scores (run.json's ``scoring``: what ``jurist show`` scores with)."""

@@ -41,6 +41,7 @@ from jurist.judging.base import CacheMode, JudgeItem, JudgeKind, PartialJudgment
 from jurist.prices import Price
 from jurist.report.formats import table_console
 from jurist.report.ledger_table import dry_run_table
+from jurist.run.batching import batch_phases, dry_batch_note
 from jurist.run.budget import Estimate, estimate_notes, priced_estimate
 from jurist.run.config import RunConfig
 from jurist.run.generate import PartialGames, answer_messages, sample_params
@@ -381,8 +382,8 @@ def plan_run(config: RunConfig, console: Console | None = None) -> tuple[list[di
     finally:
         if cache is not None:
             cache.close()
-    rows, unpriced = priced_estimate(planner.estimate(), planner.prices)
-    notes = list(dict.fromkeys(planner.notes + unpriced))
+    rows, unpriced = priced_estimate(planner.estimate(), planner.prices, batch_phases(plan))
+    notes = list(dict.fromkeys(planner.notes + unpriced + dry_batch_note(rows)))
     for row in rows[:-1]:
         row["tokenizer"] = planner.counter(str(row["model"])).label
     guessed = sorted(alias for alias, counter in planner.counters.items() if not counter.exact)

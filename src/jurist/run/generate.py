@@ -81,6 +81,8 @@ def workers_for(engine: Engine, client: ModelClient, jobs: int) -> int:
     a semaphore. A fixed pool of workers per client keeps memory flat in the number of questions; twice
     the client's slots keep them busy while some jobs sleep in a retry backoff (which holds no slot).
     """
+    if client.batcher is not None:  # requests wait in batches, holding no slot: as many as a batch takes
+        return max(1, min(jobs, client.batcher.settings.max_pending))
     slots = min(client.spec.parallel, engine.limits.max_concurrency)
     return max(1, min(jobs, 2 * slots + 64))
 

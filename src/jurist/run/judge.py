@@ -42,7 +42,9 @@ class JobQueue:
 
     Workers wait while the queue is empty and open, and end once it is closed and empty, or as soon as
     ``stopped()`` says so (the budget ran out: nothing more is started). A job is made (its texts read)
-    only when a worker takes it, so the queue holds iterators, never the jobs' texts.
+    only when a worker takes it, so the queue holds iterators, never the jobs' texts. Workers are started
+    as jobs arrive, up to the pool's size: an idle worker costs about a kilobyte, and a model whose
+    requests wait in provider batches has a pool as large as a batch.
     """
 
     def __init__(self, stopped: Callable[[], bool] = lambda: False) -> None:
@@ -50,11 +52,18 @@ class JobQueue:
         self._waiting: deque[asyncio.Future[None]] = deque()
         self._closed = False
         self._stopped = stopped
+        self._backlog = 0  # jobs put and not yet started (an upper bound: a part may end early)
+        self._workers: set[asyncio.Task[None]] = set()
+        self._size = 0  # the pool's size, once running
 
     def put(self, jobs: Iterable[Awaitable[None]], count: int) -> None:
-        """Add ``count`` jobs (made as they are taken) and wake as many waiting workers."""
+        """Add ``count`` jobs (made as they are taken), wake as many waiting workers, start more if the
+        pool is running and not full."""
         self._parts.append(iter(jobs))
+        self._backlog += count
+        idle = len(self._waiting)
         self._wake(count)
+        self._grow(count - idle)
 
     def close(self) -> None:
         """No more jobs will come: workers end once the queue is empty."""
@@ -68,12 +77,18 @@ class JobQueue:
                 waiter.set_result(None)
                 count -= 1
 
+    def _grow(self, wanted: int) -> None:
+        for _ in range(min(wanted, self._size - len(self._workers))):
+            task = asyncio.ensure_future(self._worker())
+            self._workers.add(task)
+
     async def take(self) -> Awaitable[None] | None:
         """The next job, waiting for one while the queue is open; None when the workers are done."""
         while not self._stopped():
             while self._parts:
                 job = next(self._parts[0], None)
                 if job is not None:
+                    self._backlog = max(self._backlog - 1, 0)
                     return job
                 self._parts.popleft()
             if self._closed:
@@ -83,14 +98,25 @@ class JobQueue:
             await waiter
         return None
 
+    async def _worker(self) -> None:
+        while (job := await self.take()) is not None:
+            await job
+
     async def run(self, workers: int) -> None:
-        """``workers`` workers taking jobs until the queue is closed and empty (or stopped)."""
-
-        async def worker() -> None:
-            while (job := await self.take()) is not None:
-                await job
-
-        await asyncio.gather(*(worker() for _ in range(workers)))
+        """At most ``workers`` workers taking jobs until the queue is closed and empty (or stopped); the
+        first worker's error is raised (the others are then cancelled)."""
+        self._size = max(workers, 1)
+        self._grow(max(self._backlog, 1))
+        try:
+            while self._workers:
+                done, _ = await asyncio.wait(self._workers, return_when=asyncio.FIRST_EXCEPTION)
+                self._workers -= done
+                for task in done:
+                    task.result()
+        finally:
+            for task in self._workers:
+                task.cancel()
+            await asyncio.gather(*self._workers, return_exceptions=True)
 
 
 class JudgeStage:

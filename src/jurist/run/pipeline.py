@@ -25,6 +25,7 @@ from jurist.errors import JuristError
 from jurist.redact import mask
 from jurist.report.progress import StageProgress
 from jurist.run.adopt import adopt_schema1_judgments
+from jurist.run.batching import batch_report, batching_of
 from jurist.run.budget import BUDGET_STOPPED, RunLedger
 from jurist.run.config import Mode, RunConfig, RunResult
 from jurist.run.finish import score_finished_run
@@ -58,6 +59,7 @@ class Pipeline:
         self.run_id = uuid.uuid4().hex[:12]
         self.indexes = RunIndexes(self.run_dir, self.bench.shipped_answers)
         self.accounts = RunLedger(plan.budget)  # prices and the budget, known before the first request
+        self.batching = batching_of(plan)  # --batch, batch: true (jurist.run.batching); None: none
 
     failures: FailureLog
     """This run's failed requests (failures.jsonl), opened by :meth:`open_run`."""
@@ -177,7 +179,7 @@ class Pipeline:
     def new_engine(self, shares: Engine | None = None) -> Engine:
         """This run's engine, or a sibling of another run's (``shares``), sharing its limits."""
         if shares is not None:
-            return shares.sibling(dict(self.specs), ledger=self.accounts.ledger)
+            return shares.sibling(dict(self.specs), ledger=self.accounts.ledger, batching=self.batching)
         notify = lambda text: self.console.print(text, style="dim", markup=False, highlight=False)  # noqa: E731
         return Engine(
             dict(self.specs),
@@ -189,6 +191,7 @@ class Pipeline:
             ledger=self.accounts.ledger,
             local=LocalModels(notify=notify) if self.config.local else None,
             cache_only=self.config.cache_only,
+            batching=self.batching,
         )
 
     def interrupted(self, engine: Engine) -> None:
@@ -245,7 +248,7 @@ class Pipeline:
             self.run_id, "stopped-by-budget" if stopped else "finished", {**fields, **summary}
         )
         self.accounts.report(self.console)
-        for line in engine.cache_report():  # answers that stand in for generated ones: how many, whose
+        for line in [*batch_report(engine, self.batching), *engine.cache_report()]:
             self.console.print(line, style="dim", markup=False, highlight=False, soft_wrap=True)
         self._say_notes()
         if failures.count:

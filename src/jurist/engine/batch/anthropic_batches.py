@@ -1,0 +1,141 @@
+"""Anthropic's Message Batches API, natively.
+
+``POST /messages/batches`` takes ``{"requests": [{custom_id, params}]}``, ``params`` being a Messages
+request (:func:`~jurist.engine.anthropic.messages_params`); ``GET /messages/batches/{id}`` says its
+``processing_status`` (in_progress, canceling, ended); once ended, ``results_url`` serves one JSONL line
+per request: ``result.type`` succeeded (with the Messages reply), errored (with the error), canceled or
+expired. At most 100,000 requests and 256 MB per batch; a ``custom_id`` is 1 to 64 of ``[A-Za-z0-9_-]``
+(jurist's are the 64 hex digits of the request's cache key).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import aiohttp
+
+from jurist.engine.anthropic import anthropic_headers, chat_reply, messages_params
+from jurist.engine.batch.wire import (
+    BatchState,
+    BatchWireError,
+    LineResult,
+    error_message,
+    jsonl_records,
+    line_completion,
+    line_error,
+    read_json,
+)
+
+ANTHROPIC_MAX_REQUESTS = 100_000
+ANTHROPIC_MAX_BYTES = 256 * 1024 * 1024
+_ERROR_STATUS = {  # an errored line's error type as the HTTP status it stands for (what decides a retry)
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "overloaded_error": 529,
+}
+
+
+class AnthropicBatches:
+    """Message Batches at one base URL (``https://api.anthropic.com/v1`` unless the models file says)."""
+
+    provider = "anthropic"
+    max_requests = ANTHROPIC_MAX_REQUESTS
+    max_bytes = ANTHROPIC_MAX_BYTES
+
+    def __init__(self, base_url: str, api_key: str | None, timeout: float = 600.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._headers = anthropic_headers(api_key)
+        self._timeout = aiohttp.ClientTimeout(total=timeout)
+        self._session: aiohttp.ClientSession | None = None
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(headers=self._headers, timeout=self._timeout)
+        return self._session
+
+    def line(self, custom_id: str, body: dict[str, Any]) -> bytes:
+        return json.dumps(
+            {"custom_id": custom_id, "params": messages_params(body)}, ensure_ascii=False
+        ).encode()
+
+    async def prepare(self, lines: list[bytes]) -> dict[str, Any]:
+        return {}  # the requests travel in the creation itself
+
+    async def create(self, lines: list[bytes], prepared: dict[str, Any]) -> str:
+        payload = b'{"requests": [' + b",".join(lines) + b"]}"
+        try:
+            async with self.session.post(self.base_url + "/messages/batches", data=payload) as resp:
+                batch = await read_json(resp, "creation of the message batch")
+            return str(batch["id"])
+        except (aiohttp.ClientError, OSError, TimeoutError, KeyError, TypeError) as exc:
+            raise BatchWireError(f"submitting a message batch: {type(exc).__name__}: {exc}") from None
+
+    async def find(self, prepared: dict[str, Any]) -> str | None:
+        return None  # nothing ties a message batch to what was sent but its id (see docs/batch.md)
+
+    async def _batch(self, batch_id: str) -> dict[str, Any]:
+        try:
+            async with self.session.get(f"{self.base_url}/messages/batches/{batch_id}") as resp:
+                data = await read_json(resp, f"message batch {batch_id}")
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            raise BatchWireError(f"polling message batch {batch_id}: {type(exc).__name__}: {exc}") from None
+        if not isinstance(data, dict):
+            raise BatchWireError(f"message batch {batch_id}: the reply is no batch object")
+        return data
+
+    async def state(self, batch_id: str) -> BatchState:
+        status = str((await self._batch(batch_id)).get("processing_status"))
+        ended = status == "ended"
+        return BatchState(status, ended=ended, readable=ended)
+
+    async def results(self, batch_id: str) -> list[LineResult]:
+        url = (await self._batch(batch_id)).get("results_url")
+        if not url:
+            raise BatchWireError(f"message batch {batch_id} has ended but names no results_url")
+        try:
+            async with self.session.get(str(url)) as resp:
+                data = await resp.read()
+                if resp.status != 200:
+                    raise BatchWireError(
+                        f"results of message batch {batch_id}: HTTP {resp.status}", resp.status
+                    )
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            raise BatchWireError(f"reading message batch {batch_id}: {type(exc).__name__}: {exc}") from None
+        return [_read_line(record) for record in jsonl_records(data) if record.get("custom_id")]
+
+    async def cancel(self, batch_id: str) -> None:
+        try:
+            async with self.session.post(f"{self.base_url}/messages/batches/{batch_id}/cancel") as resp:
+                await read_json(resp, f"cancelling message batch {batch_id}")
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            raise BatchWireError(
+                f"cancelling message batch {batch_id}: {type(exc).__name__}: {exc}"
+            ) from None
+
+    async def aclose(self) -> None:
+        if self._session is not None and not self._session.closed:
+            await self._session.close()
+
+
+def _read_line(record: dict[str, Any]) -> LineResult:
+    custom_id = str(record["custom_id"])
+    result: dict[str, Any] = record["result"] if isinstance(record.get("result"), dict) else {}
+    kind = result.get("type")
+    if kind == "succeeded" and isinstance(result.get("message"), dict):
+        try:
+            return line_completion(custom_id, chat_reply(result["message"]), 1)
+        except ValueError as exc:
+            return line_error(custom_id, None, f"unreadable message in the batch's results ({exc})")
+    if kind == "errored":
+        error = result.get("error") or {}
+        inner = error.get("error", error) if isinstance(error, dict) else {}
+        status = _ERROR_STATUS.get(str(inner.get("type") if isinstance(inner, dict) else ""), 500)
+        return line_error(custom_id, status, f"errored: {error_message(error)}")
+    return line_error(custom_id, None, f"{kind or 'no result'}")  # canceled, expired: may be asked again
