@@ -7,7 +7,9 @@ cold and sweep.json says why; however the sweep ends, no server process group is
 
 from __future__ import annotations
 
+import asyncio
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,11 +19,12 @@ from typing import Any
 
 import pytest
 
+from jurist.engine.pool import KeptServer, ServerPool
 from jurist.engine.servers.vllm import SWAP_SERVED_NAME, swap_blocker
 from jurist.store.jsonl import read_jsonl
 from jurist.sweep.build import build_plan
 from jurist.sweep.schedule import run_sweep
-from test_pool import group_gone
+from test_pool import Factory, group_gone, managed_spec
 from test_sweep import checkpoint_dirs, rule_file, starts, use_fake_vllm
 from test_sweep_watch import _complete, _document, _wait_for
 
@@ -93,9 +96,13 @@ def test_one_server_serves_every_checkpoint_of_a_slot_each_with_its_own_weights(
     assert served_by(plan.out) == {"step_100": "cold start", "step_200": "warm swap", "step_300": "warm swap"}
     assert group_gone(start["pgid"])  # stopped when the slot ended
 
-    again = run_sweep(plan, plots=False, warm_swap=True)  # everything is on disk: no server at all
-    assert again.exit_code == 0 and len(starts(record)) == 1
+    # the request cache kept each answer under the weights that gave it (the files of the checkpoint, not
+    # the server's name or its /v1/models root, which still says step_100): step_200 again from the cache
+    shutil.rmtree(plan.out / "step_200")
+    again = run_sweep(plan, plots=False, warm_swap=True)
+    assert again.exit_code == 0 and len(starts(record)) == 1  # no server at all: nothing left to send
     assert set(served_by(plan.out).values()) == {"no server started: nothing left to send"}
+    assert all(f"from {run / 'step_200'}]" in answer for answer in answers(plan.out, "step_200"))
 
 
 @pytest.mark.parametrize(
@@ -141,13 +148,30 @@ def test_only_checkpoints_of_one_architecture_and_tokenizer_are_swapped(tmp_path
     assert swap_blocker(str(run / "step_100"), str(run / "step_200")) is None  # its path is not its shape
     assert (
         swap_blocker(str(run / "step_100"), str(run / "step_300"))
-        == "its config.json differs from step_100's"
+        == "step_300's config.json differs from step_100's"
     )
     assert (
         swap_blocker(str(run / "step_100"), str(run / "step_400"))
-        == "its tokenizer.json differs from step_100's"
+        == "step_400's tokenizer.json differs from step_100's"
     )
     assert "is not a local model folder" in str(swap_blocker(str(run / "step_100"), "org/model"))
+
+
+def test_a_server_that_cannot_swap_is_restarted_for_each_checkpoint(tmp_path: Path) -> None:
+    """A kind of server with no warm swap (llama.cpp's: its start is cheap) is never kept: each phase of
+    the slot starts its own and stops it at its end, as without --warm-swap."""
+    keep, factory = KeptServer(), Factory()
+
+    async def phase(alias: str) -> str:
+        pool = ServerPool(factory=factory, keep=keep)
+        started = await pool.ensure(managed_spec(alias))
+        assert started.endpoints and started.endpoints[0].model_name == f"{alias}-served"
+        await pool.aclose()
+        return pool.served_by[alias]
+
+    assert [asyncio.run(phase(alias)) for alias in ("step_100", "step_200")] == ["cold start"] * 2
+    assert keep.server is None and len(factory.pgids) == 2
+    assert all(group_gone(pgid) for pgid in factory.pgids)
 
 
 def test_warm_swap_is_refused_where_it_cannot_apply(tmp_path: Path) -> None:

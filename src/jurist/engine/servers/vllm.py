@@ -207,7 +207,8 @@ class VllmServer(ManagedServer):
 # * Not in the docs, read in vLLM's code only: the GPU worker's update_config(overrides) (load_config and
 #   model_config only; it came with vLLM PR 20095, mid-2025), which is how the reload is pointed at another
 #   folder: reload_weights loads through the model loader from model_config.model. POST /reset_prefix_cache
-#   is another dev-mode endpoint of the API server (the prefix cache must not answer from the old weights).
+#   is another dev-mode endpoint (in the API server's dev block, later vllm/entrypoints/serve/cache): the
+#   prefix cache must not answer from blocks the old weights computed.
 # Any step that fails (a 404 from a vLLM without them, a 500) makes the caller stop the server and start
 # the next checkpoint cold.
 SLEEP_MODE_FLAG = "--enable-sleep-mode"
@@ -251,7 +252,7 @@ def swap_blocker(served: str, model: str) -> str | None:
         return f"{model if not new.is_dir() else served} is not a local model folder"
     for name in _LAUNCH_FILES:
         if _launch_file(old / name) != _launch_file(new / name):
-            return f"its {name} differs from {old.name}'s"
+            return f"{new.name}'s {name} differs from {old.name}'s"
     return None
 
 
