@@ -33,6 +33,7 @@ from rich.console import Console
 
 from jurist.engine.embedded import EMBEDDED_ALIAS
 from jurist.engine.pool import KeptServer, ServerFactory
+from jurist.errors import JuristError
 from jurist.report.progress import StageProgress
 from jurist.run.generate import new_progress
 from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
@@ -95,6 +96,8 @@ class Sweep:
         self.watcher = watcher  # --watch: checkpoints join the queue as training completes them
         self.trackers = trackers  # --track: each checkpoint's points logged as soon as it is scored
         self.plots = plots  # --watch: the curves redrawn after each checkpoint (else once, at the end)
+        if warm_swap and (plan.local or ray_address is not None):
+            raise JuristError("--warm-swap moves a vLLM server on local slots: not with --local or --ray")
         self.warm_swap = warm_swap  # a slot keeps its vLLM server and swaps in each next checkpoint
         self._kept: list[KeptServer] = []  # the slots' kept servers, for a forced stop
         if watcher is not None:
