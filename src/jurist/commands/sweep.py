@@ -139,6 +139,14 @@ def sweep(
             "wandb:ENTITY/PROJECT, wandb:ENTITY/PROJECT/RUN_ID (repeatable)",
         ),
     ] = None,
+    warm_swap: Annotated[
+        bool,
+        typer.Option(
+            "--warm-swap",
+            help="each GPU slot keeps its vLLM server and loads the next checkpoint into it (sleep mode) "
+            "instead of restarting it; a cold start where it cannot (untested on a real GPU: see docs)",
+        ),
+    ] = False,
 ) -> None:
     """Evaluate every checkpoint of a training run on every task: one run directory per checkpoint and
     task (SWEEP_DIR/<checkpoint>/<task>), sweep.json and sweep.csv (checkpoint x task x metric with 95% CIs
@@ -161,6 +169,9 @@ def sweep(
     stray = [flag for flag, given in watching.items() if given is not None and given is not False]
     if stray and not watch:
         raise JuristError(f"{stray[0]} applies to --watch only")
+    if warm_swap and (local or ray is not None or serve_kind == "llama.cpp"):
+        why = "not with --local" if local else "not with --ray" if ray is not None else "llama.cpp restarts"
+        raise JuristError(f"--warm-swap moves a vLLM server on local slots to the next checkpoint ({why})")
     from jurist.sweep.watch import CheckpointWatcher, WatchRules
     from jurist.track import Trackers, check_target
 
@@ -207,7 +218,9 @@ def sweep(
     trackers = Trackers(track, plan.out, plan.name) if track else None
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        result = run_sweep(plan, ray_address=ray, plots=plots, watcher=watcher, trackers=trackers)
+        result = run_sweep(
+            plan, ray_address=ray, plots=plots, watcher=watcher, trackers=trackers, warm_swap=warm_swap
+        )
     finally:
         signal.signal(signal.SIGTERM, previous)
     raise typer.Exit(result.exit_code)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from jurist.engine.ledger_rows import COUNTS, LABELS, Phase, add_rows, row_order, total_of
     from jurist.engine.limits import ConcurrencyLimits
     from jurist.engine.local import LocalModels
-    from jurist.engine.pool import ServerFactory, ServerPool
+    from jurist.engine.pool import KeptServer, ServerFactory, ServerPool
     from jurist.engine.retry import RetryPolicy
     from jurist.engine.throttle import make_throttle
     from jurist.engine.tokenizers import TokenCounter, counter_for, merge_labels
@@ -67,6 +67,7 @@ _HOMES = {
     "worst_prompt_tokens": "ledger",
     "ConcurrencyLimits": "limits",
     "LocalModels": "local",
+    "KeptServer": "pool",
     "ServerFactory": "pool",
     "ServerPool": "pool",
     "RetryPolicy": "retry",
@@ -95,6 +96,7 @@ __all__ = [
     "EndpointClient",
     "Engine",
     "FALLBACK_MAX_TOKENS",
+    "KeptServer",
     "Ledger",
     "LocalModels",
     "ModelClient",

@@ -6,6 +6,11 @@ share one root engine whose pool starts the checkpoint's server on the first req
 ``CUDA_VISIBLE_DEVICES``) and stops it when the phase ends, however it ends. A server that dies while
 answering ends the phase at once with its exit code and the last line of its log, instead of every
 request failing through its retries.
+
+With ``--warm-swap`` a slot passes its :class:`~jurist.engine.pool.KeptServer`: the server of the slot's
+previous checkpoint is moved to this checkpoint's weights instead of a new one being started (vLLM's sleep
+mode; a cold start where it cannot), and left running at the end of the phase for the next checkpoint.
+The outcome says how the checkpoint was served (``served_by``).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from jurist.engine.pool import ServerFactory, ServerPool
+from jurist.engine.pool import KeptServer, ServerFactory, ServerPool
 from jurist.errors import JuristError
 from jurist.report.progress import StageProgress
 from jurist.sweep.checkpoints import Checkpoint
@@ -59,6 +64,13 @@ async def watch_servers(pool: ServerPool) -> str:
             return found
 
 
+def served_by(pool: ServerPool | None, alias: str) -> str | None:
+    """How the checkpoint's server came up in this phase (None: it runs in-process, ``--local``)."""
+    if pool is None:
+        return None
+    return pool.served_by.get(alias, "no server started: nothing left to send")
+
+
 def slot_words(gpus: GpuSlot) -> str:
     if gpus is None:
         return "on CPU"
@@ -76,12 +88,14 @@ async def generate_checkpoint(
     root: Path | None = None,
     factory: ServerFactory | None = None,
     notify: Console | None = None,
+    keep: KeptServer | None = None,
 ) -> PhaseOutcome:
     """Every task's missing answers for ``checkpoint`` on a server placed on ``gpus``.
 
     ``root``: where the run directories are (default: the sweep's directory; a Ray worker passes its
     node-local copy). ``console`` takes the runs' own messages and tables; ``notify`` (default
-    ``console``) the lines worth showing while the sweep runs.
+    ``console``) the lines worth showing while the sweep runs. ``keep``: the slot's server kept between
+    checkpoints (``--warm-swap``).
     """
     shown = notify or console
     try:
@@ -99,7 +113,7 @@ async def generate_checkpoint(
         shown.print(f"{checkpoint.name}: {text}", style="dim", markup=False, highlight=False)
 
     base = root or plan.out
-    engine = root_engine(plan, plan.max_concurrency, base / checkpoint.name / "logs", say, factory)
+    engine = root_engine(plan, plan.max_concurrency, base / checkpoint.name / "logs", say, factory, keep)
     session = phase_session(runs, engine, f"{checkpoint.name} ", owns_root=True)
     plans = {task: run.plan for task, run in runs.items()}
     stopped: str | None = None
@@ -124,14 +138,16 @@ async def generate_checkpoint(
         results = await asyncio.to_thread(finish_all, session, stopped)
     sent = [e.ledger.first_sent for e in session.engines.values() if e.ledger.first_sent is not None]
     first = min(sent, default=None)
+    served = None if plan.local else served_by(engine.pool, checkpoint.name)
     if stopped is not None:
         say(f"failed: {stopped}")
-        return PhaseOutcome("failed", stopped, plans=plans, first_request_at=first)
+        return PhaseOutcome("failed", stopped, plans=plans, first_request_at=first, served_by=served)
     outcome = PhaseOutcome(
         "done" if all(r.exit_code == 0 for r in results.values()) else "incomplete",
         results=results,
         plans=plans,
         first_request_at=first,
+        served_by=served,
     )
     if outcome.status == "incomplete":
         failed = sum(r.failures for r in results.values())

@@ -21,7 +21,7 @@ from rich.console import Console
 from jurist.config import ModelSpec
 from jurist.engine.cache import open_cache
 from jurist.engine.client import Engine
-from jurist.engine.pool import ServerFactory, ServerPool
+from jurist.engine.pool import KeptServer, ServerFactory, ServerPool
 from jurist.errors import JuristError, StorageError
 from jurist.report.progress import StageProgress
 from jurist.run.config import RunConfig, RunResult
@@ -47,6 +47,8 @@ class PhaseOutcome:
     """Each task's plan, for reading its results (the runs themselves are let go)."""
     first_request_at: float | None = None
     """When the phase's first request went on the wire (epoch seconds; None: it sent none)."""
+    served_by: str | None = None
+    """Generation: how the checkpoint's server came up (cold start, warm swap, why not warm; cold start)."""
 
     @property
     def exit_code(self) -> int:
@@ -90,8 +92,10 @@ def root_engine(
     log_dir: Path,
     notify: Callable[[str], None],
     factory: ServerFactory | None = None,
+    keep: KeptServer | None = None,
 ) -> Engine:
-    """The engine a phase's tasks share (as siblings): limits, connections, cache, servers."""
+    """The engine a phase's tasks share (as siblings): limits, connections, cache, servers (``keep``: the
+    slot's server kept between checkpoints, for warm swaps)."""
     extra: dict[str, Any] = {}
     if plan.local:  # served models load in this process (jurist.engine.local), no server starts
         from jurist.engine.local import LocalModels
@@ -102,7 +106,7 @@ def root_engine(
         max_concurrency=max_concurrency,
         policy=plan.retry,
         cache=open_cache(plan.cache_path, enabled=plan.cache),
-        pool=ServerPool(notify=notify, log_dir=log_dir, factory=factory),
+        pool=ServerPool(notify=notify, log_dir=log_dir, factory=factory, keep=keep),
         **extra,
     )
 

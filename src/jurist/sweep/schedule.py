@@ -3,6 +3,8 @@
 Each slot (a group of ``--tensor-parallel`` GPUs, or a CPU slot) takes the next checkpoint from the
 queue, generates every task's answers on its own server, stops the server and takes the next, so a slot
 that finishes early never waits for a fixed shard and more checkpoints than slots run in rounds. With
+``--warm-swap`` a slot keeps its vLLM server and moves it to each next checkpoint's weights instead
+(:class:`~jurist.engine.pool.KeptServer`), stopping it when the slot ends, however it ends. With
 ``--ray`` Ray places each checkpoint's generation on a free node instead (:mod:`jurist.sweep.ray_backend`).
 As each checkpoint's answers are in, its judging starts under the judges' own limit while generation goes
 on. One checkpoint failing is recorded and skipped. Ctrl-C / SIGTERM cancel everything: each phase stops
@@ -30,7 +32,8 @@ from typing import IO, Any
 from rich.console import Console
 
 from jurist.engine.embedded import EMBEDDED_ALIAS
-from jurist.engine.pool import ServerFactory
+from jurist.engine.pool import KeptServer, ServerFactory
+from jurist.errors import JuristError
 from jurist.report.progress import StageProgress
 from jurist.run.generate import new_progress
 from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
@@ -58,7 +61,7 @@ class CheckpointState:
     error: str | None = None
     rows: list[dict[str, Any]] = field(default_factory=list)
     exit_code: int = 1
-    timing: dict[str, Any] = field(default_factory=dict)  # --watch: ready_at, ready_to_first_request_s
+    timing: dict[str, Any] = field(default_factory=dict)  # ready_at, ready_to_first_request_s, served_by
 
 
 @dataclass
@@ -80,6 +83,7 @@ class Sweep:
         watcher: CheckpointWatcher | None = None,
         trackers: Trackers | None = None,
         plots: bool = False,
+        warm_swap: bool = False,
     ) -> None:
         self.plan = plan
         self.console = console or Console(stderr=True)
@@ -92,6 +96,10 @@ class Sweep:
         self.watcher = watcher  # --watch: checkpoints join the queue as training completes them
         self.trackers = trackers  # --track: each checkpoint's points logged as soon as it is scored
         self.plots = plots  # --watch: the curves redrawn after each checkpoint (else once, at the end)
+        if warm_swap and (plan.local or ray_address is not None):
+            raise JuristError("--warm-swap moves a vLLM server on local slots: not with --local or --ray")
+        self.warm_swap = warm_swap  # a slot keeps its vLLM server and swaps in each next checkpoint
+        self._kept: list[KeptServer] = []  # the slots' kept servers, for a forced stop
         if watcher is not None:
             self._keep_finished(watcher)
 
@@ -115,6 +123,8 @@ class Sweep:
 
     def _force_stop(self) -> None:
         self.live.stop_all()
+        for kept in self._kept:
+            kept.stop()
         self.console.print(FORCED_STOP, style="yellow", markup=False, highlight=False)
 
     async def _main(self, interrupt: GracefulInterrupt) -> None:
@@ -144,13 +154,30 @@ class Sweep:
         queue = deque(self.plan.checkpoints)
 
         async def slot(gpus: tuple[int, ...] | None) -> None:
-            while queue:
-                await self._generate(queue.popleft(), gpus, bars, generated)
+            keep = self._slot_server()
+            try:
+                while queue:
+                    await self._generate(queue.popleft(), gpus, bars, generated, keep)
+            finally:
+                await _stop_kept(keep)
 
         await all_or_none([slot(gpus) for gpus in self.plan.slots])
 
+    def _slot_server(self) -> KeptServer | None:
+        """The server a slot keeps between checkpoints (``--warm-swap``); None: one per checkpoint."""
+        if not self.warm_swap:
+            return None
+        keep = KeptServer()
+        self._kept.append(keep)
+        return keep
+
     async def _generate(
-        self, checkpoint: Checkpoint, gpus: tuple[int, ...] | None, bars: StageProgress, generated: Generated
+        self,
+        checkpoint: Checkpoint,
+        gpus: tuple[int, ...] | None,
+        bars: StageProgress,
+        generated: Generated,
+        keep: KeptServer | None = None,
     ) -> None:
         self._say(f"{checkpoint.name}: generating {slot_words(gpus)}")
         outcome = await generate_checkpoint(
@@ -162,6 +189,7 @@ class Sweep:
             live=self.live,
             factory=self.factory,
             notify=self.console,
+            keep=keep,
         )
         generated(checkpoint, outcome)
 
@@ -187,8 +215,12 @@ class Sweep:
                 queue.put_nowait(None)
 
         async def slot(gpus: tuple[int, ...] | None) -> None:
-            while (checkpoint := await queue.get()) is not None:
-                await self._generate(checkpoint, gpus, bars, generated)
+            keep = self._slot_server()
+            try:
+                while (checkpoint := await queue.get()) is not None:
+                    await self._generate(checkpoint, gpus, bars, generated, keep)
+            finally:
+                await _stop_kept(keep)
 
         await all_or_none([feed(), *(slot(gpus) for gpus in self.plan.slots)])
 
@@ -222,7 +254,7 @@ class Sweep:
                 continue
             state = self.states[name] = CheckpointState("complete", exit_code=0)
             state.rows = [row for row in rows if row.get("checkpoint") == name]
-            state.timing = {k: entry[k] for k in ("ready_at", "ready_to_first_request_s") if k in entry}
+            state.timing = {k: entry[k] for k in _TIMING if k in entry}
             kept.append(Checkpoint(name, step, Path(path)))
             watcher.known.add(name)
         if kept:
@@ -236,6 +268,8 @@ class Sweep:
             ready = self.watcher.ready_at.get(checkpoint.name) if self.watcher is not None else None
             if ready is not None and outcome.first_request_at is not None:
                 state.timing["ready_to_first_request_s"] = round(outcome.first_request_at - ready, 3)
+            if outcome.served_by is not None:
+                state.timing["served_by"] = outcome.served_by
             if outcome.status == "failed":
                 state.status, state.exit_code = "failed", max(1, outcome.exit_code)
                 self._say(f"{checkpoint.name}: failed: {outcome.error}", style="yellow")
@@ -304,6 +338,21 @@ class Sweep:
         write_sweep_files(self.plan, self._document())
 
 
+_TIMING = ("ready_at", "ready_to_first_request_s", "served_by")  # kept from an earlier --watch sweep
+
+
+async def _stop_kept(keep: KeptServer | None) -> None:
+    """A slot's kept server stopped as the slot ends, however it ends (cancelled: stopped all the same)."""
+    if keep is None:
+        return
+    stopping = asyncio.ensure_future(asyncio.to_thread(keep.stop))
+    try:
+        await asyncio.shield(stopping)
+    except asyncio.CancelledError:
+        keep.stop()  # the thread stops the process group; this only makes sure it was asked
+        raise
+
+
 def _utc(epoch: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
@@ -321,10 +370,12 @@ def run_sweep(
     plots: bool = True,
     watcher: CheckpointWatcher | None = None,
     trackers: Trackers | None = None,
+    warm_swap: bool = False,
 ) -> SweepResult:
     """The sweep, then its table and plots; KeyboardInterrupt (after sweep.json is written) when stopped.
     ``watcher``: evaluate checkpoints as training completes them (``--watch``); ``trackers``: log each
-    checkpoint's points to them (``--track``)."""
+    checkpoint's points to them (``--track``); ``warm_swap``: each slot keeps its vLLM server and swaps in
+    the next checkpoint's weights (``--warm-swap``)."""
     console = console or Console(stderr=True)
     sweep = Sweep(
         plan,
@@ -334,6 +385,7 @@ def run_sweep(
         watcher=watcher,
         trackers=trackers,
         plots=plots and watcher is not None,
+        warm_swap=warm_swap,
     )
     try:
         result = sweep.run()

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from jurist.config import ModelSpec, ServeKind
 from jurist.engine.gpus import VisibleGpus, check_visible, pick_gpus, visible_gpus
-from jurist.engine.servers.base import ManagedServer, free_port
+from jurist.engine.servers.base import ManagedServer, SwapFailed, free_port
 
-__all__ = ["ManagedServer", "free_port", "placed", "server_for", "slots"]
+__all__ = ["ManagedServer", "SwapFailed", "free_port", "placed", "server_for", "slots"]
 
 
 def server_class(kind: ServeKind) -> type[ManagedServer]:

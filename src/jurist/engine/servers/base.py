@@ -6,6 +6,9 @@ If the process exits first (a crash, a bad argument, the out-of-memory killer) t
 its log at once, rather than after the readiness timeout. Stopping signals only the server's own process
 group: SIGTERM, then SIGKILL for what did not exit in time. Nothing is ever found or stopped by name.
 Once ready, the server is asked how long a context it serves (:attr:`ManagedServer.context_length`).
+
+A kind of server that can load other weights without a restart says so (:meth:`ManagedServer.keep_for_swaps`
+before it starts, :meth:`ManagedServer.swap_to` once running); the others are restarted instead.
 """
 
 from __future__ import annotations
@@ -41,6 +44,11 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((HOST, 0))
         return int(sock.getsockname()[1])
+
+
+class SwapFailed(JuristError):
+    """A running server could not be moved to other weights (it is then stopped and the next one started
+    cold); the message says why, in one line."""
 
 
 class ManagedServer:
@@ -92,6 +100,25 @@ class ManagedServer:
     def served_context_length(self) -> int | None:
         """The context the running server serves, in tokens (None: it does not say)."""
         return None
+
+    @property
+    def answers_to(self) -> str | None:
+        """The model name requests must carry to be answered (None: any name, or the spec's)."""
+        return None
+
+    def keep_for_swaps(self) -> bool:
+        """Before :meth:`start`: start so that :meth:`swap_to` can work later; False where this kind of
+        server cannot load other weights while running (it is restarted instead)."""
+        return False
+
+    def swap_blocker(self, model: str) -> str | None:
+        """Why the running server should not be moved to ``model`` (None: it may try)."""
+        return f"a {self.name} restarts to serve other weights"
+
+    def swap_to(self, model: str) -> None:
+        """Load the weights of ``model`` into the running server, keeping its process, port and GPUs;
+        :class:`SwapFailed` where it cannot (the server may then be in any state: stop it)."""
+        raise SwapFailed(f"a {self.name} restarts to serve other weights")
 
     # -- lifecycle -----------------------------------------------------------------------------------------
     @property

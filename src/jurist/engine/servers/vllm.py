@@ -4,17 +4,27 @@ The command is ``vllm serve MODEL --host 127.0.0.1 --port P --served-model-name 
 --tensor-parallel-size K [--max-model-len N] ARGS``; the GPUs become its ``CUDA_VISIBLE_DEVICES``. vLLM is
 not a dependency of jurist: the ``vllm`` executable is looked up on PATH (then beside this Python, for an
 environment that is not activated). Its ``/v1/models`` says ``max_model_len``: the served context.
+
+Warm swaps (``jurist sweep --warm-swap``): a server kept for swaps starts with ``--enable-sleep-mode``,
+``VLLM_SERVER_DEV_MODE=1`` and the slot-neutral served name :data:`SWAP_SERVED_NAME` (vLLM keeps its launch
+name, so a checkpoint's own name would be wrong after the first swap), and :meth:`VllmServer.swap_to`
+moves it to other weights of the same architecture (:func:`swap_blocker`) without a restart.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import sys
+import urllib.error
+import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from jurist.config import ModelSpec, arg_value
-from jurist.engine.servers.base import HOST, ManagedServer
+from jurist.engine.servers.base import HOST, ManagedServer, SwapFailed
 from jurist.errors import JuristError
 
 VLLM_HINT = "pip install 'jurist[vllm]'"
@@ -66,6 +76,7 @@ class VllmServer(ManagedServer):
         self.args = list(args)
         self.tensor_parallel = tensor_parallel or (len(gpu_ids) if gpu_ids else 1)
         self.max_model_len = max_model_len
+        self.swappable = False  # started for warm swaps (keep_for_swaps)
         self._check_args()
 
     @classmethod
@@ -119,7 +130,60 @@ class VllmServer(ManagedServer):
         cmd += ["--tensor-parallel-size", str(self.tensor_parallel)]
         if self.max_model_len:
             cmd += ["--max-model-len", str(self.max_model_len)]
+        if self.swappable and SLEEP_MODE_FLAG not in self.args:
+            cmd.append(SLEEP_MODE_FLAG)
         return cmd + self.args
+
+    def environment(self) -> dict[str, str] | None:
+        env = super().environment()
+        if not self.swappable:
+            return env
+        return {**(env if env is not None else os.environ), DEV_MODE_ENV: "1"}
+
+    @property
+    def answers_to(self) -> str:
+        return self.served_name
+
+    def keep_for_swaps(self) -> bool:
+        self.swappable = True
+        self.served_name = SWAP_SERVED_NAME
+        return True
+
+    def swap_blocker(self, model: str) -> str | None:
+        if not self.swappable:
+            return "the server was not started for swaps"
+        return swap_blocker(self.model, model)
+
+    def swap_to(self, model: str) -> None:
+        """vLLM's level-2 sleep, a weight reload from ``model``, and a wake-up (:func:`swap_steps`)."""
+        if not self.swappable:
+            raise SwapFailed("the server was not started with sleep mode")
+        for method, path, body in swap_steps(model):
+            self._dev_call(method, path, body)
+        self.model = model
+
+    def _dev_call(self, method: str, path: str, body: dict[str, Any] | None) -> None:
+        process = self.process
+        if process is None or process.poll() is not None:
+            raise SwapFailed("the server is no longer running")
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(  # noqa: S310 (loopback only)
+            f"http://{HOST}:{self.port}{path}",
+            data=data if data is not None else b"",
+            method=method,
+            headers={"Content-Type": "application/json"},
+        )
+        what = f"{method} {path}" + (f" {body['method']}" if body and "method" in body else "")
+        try:  # a reload reads every weight file: it may take as long as a start
+            with urllib.request.urlopen(request, timeout=self.startup_timeout) as reply:  # noqa: S310
+                reply.read()
+        except urllib.error.HTTPError as exc:
+            why = (
+                " (no dev endpoints: VLLM_SERVER_DEV_MODE unset, or an older vLLM)" if exc.code == 404 else ""
+            )
+            raise SwapFailed(f"{what} answered HTTP {exc.code}{why}") from None
+        except (urllib.error.URLError, OSError) as exc:
+            raise SwapFailed(f"{what} failed: {getattr(exc, 'reason', exc)}") from None
 
     def served_context_length(self) -> int | None:
         """``max_model_len`` of the served model's entry in ``/v1/models``."""
@@ -129,3 +193,81 @@ class VllmServer(ManagedServer):
             if isinstance(value, int) and value > 0:
                 return value
         return self.max_model_len
+
+
+# -- warm swaps ---------------------------------------------------------------------------------------------
+# What vLLM documents, checked against its docs and code (not run on a GPU here):
+# * docs/features/sleep_mode.md on vLLM's main branch (docs.vllm.ai "latest", read 2026-11): online serving
+#   needs VLLM_SERVER_DEV_MODE=1 and --enable-sleep-mode; POST /sleep?level=N, POST /wake_up with optional
+#   tags (weights, kv_cache), POST /collective_rpc, GET /is_sleeping; and for level 2 exactly this HTTP
+#   order: sleep?level=2, wake_up?tags=weights, collective_rpc {"method": "reload_weights"},
+#   wake_up?tags=kv_cache. Sleep mode is CUDA-only on the v0.10.2 page (sleep levels and wake-up tags
+#   documented there), CUDA and ROCm on "latest". The v0.14.0 API reference shows the sleep router attached
+#   only under VLLM_SERVER_DEV_MODE.
+# * Not in the docs, read in vLLM's code only: the GPU worker's update_config(overrides) (load_config and
+#   model_config only; it came with vLLM PR 20095, mid-2025), which is how the reload is pointed at another
+#   folder: reload_weights loads through the model loader from model_config.model. POST /reset_prefix_cache
+#   is another dev-mode endpoint (in the API server's dev block, later vllm/entrypoints/serve/cache): the
+#   prefix cache must not answer from blocks the old weights computed.
+# Any step that fails (a 404 from a vLLM without them, a 500) makes the caller stop the server and start
+# the next checkpoint cold.
+SLEEP_MODE_FLAG = "--enable-sleep-mode"
+DEV_MODE_ENV = "VLLM_SERVER_DEV_MODE"
+SWAP_SERVED_NAME = "jurist-checkpoint"
+"""The name a server kept for swaps answers to, whichever checkpoint it holds (requests carry it)."""
+
+
+def swap_steps(model: str) -> list[tuple[str, str, dict[str, Any] | None]]:
+    """The calls that move a sleep-mode vLLM server to the weights in ``model``, in order."""
+    return [
+        ("POST", "/sleep?level=2", None),  # weights and KV cache discarded
+        ("POST", "/wake_up?tags=weights", None),  # weight memory back, nothing in it
+        (
+            "POST",
+            "/collective_rpc",
+            {"method": "update_config", "args": [{"model_config": {"model": model}}]},
+        ),
+        ("POST", "/collective_rpc", {"method": "reload_weights"}),
+        ("POST", "/wake_up?tags=kv_cache", None),
+        ("POST", "/reset_prefix_cache", None),
+    ]
+
+
+# What the API server reads once at launch (tokenizer, chat template, default sampling) or that shapes the
+# model: a swap keeps these, so they must be the same in both checkpoints.
+_LAUNCH_FILES = (
+    "config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
+    "special_tokens_map.json", "added_tokens.json", "tokenizer.model", "vocab.json", "merges.txt",
+    "chat_template.jinja", "chat_template.json", "preprocessor_config.json",
+)  # fmt: skip
+_PATH_KEYS = ("_name_or_path", "name_or_path", "transformers_version")  # differ between saves, harmlessly
+
+
+def swap_blocker(served: str, model: str) -> str | None:
+    """Why a server holding the folder ``served`` should not swap to the folder ``model`` (None: it may):
+    both must be local folders whose architecture, tokenizer, chat template and generation defaults (the
+    files in :data:`_LAUNCH_FILES`) are the same, as for checkpoints of one training run."""
+    old, new = Path(served).expanduser(), Path(model).expanduser()
+    if not old.is_dir() or not new.is_dir():
+        return f"{model if not new.is_dir() else served} is not a local model folder"
+    for name in _LAUNCH_FILES:
+        if _launch_file(old / name) != _launch_file(new / name):
+            return f"{new.name}'s {name} differs from {old.name}'s"
+    return None
+
+
+def _launch_file(path: Path) -> Any:
+    """A launch file's content for comparison (JSON parsed, paths and versions left out); None: absent."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if path.suffix != ".json":
+        return data
+    try:
+        parsed = json.loads(data)
+    except ValueError:
+        return data
+    if isinstance(parsed, dict):
+        return {k: v for k, v in parsed.items() if k not in _PATH_KEYS}
+    return parsed
