@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -301,28 +302,58 @@ def local_parquet_files(arena: HubArena) -> list[Path] | None:
     return None
 
 
+def _offline_hint(arena: HubArena) -> str:
+    return f"put its parquet files in a --data-dir folder as {arena.name}/*.parquet ($JURIST_DATA_DIR)"
+
+
+def cached_snapshot_files(arena: HubArena, cache: Path | None = None) -> list[Path] | None:
+    """The parquet files of the arena's pinned snapshot in the hub cache jurist downloads into, if there
+    (files only, for ``jurist list``; a run reads the cache through ``huggingface_hub``)."""
+    root = (cache or cache_dir() / "hf") / f"datasets--{arena.repo_id.replace('/', '--')}"
+    snapshot = root / "snapshots" / arena.revision
+    files = sorted((snapshot / "data").glob("*.parquet")) or sorted(snapshot.glob("*.parquet"))
+    return files or None
+
+
 def hub_parquet_files(arena: HubArena, *, cache: Path | None = None) -> list[Path]:
-    """``data/*.parquet`` of the arena's dataset at its pinned commit, downloaded once into the cache."""
+    """``data/*.parquet`` of the arena's dataset at its pinned commit, downloaded once into the cache.
+
+    When the hub cannot be reached (:func:`jurist.benchmarks.hub.unreachable_reason`), only the hub cache
+    is read (``local_files_only``), and without the snapshot there one line says so at once: no retries, no
+    waiting."""
+    from jurist.benchmarks.hub import quiet_hub_logs, unreachable_reason
+
+    target = cache or cache_dir() / "hf"
+    where = f"hf://datasets/{arena.repo_id}@{arena.revision[:12]}"
+    why = unreachable_reason()
     try:
         from huggingface_hub import snapshot_download
     except ImportError:
         raise JuristError(
             f"{arena.name}: downloading the arena needs huggingface_hub (pip install huggingface_hub "
-            f"pyarrow), or set JURIST_DATA_DIR to a folder holding {arena.name}/*.parquet"
+            f"pyarrow), or {_offline_hint(arena)}"
         ) from None
-    target = cache or cache_dir() / "hf"
+    if why is None:
+        print(f"jurist: fetching {where} (kept in the jurist cache)", file=sys.stderr)
     try:
-        folder = snapshot_download(
-            repo_id=arena.repo_id,
-            repo_type="dataset",
-            revision=arena.revision,
-            allow_patterns="*parquet",
-            cache_dir=str(target),
-        )
+        with quiet_hub_logs():
+            folder = snapshot_download(
+                repo_id=arena.repo_id,
+                repo_type="dataset",
+                revision=arena.revision,
+                allow_patterns="*parquet",
+                cache_dir=str(target),
+                local_files_only=why is not None,
+            )
     except Exception as exc:  # the Hub client raises many types (offline, gated, not found)
+        if why is not None:
+            raise JuristError(
+                f"{arena.name}: the Hugging Face hub is unreachable ({why}) and {where} is not in the hub "
+                f"cache ({target}); {_offline_hint(arena)}"
+            ) from None
+        reason = " ".join(str(exc).split())[:300]
         raise JuristError(
-            f"{arena.name}: could not fetch hf://datasets/{arena.repo_id}@{arena.revision[:12]} ({exc}); "
-            f"with no network, set JURIST_DATA_DIR to a folder holding {arena.name}/*.parquet"
+            f"{arena.name}: could not fetch {where} ({reason}); {_offline_hint(arena)}"
         ) from None
     root = Path(folder)
     files = sorted((root / "data").glob("*.parquet")) or sorted(root.glob("*.parquet"))

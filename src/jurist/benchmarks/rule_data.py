@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions, Question, take_options
+from jurist.benchmarks.catalog import BenchmarkCard, Need, fetch_line, pinned_copy
 from jurist.benchmarks.data_files import PinnedFile, resolve, sha256_of
 from jurist.errors import InputError, JuristError
 from jurist.rules.base import Checker
@@ -97,4 +98,16 @@ def rule_benchmark(
         metrics=("instruction-following",),
         rule_suite=suite,
         info=info,
+    )
+
+
+def rule_card(name: str, pinned: PinnedFile, about: str) -> BenchmarkCard:
+    """What ``jurist list`` shows of a rule-checked benchmark: its default version's file (no judge)."""
+    return BenchmarkCard(
+        name,
+        "rules",
+        1,
+        None,
+        (Need("data", lambda: pinned_copy([pinned]), fetch_line(name, pinned.local_paths[0])),),
+        about=about,
     )

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from jurist.judging.base import CacheMode, JudgeItem, JudgeKind, PartialJudgment
     from jurist.judging.kinds import JudgeKindName, JudgePromptSource, judge_kind_for, judge_kind_outcome
     from jurist.judging.pairwise import battles_from_judgment, judgment_key
+    from jurist.judging.upstream import local_settings_copy
     from jurist.judging.verdict import canonical_label, swap_label
 
 _HOMES = {
@@ -30,6 +31,7 @@ _HOMES = {
     "judgment_key": "pairwise",
     "canonical_label": "verdict",
     "swap_label": "verdict",
+    "local_settings_copy": "upstream",
 }
 
 __getattr__ = lazy_face(__name__, _HOMES)
@@ -47,6 +49,7 @@ __all__ = [
     "judge_kind_for",
     "judge_kind_outcome",
     "judgment_key",
+    "local_settings_copy",
     "preference_battles",
     "swap_label",
 ]
