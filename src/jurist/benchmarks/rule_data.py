@@ -7,7 +7,8 @@ and field, before any request is sent.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -87,18 +88,28 @@ def rule_benchmark(
             raise JuristError(f"-B version: {name} has no version {version!r} (it has: {known})")
         path = resolve(pinned)
         info |= {"version": version, "source": pinned.origin, "sha256": pinned.sha256}
-    questions = read_rule_questions(path, known_ids)
-    meta = [q.metadata for q in questions]
-    uses = (pair for m in meta for pair in zip(m["instruction_id_list"], m["kwargs"], strict=True))
-    require_resources(known_ids, uses)
     return Benchmark(
         name,
-        questions,
+        read_rule_questions(path, known_ids),
         judge_kind=None,
         metrics=("instruction-following",),
         rule_suite=suite,
         info=info,
+        requirements=functools.partial(require_checker_data, known_ids),
     )
+
+
+def require_checker_data(known_ids: Mapping[str, Checker], questions: Sequence[Question]) -> None:
+    """The NLTK data the instructions of ``questions`` use is installed, or one line naming the first
+    prompt that needs what is missing and how to install it (a prompt that needs none needs nothing)."""
+    uses = (
+        (q.uid, instruction_id, kwargs)
+        for q in questions
+        for instruction_id, kwargs in zip(
+            q.metadata["instruction_id_list"], q.metadata["kwargs"], strict=True
+        )
+    )
+    require_resources(known_ids, uses)
 
 
 def rule_card(name: str, pinned: PinnedFile, about: str) -> BenchmarkCard:

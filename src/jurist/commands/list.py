@@ -46,7 +46,7 @@ def catalog() -> list[dict[str, Any]]:
                 }
             )
         else:
-            records.append(card_record(card))
+            records.append({**card_record(card), "name": name})  # the name it is registered under
     return records
 
 
