@@ -123,7 +123,17 @@ def test_presence_follows_the_cache_and_the_hub_cache(monkeypatch: pytest.Monkey
 
 
 @pytest.mark.parametrize(
-    "name", ["starter", "ifeval", "ifbench", "judgebench", "healthbench", "writingbench", "arena-hard-v0.1"]
+    "name",
+    [
+        "starter",
+        "ifeval",
+        "ifbench",
+        "judgebench",
+        "healthbench",
+        "writingbench",
+        "arena-hard-v0.1",
+        "arena-hard-v2.0",
+    ],
 )
 def test_a_card_agrees_with_the_benchmark_it_describes(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Kind, default samples and reference judge as the loaded benchmark has them (read from its data)."""

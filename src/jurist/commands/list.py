@@ -60,6 +60,7 @@ def _cell(record: dict[str, Any], what: str) -> str:
 def _print_table(records: list[dict[str, Any]]) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     from jurist.store import DATA_DIR_ENV
 
@@ -68,7 +69,7 @@ def _print_table(records: list[dict[str, Any]]) -> None:
         table.add_column(column, no_wrap=column != "reference judge")
     for r in records:
         samples = "?" if r["default_samples"] is None else str(r["default_samples"])
-        table.add_row(
+        cells = (
             r["name"],
             r["kind"] or "?",
             samples,
@@ -76,6 +77,7 @@ def _print_table(records: list[dict[str, Any]]) -> None:
             _cell(r, "data"),
             _cell(r, "judge prompts"),
         )
+        table.add_row(*(Text(cell) for cell in cells))  # names are data, never markup
     console = Console(highlight=False, soft_wrap=False)
     console.print(table)
     folders = os.environ.get(DATA_DIR_ENV)
