@@ -130,7 +130,6 @@ def _benchmark(config: RunConfig) -> Benchmark:
     bench = load_benchmark(config.bench, config.bench_options)
     answers = read_answers_file(config.answers_file, bench) if config.answers_file else None
     bench = bench.limited(config.limit, config.limit_sample, config.limit_seed)
-    bench.require_installed()  # for the questions kept: IFBench's NLTK data only if one of them needs it
     if config.answers_file is not None and answers is not None:
         if (config.samples or 1) > 1:
             raise JuristError("--answers gives one answer per prompt: --samples does not apply")
@@ -139,6 +138,7 @@ def _benchmark(config: RunConfig) -> Benchmark:
         if bench.candidates:
             raise JuristError(f"--baseline does not apply to {bench.name}: it judges its own pairs")
         bench = baseline_from(bench, config.baseline)
+    bench.require_installed()  # for the questions kept: IFBench's NLTK data only if one of them needs it
     return bench
 
 
