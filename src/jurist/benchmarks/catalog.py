@@ -162,7 +162,7 @@ def offline_hint(*relatives: str) -> str:
 def fetch_line(name: str, *relatives: str) -> str:
     """The one line for files a run downloads itself (pinned, sha256-checked) on first use: a dry run
     resolves the benchmark and builds its judge, so it fetches both data and judge prompts."""
-    return f"`jurist run --bench {name} --dry-run` downloads it once; {offline_hint(*relatives)}"
+    return f"`jurist run --bench {name} --dry-run` downloads the pinned files; {offline_hint(*relatives)}"
 
 
 def card_record(card: BenchmarkCard) -> dict[str, Any]:
