@@ -149,6 +149,26 @@ def test_a_card_agrees_with_the_benchmark_it_describes(name: str, monkeypatch: p
     assert card.reference_judge == reference_text(reference_of(bench.info))
 
 
+def test_the_arena_card_agrees_with_an_arena_in_the_data_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A placement benchmark read from ``$JURIST_DATA_DIR/lmarena-100k/`` (a synthetic arena): listed as
+    present there, and of the kind the loaded benchmark is."""
+    pytest.importorskip("pyarrow")
+    from arena_synth import build_arena, write_parquet
+    from jurist.benchmarks.catalog import card_record
+
+    write_parquet(
+        build_arena(n_models=8, n_battles=2_000, seed=1), tmp_path / "lmarena-100k" / "data", shards=2
+    )
+    monkeypatch.setenv("JURIST_DATA_DIR", str(tmp_path))
+    card = benchmark_card("lmarena-100k")
+    assert card is not None
+    assert _needs(card_record(card))["data"]["source"] == "data dir"
+    bench = load_benchmark("lmarena-100k", {"n": "5", "min_battles": "20"})
+    assert (card.kind, card.default_samples) == (kind_of(bench), bench.default_samples) == ("placement", 1)
+
+
 def test_a_registered_benchmark_is_listed_without_edits(tmp_path: Path) -> None:
     """The list iterates the registry: a benchmark added at run time appears, with its card or without."""
     from jurist.benchmarks.catalog import BenchmarkCard, Found, Need
