@@ -19,6 +19,7 @@ judge is built, never shipped.
 from __future__ import annotations
 
 import csv
+import functools
 import gzip
 import hashlib
 import json
@@ -31,16 +32,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from jurist.benchmarks import catalog
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions, OfficialScoring, Question, take_options
-from jurist.benchmarks.catalog import (
-    BenchmarkCard,
-    Need,
-    data_dir_file,
-    fetch_line,
-    first_found,
-    pinned_copy,
-    reference_text,
-)
 from jurist.benchmarks.data_files import DATA_DIR_ENV, PinnedFile, data_dirs, resolve, resolve_files
 from jurist.benchmarks.presets import REFERENCE_KEY, ReferenceJudge
 from jurist.errors import InputError, JuristError
@@ -406,27 +399,20 @@ def benchmark(options: BenchmarkOptions) -> Benchmark:
     )
 
 
-def catalog_card(name: str) -> BenchmarkCard:
-    """What ``jurist list`` shows: the instructions with GPT-4 Turbo's outputs, the judge prompt, and the
-    two files the official length-controlled win rate needs (estimated without them)."""
-    outputs = REFERENCE_OUTPUTS.local_paths[0]
-    return BenchmarkCard(
-        name,
-        "pairwise",
-        1,
-        reference_text(REFERENCE),
-        (
-            Need(
-                "data",
-                lambda: first_found(lambda: data_dir_file(GZ_COPY), lambda: pinned_copy([REFERENCE_OUTPUTS])),
-                fetch_line(name, f"{outputs} (or {GZ_COPY})"),
-            ),
-            Need("judge prompts", lambda: pinned_copy([TEMPLATE]), fetch_line(name, TEMPLATE.local_paths[0])),
-            Need(
-                "official LC files",
-                lambda: pinned_copy([DIFFICULTY, GAMED]),
-                fetch_line(name, DIFFICULTY.local_paths[0], GAMED.local_paths[0]),
-            ),
-        ),
-        about="805 instructions judged once against GPT-4 Turbo's outputs by a logprob judge",
+def catalog_card(name: str) -> catalog.BenchmarkCard:
+    """``jurist list``: the reference outputs, the judge prompt, the official LC files (else estimated)."""
+
+    def outputs() -> catalog.Found | None:
+        return catalog.data_dir_file(GZ_COPY) or catalog.pinned_copy([REFERENCE_OUTPUTS])
+
+    def lc_files() -> catalog.Found | None:
+        return catalog.pinned_copy([DIFFICULTY, GAMED])
+
+    get = functools.partial(catalog.fetch_line, name)
+    needs = (
+        catalog.Need("data", outputs, get(f"{REFERENCE_OUTPUTS.local_paths[0]} (or {GZ_COPY})")),
+        catalog.Need("judge prompts", lambda: catalog.pinned_copy([TEMPLATE]), get(TEMPLATE.local_paths[0])),
+        catalog.Need("official LC files", lc_files, get(DIFFICULTY.local_paths[0], GAMED.local_paths[0])),
     )
+    about = "805 instructions judged once against GPT-4 Turbo's outputs by a logprob judge"
+    return catalog.BenchmarkCard(name, "pairwise", 1, catalog.reference_text(REFERENCE), needs, about)

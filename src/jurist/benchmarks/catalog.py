@@ -146,14 +146,6 @@ def env_folder(variable: str, *relatives: str) -> Found | None:
     return None
 
 
-def first_found(*finders: Callable[[], Found | None]) -> Found | None:
-    for finder in finders:
-        found = finder()
-        if found is not None:
-            return found
-    return None
-
-
 def offline_hint(*relatives: str) -> str:
     """``offline: a --data-dir holding ifeval/input_data.jsonl`` (``$JURIST_DATA_DIR`` is the same)."""
     return f"offline: a --data-dir holding {', '.join(relatives)}"

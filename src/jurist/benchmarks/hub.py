@@ -1,4 +1,5 @@
-"""Whether the Hugging Face hub can be reached, asked once and quickly before a hub loader starts.
+"""Hub datasets at a pinned revision, and whether the Hugging Face hub can be reached, asked once and
+quickly before a hub loader starts.
 
 ``huggingface_hub`` retries a refused connection for about 25 s, logging a line per try, before it says
 that it is offline; a benchmark that cannot get its data should say so at once, in one line that names
@@ -14,10 +15,14 @@ import contextlib
 import logging
 import os
 import socket
+import sys
 import threading
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 from urllib.parse import urlsplit
+
+from jurist.errors import JuristError
 
 ENDPOINT_ENV = "HF_ENDPOINT"
 OFFLINE_ENV = "HF_HUB_OFFLINE"
@@ -78,3 +83,54 @@ def quiet_hub_logs() -> Iterator[None]:
         yield
     finally:
         logger.setLevel(level)
+
+
+def cached_snapshot(repo_id: str, revision: str, pattern: str, cache: Path) -> list[Path] | None:
+    """The files matching ``pattern`` (top level or ``data/``) of a dataset snapshot in the hub cache
+    ``cache``, if there: files only, read without the hub client (``jurist list``)."""
+    snapshot = cache / f"datasets--{repo_id.replace('/', '--')}" / "snapshots" / revision
+    files = sorted((snapshot / "data").glob(pattern)) or sorted(snapshot.glob(pattern))
+    return files or None
+
+
+def snapshot_files(
+    name: str, repo_id: str, revision: str, pattern: str, cache: Path, hint: str
+) -> list[Path]:
+    """The ``pattern`` files of dataset ``repo_id`` at ``revision``, downloaded once into ``cache``.
+
+    When the hub cannot be reached (:func:`unreachable_reason`) only the hub cache is read
+    (``local_files_only``), and without the snapshot there one line says so at once: no retries, no
+    waiting. ``name``: the benchmark, first in every message; ``hint``: how to provide the files locally."""
+    where = f"hf://datasets/{repo_id}@{revision[:12]}"
+    why = unreachable_reason()
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError:
+        raise JuristError(
+            f"{name}: downloading {where} needs huggingface_hub (pip install 'jurist[arena]'), or {hint}"
+        ) from None
+    if why is None:
+        print(f"jurist: fetching {where} (kept in the jurist cache)", file=sys.stderr)
+    try:
+        with quiet_hub_logs():
+            folder = snapshot_download(
+                repo_id=repo_id,
+                repo_type="dataset",
+                revision=revision,
+                allow_patterns=pattern,
+                cache_dir=str(cache),
+                local_files_only=why is not None,
+            )
+    except Exception as exc:  # the Hub client raises many types (offline, gated, not found)
+        if why is not None:
+            raise JuristError(
+                f"{name}: the Hugging Face hub is unreachable ({why}) and {where} is not in the hub cache "
+                f"({cache}); {hint}"
+            ) from None
+        reason = " ".join(str(exc).split())[:300]
+        raise JuristError(f"{name}: could not fetch {where} ({reason}); {hint}") from None
+    root = Path(folder)
+    files = sorted((root / "data").glob(pattern)) or sorted(root.glob(pattern))
+    if not files:
+        raise JuristError(f"{name}: the snapshot at {root} has no {pattern} files")
+    return files

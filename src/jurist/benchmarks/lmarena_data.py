@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -307,59 +306,21 @@ def _offline_hint(arena: HubArena) -> str:
 
 
 def cached_snapshot_files(arena: HubArena, cache: Path | None = None) -> list[Path] | None:
-    """The parquet files of the arena's pinned snapshot in the hub cache jurist downloads into, if there
-    (files only, for ``jurist list``; a run reads the cache through ``huggingface_hub``)."""
-    root = (cache or cache_dir() / "hf") / f"datasets--{arena.repo_id.replace('/', '--')}"
-    snapshot = root / "snapshots" / arena.revision
-    files = sorted((snapshot / "data").glob("*.parquet")) or sorted(snapshot.glob("*.parquet"))
-    return files or None
+    """The arena's parquet files in the hub cache jurist downloads into, if there (for ``jurist list``)."""
+    from jurist.benchmarks.hub import cached_snapshot
+
+    return cached_snapshot(arena.repo_id, arena.revision, "*.parquet", cache or cache_dir() / "hf")
 
 
 def hub_parquet_files(arena: HubArena, *, cache: Path | None = None) -> list[Path]:
-    """``data/*.parquet`` of the arena's dataset at its pinned commit, downloaded once into the cache.
-
-    When the hub cannot be reached (:func:`jurist.benchmarks.hub.unreachable_reason`), only the hub cache
-    is read (``local_files_only``), and without the snapshot there one line says so at once: no retries, no
-    waiting."""
-    from jurist.benchmarks.hub import quiet_hub_logs, unreachable_reason
+    """``data/*.parquet`` of the arena's dataset at its pinned commit, downloaded once into the cache
+    (offline: the hub cache, else one line at once: :func:`jurist.benchmarks.hub.snapshot_files`)."""
+    from jurist.benchmarks.hub import snapshot_files
 
     target = cache or cache_dir() / "hf"
-    where = f"hf://datasets/{arena.repo_id}@{arena.revision[:12]}"
-    why = unreachable_reason()
-    try:
-        from huggingface_hub import snapshot_download
-    except ImportError:
-        raise JuristError(
-            f"{arena.name}: downloading the arena needs huggingface_hub (pip install huggingface_hub "
-            f"pyarrow), or {_offline_hint(arena)}"
-        ) from None
-    if why is None:
-        print(f"jurist: fetching {where} (kept in the jurist cache)", file=sys.stderr)
-    try:
-        with quiet_hub_logs():
-            folder = snapshot_download(
-                repo_id=arena.repo_id,
-                repo_type="dataset",
-                revision=arena.revision,
-                allow_patterns="*parquet",
-                cache_dir=str(target),
-                local_files_only=why is not None,
-            )
-    except Exception as exc:  # the Hub client raises many types (offline, gated, not found)
-        if why is not None:
-            raise JuristError(
-                f"{arena.name}: the Hugging Face hub is unreachable ({why}) and {where} is not in the hub "
-                f"cache ({target}); {_offline_hint(arena)}"
-            ) from None
-        reason = " ".join(str(exc).split())[:300]
-        raise JuristError(
-            f"{arena.name}: could not fetch {where} ({reason}); {_offline_hint(arena)}"
-        ) from None
-    root = Path(folder)
-    files = sorted((root / "data").glob("*.parquet")) or sorted(root.glob("*.parquet"))
-    if not files:
-        raise JuristError(f"{arena.name}: the snapshot at {root} has no parquet files")
-    return files
+    return snapshot_files(
+        arena.name, arena.repo_id, arena.revision, "*.parquet", target, _offline_hint(arena)
+    )
 
 
 def load_hub_arena(arena: HubArena) -> ArenaTable:
