@@ -70,6 +70,8 @@ def test_every_benchmark_is_listed_with_a_card(tmp_path: Path) -> None:
         if record["kind"] != "rules":
             assert "judge prompts" in needs, name
         for need in needs.values():
+            if need["what"] == "checker data":
+                continue  # NLTK's data: test_checker_data_is_found_where_nltk_looks
             if name == "starter":
                 assert need["present"] and need["source"] == "package"
             else:
@@ -96,6 +98,21 @@ def test_shared_data_dir_makes_the_files_present(tmp_path: Path) -> None:
     assert table.returncode == 0, table.stderr
     assert f"data dirs: {SHARED_DATA.resolve()}" in table.stdout
     assert "lmarena-100k data: `jurist run --bench lmarena-100k --dry-run`" in table.stdout
+
+
+def test_checker_data_is_found_where_nltk_looks(tmp_path: Path) -> None:
+    """IFEval's punkt_tab in the shared data's nltk_data (on NLTK_DATA) is present; IFBench also reads the
+    stop words and the tagger, which it lacks: missing, with the downloader command and which prompts."""
+    env = {"NLTK_DATA": str(SHARED_DATA / "nltk_data"), "JURIST_DATA_DIR": ""}
+    records = _listed(tmp_path, env=env)
+    punkt = _needs(records["ifeval"])["checker data"]
+    assert punkt["present"] and punkt["source"] == "nltk path"
+    assert Path(punkt["path"]) == SHARED_DATA / "nltk_data"
+    ifbench = _needs(records["ifbench"])["checker data"]
+    if ifbench["present"]:
+        pytest.skip("NLTK's stop words and tagger are installed on this machine")
+    assert "nltk.downloader" in ifbench["get"] and "stopwords" in ifbench["get"]
+    assert "averaged_perceptron_tagger_eng" in ifbench["get"] and "ratio:stop_words" in ifbench["get"]
 
 
 def test_presence_follows_the_cache_and_the_hub_cache(monkeypatch: pytest.MonkeyPatch) -> None:

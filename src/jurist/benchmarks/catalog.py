@@ -26,9 +26,10 @@ BenchmarkKind = Literal["pairwise", "rubric", "rules", "judge-accuracy", "placem
 """What a benchmark asks of a run: judge against a baseline, grade by rubric, check by rule, measure the
 judge on fixed pairs, or place a model among human-voted ratings."""
 
-Source = Literal["data dir", "jurist cache", "hub cache", "package", "env"]
+Source = Literal["data dir", "jurist cache", "hub cache", "package", "env", "nltk path"]
 """Where a local copy was found: ``$JURIST_DATA_DIR`` (``--data-dir``), jurist's download cache, the
-Hugging Face hub cache, jurist's own package, or a benchmark's own variable (named in ``path``)."""
+Hugging Face hub cache, jurist's own package, a benchmark's own variable (named in ``path``), or a folder
+NLTK searches."""
 
 
 @dataclass(frozen=True)
@@ -155,6 +156,19 @@ def fetch_line(name: str, *relatives: str) -> str:
     """The one line for files a run downloads itself (pinned, sha256-checked) on first use: a dry run
     resolves the benchmark and builds its judge, so it fetches both data and judge prompts."""
     return f"`jurist run --bench {name} --dry-run` downloads the pinned files; {offline_hint(*relatives)}"
+
+
+def nltk_data(*resources: str, note: str = "") -> Need:
+    """The NLTK resources a rule-checked benchmark's checkers read (found without importing nltk)."""
+    from jurist.rules import download_hint, installed_in
+
+    def find() -> Found | None:
+        folders = [installed_in(resource) for resource in resources]
+        if any(folder is None for folder in folders):
+            return None
+        return Found("nltk path", str(folders[0]))
+
+    return Need("checker data", find, f"{download_hint(*resources)}{note}")
 
 
 def card_record(card: BenchmarkCard) -> dict[str, Any]:

@@ -7,7 +7,7 @@ published GPT-4 responses were made for (key 2785 asks for "at least one placeho
 from __future__ import annotations
 
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions
-from jurist.benchmarks.catalog import BenchmarkCard
+from jurist.benchmarks.catalog import BenchmarkCard, nltk_data
 from jurist.benchmarks.data_files import PinnedFile
 from jurist.benchmarks.rule_data import rule_benchmark, rule_card
 
@@ -41,4 +41,7 @@ def benchmark(options: BenchmarkOptions) -> Benchmark:
 
 
 def catalog_card(name: str) -> BenchmarkCard:
-    return rule_card(name, VERSIONS["current"], "541 prompts with verifiable instructions, checked by rule")
+    from jurist.rules import PUNKT_RESOURCE
+
+    about = "541 prompts with verifiable instructions, checked by rule"
+    return rule_card(name, VERSIONS["current"], nltk_data(PUNKT_RESOURCE), about)

@@ -112,13 +112,8 @@ def require_checker_data(known_ids: Mapping[str, Checker], questions: Sequence[Q
     require_resources(known_ids, uses)
 
 
-def rule_card(name: str, pinned: PinnedFile, about: str) -> BenchmarkCard:
-    """What ``jurist list`` shows of a rule-checked benchmark: its default version's file (no judge)."""
-    return BenchmarkCard(
-        name,
-        "rules",
-        1,
-        None,
-        (Need("data", lambda: pinned_copy([pinned]), fetch_line(name, pinned.local_paths[0])),),
-        about=about,
-    )
+def rule_card(name: str, pinned: PinnedFile, checker_data: Need, about: str) -> BenchmarkCard:
+    """What ``jurist list`` shows of a rule-checked benchmark: its default version's file and the NLTK
+    data its checkers read (no judge)."""
+    data = Need("data", lambda: pinned_copy([pinned]), fetch_line(name, pinned.local_paths[0]))
+    return BenchmarkCard(name, "rules", 1, None, (data, checker_data), about=about)
