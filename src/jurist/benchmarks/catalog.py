@@ -4,7 +4,8 @@ judge, and whether its data and judge prompts are on this machine (and where), o
 Each benchmark module describes itself with a ``catalog_card(name) -> BenchmarkCard`` function beside its
 factory, so the facts stay with the code that uses them; the registry finds it
 (:func:`jurist.benchmarks.registry.benchmark_card`). Presence checks only look at files (a data directory,
-jurist's cache, the Hugging Face cache, the package): no network, no parsing, so the whole list is quick.
+jurist's cache, the Hugging Face cache, the package, NLTK's folders): no network, no parsing, so the whole
+list is quick.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ class Need:
     """One thing a benchmark reads from disk (its data, its judge prompts): how to find it, how to get it."""
 
     what: str
-    """``data`` or ``judge prompts``."""
+    """``data``, ``judge prompts`` (the table's two columns), or another file set such as ``checker data``
+    (NLTK's, for rule checkers) or AlpacaEval's ``official LC files``."""
     find: Callable[[], Found | None] = field(compare=False)
     """The local copy, if any (files only: no network, no parsing)."""
     get: str
