@@ -244,15 +244,31 @@ def test_split_names_resolve_locally_first(monkeypatch: pytest.MonkeyPatch) -> N
     assert name == "claude" and len(pairs) == 270
 
 
-def test_split_without_local_copy_tries_the_hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_split_without_local_copy_tries_the_download_then_the_hub(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """No local copy: the pinned download, then (``datasets`` installed, hub reachable) the Hub; when both
+    fail, one error naming the data dir, the JudgeBench override and why each way failed."""
+    import jurist.benchmarks.data_files as data_files
+    import jurist.benchmarks.hub as hub
     import jurist.benchmarks.judgebench as module
 
-    def offline(split: str) -> list[Pair]:
-        raise ConnectionError("no network")
+    def no_network(pinned: object, url: str) -> bytes:
+        raise OSError("no network")
 
+    def offline(split: str) -> list[Pair]:
+        raise ConnectionError("hub down")
+
+    monkeypatch.setattr(data_files, "_fetch", no_network)
     monkeypatch.setattr(module, "load_pairs_from_hub", offline)
     monkeypatch.setenv("JURIST_JUDGEBENCH_DIR", str(tmp_path))
-    with pytest.raises(JuristError, match="JURIST_JUDGEBENCH_DIR.*no network"):
+    monkeypatch.delenv("JURIST_DATA_DIR", raising=False)
+    monkeypatch.setattr(module, "hub_client_installed", lambda: False)
+    with pytest.raises(JuristError, match="no network.*JURIST_DATA_DIR.*JURIST_JUDGEBENCH_DIR"):
+        load_split("gpt")
+    monkeypatch.setattr(module, "hub_client_installed", lambda: True)
+    monkeypatch.setattr(hub, "unreachable_reason", lambda: None)
+    with pytest.raises(JuristError, match="JURIST_DATA_DIR.*hub down"):
         load_split("gpt")
     monkeypatch.setattr(
         module,
@@ -262,6 +278,26 @@ def test_split_without_local_copy_tries_the_hub(monkeypatch: pytest.MonkeyPatch,
     assert load_split("gpt")[1][0].pair_id == "x"
     with pytest.raises(JuristError, match="neither gpt nor claude"):
         load_split("mistral")
+
+
+@needs_data
+def test_split_names_resolve_from_jurist_data_dir(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The common data dir holds JudgeBench as it holds every benchmark (the shared data's layout), its
+    bytes checked against the pin; no download, no Hub."""
+    import jurist.benchmarks.data_files as data_files
+    import jurist.benchmarks.judgebench as module
+
+    def no_fetch(*args: object) -> bytes:
+        raise AssertionError("nothing may be downloaded when the data dir holds the split")
+
+    monkeypatch.setattr(data_files, "_fetch", no_fetch)
+    monkeypatch.setattr(module, "load_pairs_from_hub", no_fetch)
+    monkeypatch.delenv("JURIST_JUDGEBENCH_DIR", raising=False)
+    monkeypatch.setenv("JURIST_DATA_DIR", str(JUDGEBENCH.parent))
+    assert [(name, len(pairs)) for name, pairs in map(load_split, ("gpt", "claude"))] == [
+        ("gpt", 350),
+        ("claude", 270),
+    ]
 
 
 @needs_data

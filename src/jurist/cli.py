@@ -15,6 +15,7 @@ import typer.core
 from rich.console import Console
 from rich.text import Text
 
+from jurist.commands import bench_help
 from jurist.errors import JuristError, StorageError
 from jurist.redact import mask
 
@@ -26,8 +27,21 @@ app = typer.Typer(
 err_console = Console(stderr=True)
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from jurist import __version__
+
+        print(f"jurist {__version__}")
+        raise typer.Exit(0)
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", is_eager=True, callback=_print_version, help="print jurist's version"),
+    ] = False,
+) -> None:
     """jurist: LLM-as-a-judge evaluation harness."""
 
 
@@ -56,10 +70,7 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 def run(
     bench: Annotated[
         str,
-        typer.Option(
-            help="a benchmark name (starter, judgebench, ifeval, ifbench, healthbench, writingbench) "
-            "or an Arena-Hard question.jsonl"
-        ),
+        typer.Option(help=bench_help()),
     ] = "starter",
     tasks: Annotated[
         str | None,
@@ -356,7 +367,7 @@ def run(
 
 # Further subcommands live in their own modules; each exposes ``register(app)``.
 _COMMAND_MODULES: tuple[str, ...] = (
-    "judgebench", "check", "judges", "show", "transfer", "view", "plot", "sweep",
+    "judgebench", "check", "judges", "show", "transfer", "view", "plot", "sweep", "list",
 )  # fmt: skip
 
 

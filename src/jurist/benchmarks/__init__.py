@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from jurist.benchmarks.arena_hard import default_baseline
     from jurist.benchmarks.base import Benchmark, Question
     from jurist.benchmarks.baseline_file import baseline_from
+    from jurist.benchmarks.catalog import BenchmarkCard, card_record, kind_of
     from jurist.benchmarks.judgebench import (
         BASELINE,
         CANDIDATE,
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
         unswap,
     )
     from jurist.benchmarks.presets import JudgePreset, judge_preset, reference_sampling
-    from jurist.benchmarks.registry import benchmark_names, load_benchmark
+    from jurist.benchmarks.registry import benchmark_card, benchmark_names, load_benchmark
 
 _HOMES = {
     "OfficialLC": "alpaca_eval",
@@ -50,6 +51,9 @@ _HOMES = {
     "default_baseline": "arena_hard",
     "Benchmark": "base",
     "Question": "base",
+    "BenchmarkCard": "catalog",
+    "card_record": "catalog",
+    "kind_of": "catalog",
     "baseline_from": "baseline_file",
     "BASELINE": "judgebench",
     "CANDIDATE": "judgebench",
@@ -73,6 +77,7 @@ _HOMES = {
     "JudgePreset": "presets",
     "judge_preset": "presets",
     "reference_sampling": "presets",
+    "benchmark_card": "registry",
     "benchmark_names": "registry",
     "load_benchmark": "registry",
 }
@@ -83,6 +88,7 @@ __getattr__ = lazy_face(__name__, _HOMES)
 __all__ = [
     "BASELINE",
     "Benchmark",
+    "BenchmarkCard",
     "CANDIDATE",
     "Decision",
     "Group",
@@ -95,10 +101,13 @@ __all__ = [
     "Question",
     "ROW_FIELDS",
     "baseline_from",
+    "benchmark_card",
     "benchmark_names",
+    "card_record",
     "default_baseline",
     "field_error",
     "judge_preset",
+    "kind_of",
     "load_benchmark",
     "normalize_decision",
     "official_lc_for",

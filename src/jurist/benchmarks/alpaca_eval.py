@@ -19,6 +19,7 @@ judge is built, never shipped.
 from __future__ import annotations
 
 import csv
+import functools
 import gzip
 import hashlib
 import json
@@ -31,6 +32,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from jurist.benchmarks import catalog
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions, OfficialScoring, Question, take_options
 from jurist.benchmarks.data_files import DATA_DIR_ENV, PinnedFile, data_dirs, resolve, resolve_files
 from jurist.benchmarks.presets import REFERENCE_KEY, ReferenceJudge
@@ -395,3 +397,22 @@ def benchmark(options: BenchmarkOptions) -> Benchmark:
         official_scoring=OfficialScoring(length_controlled=True),
         info=info,
     )
+
+
+def catalog_card(name: str) -> catalog.BenchmarkCard:
+    """``jurist list``: the reference outputs, the judge prompt, the official LC files (else estimated)."""
+
+    def outputs() -> catalog.Found | None:
+        return catalog.data_dir_file(GZ_COPY) or catalog.pinned_copy([REFERENCE_OUTPUTS])
+
+    def lc_files() -> catalog.Found | None:
+        return catalog.pinned_copy([DIFFICULTY, GAMED])
+
+    get = functools.partial(catalog.fetch_line, name)
+    needs = (
+        catalog.Need("data", outputs, get(f"{REFERENCE_OUTPUTS.local_paths[0]} (or {GZ_COPY})")),
+        catalog.Need("judge prompts", lambda: catalog.pinned_copy([TEMPLATE]), get(TEMPLATE.local_paths[0])),
+        catalog.Need("official LC files", lc_files, get(DIFFICULTY.local_paths[0], GAMED.local_paths[0])),
+    )
+    about = "805 instructions judged once against GPT-4 Turbo's outputs by a logprob judge"
+    return catalog.BenchmarkCard(name, "pairwise", 1, catalog.reference_text(REFERENCE), needs, about)

@@ -21,6 +21,7 @@ from typing import Any
 
 from jurist.benchmarks.arena_hard import ShippedAnswers, read_questions
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions, OfficialScoring, take_options
+from jurist.benchmarks.catalog import BenchmarkCard
 from jurist.benchmarks.data_files import DATA_DIR_ENV, PinnedFile, resolve_files
 from jurist.benchmarks.presets import REFERENCE_KEY, ReferenceJudge
 from jurist.errors import JuristError
@@ -151,4 +152,29 @@ def benchmark(options: BenchmarkOptions) -> Benchmark:
         judge_protocol="arena-hard-local",
         official_scoring=OfficialScoring(),
         info=info,
+    )
+
+
+def catalog_card(name: str) -> BenchmarkCard:
+    """What ``jurist list`` shows: the Russian questions, the baseline's answers, the judge config."""
+    from jurist.benchmarks.catalog import Found, Need, fetch_line, pinned_copy
+
+    pins = [question_file("ru"), answer_file()]
+
+    def judge_config() -> Found | None:
+        from jurist.judging import local_config_copy
+
+        copy = local_config_copy()
+        return Found(copy[0], copy[1]) if copy is not None else None  # type: ignore[arg-type]
+
+    return BenchmarkCard(
+        name,
+        "pairwise",
+        1,
+        f"{LEADERBOARD_JUDGE} (temperature 0, max_tokens 512)",
+        (
+            Need("data", lambda: pinned_copy(pins), fetch_line(name, *(p.local_paths[0] for p in pins))),
+            Need("judge prompts", judge_config, fetch_line(name, f"{NAME}/judge_config.yaml")),
+        ),
+        about=f"Arena-Hard v0.1 in Russian (r4dm), judged against {BASELINE} with upstream's own judge",
     )

@@ -25,6 +25,14 @@ from typing import Any
 
 from jurist.benchmarks.arena_hard import ShippedAnswers, read_questions
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions, OfficialScoring, Question, take_options
+from jurist.benchmarks.catalog import (
+    BenchmarkCard,
+    Need,
+    arena_hard_prompts,
+    fetch_line,
+    pinned_copy,
+    reference_text,
+)
 from jurist.benchmarks.data_files import DATA_DIR_ENV, PinnedFile, cache_dir, data_dirs, resolve
 from jurist.benchmarks.presets import REFERENCE_KEY, ReferenceJudge
 from jurist.errors import InputError, JuristError
@@ -226,3 +234,21 @@ def benchmark_v2(options: BenchmarkOptions) -> Benchmark:
 def benchmark_v01(options: BenchmarkOptions) -> Benchmark:
     take_options("arena-hard-v0.1", options, {})
     return load_version(VERSIONS["arena-hard-v0.1"])
+
+
+def catalog_card(name: str) -> BenchmarkCard:
+    """What ``jurist list`` shows: the version's questions and official baseline answers, upstream's
+    judge prompts."""
+    version = VERSIONS[name]
+    pins = [version.questions, *version.answers.values()]
+    return BenchmarkCard(
+        name,
+        "pairwise",
+        1,
+        reference_text(version.reference),
+        (
+            Need("data", lambda: pinned_copy(pins), fetch_line(name, *(p.local_paths[0] for p in pins))),
+            arena_hard_prompts(name),
+        ),
+        about=f"Arena-Hard's questions judged against {', '.join(dict.fromkeys(version.baselines.values()))}",
+    )

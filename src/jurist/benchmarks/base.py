@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -88,6 +88,15 @@ class Benchmark:
     """Categories scored each alone by default (Arena-Hard v2.0 reports hard_prompt and creative_writing
     apart, each against its own baseline); empty: one score over all questions."""
     official_scoring: OfficialScoring = field(default_factory=OfficialScoring)
+    requirements: Callable[[Sequence[Question]], None] | None = field(default=None, compare=False)
+    """Raises one JuristError when something the given questions need is not installed (IFBench: the NLTK
+    data a few of its instructions use); asked by :meth:`require_installed` for the questions a run keeps,
+    so a ``--limit`` that leaves those questions out needs none of it."""
+
+    def require_installed(self) -> None:
+        """Before any request: what this benchmark's questions need is installed, or one JuristError."""
+        if self.requirements is not None:
+            self.requirements(self.questions)
 
     def baseline_for(self, question: Question) -> str | None:
         """The baseline ``question`` is judged against (Arena-Hard v2.0: one per category)."""

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions, Question, take_options
+from jurist.benchmarks.catalog import BenchmarkCard, Need, fetch_line, pinned_copy, reference_text
 from jurist.benchmarks.data_files import (
     DATA_DIR_ENV,
     PinnedFile,
@@ -258,4 +259,24 @@ def benchmark(options: BenchmarkOptions) -> Benchmark:
         judge_prompt_source=judge_prompt(variant),
         metrics=("rubric",),
         info=info,
+    )
+
+
+def catalog_card(name: str) -> BenchmarkCard:
+    """What ``jurist list`` shows: the default 500-row subset and simple-evals' grader texts."""
+    grader = [GRADER_FILE, SAMPLER_FILE]
+    return BenchmarkCard(
+        name,
+        "rubric",
+        1,
+        reference_text(reference_judge("simple-evals")),
+        (
+            Need("data", lambda: pinned_copy([SUBSET_500]), fetch_line(name, SUBSET_500.local_paths[0])),
+            Need(
+                "judge prompts",
+                lambda: pinned_copy(grader),
+                fetch_line(name, *(p.local_paths[0] for p in grader)),
+            ),
+        ),
+        about="health conversations graded item by item against physician rubrics (-B subset=500)",
     )

@@ -8,8 +8,9 @@ prompt-level loose accuracy.
 from __future__ import annotations
 
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions
+from jurist.benchmarks.catalog import BenchmarkCard, nltk_data
 from jurist.benchmarks.data_files import PinnedFile
-from jurist.benchmarks.rule_data import rule_benchmark
+from jurist.benchmarks.rule_data import rule_benchmark, rule_card
 
 _REPO = "https://raw.githubusercontent.com/allenai/IFBench"
 VERSIONS = {
@@ -36,3 +37,12 @@ def benchmark(options: BenchmarkOptions) -> Benchmark:
     from jurist.rules.registry import checkers
 
     return rule_benchmark("ifbench", "ifbench", VERSIONS, "current", options, checkers("ifbench"))
+
+
+def catalog_card(name: str) -> BenchmarkCard:
+    from jurist.rules import PUNKT_RESOURCE, STOPWORDS_RESOURCE, TAGGER_RESOURCE
+
+    note = " (stopwords: only ratio:stop_words prompts; the tagger: only words:start_verb ones)"
+    checker_data = nltk_data(PUNKT_RESOURCE, STOPWORDS_RESOURCE, TAGGER_RESOURCE, note=note)
+    about = "300 prompts with out-of-distribution verifiable instructions, checked by rule"
+    return rule_card(name, VERSIONS["current"], checker_data, about)

@@ -7,8 +7,9 @@ published GPT-4 responses were made for (key 2785 asks for "at least one placeho
 from __future__ import annotations
 
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions
+from jurist.benchmarks.catalog import BenchmarkCard, nltk_data
 from jurist.benchmarks.data_files import PinnedFile
-from jurist.benchmarks.rule_data import rule_benchmark
+from jurist.benchmarks.rule_data import rule_benchmark, rule_card
 
 _REPO = "https://raw.githubusercontent.com/google-research/google-research"
 VERSIONS = {
@@ -37,3 +38,10 @@ def benchmark(options: BenchmarkOptions) -> Benchmark:
     from jurist.rules.registry import checkers
 
     return rule_benchmark("ifeval", "ifeval", VERSIONS, "current", options, checkers("ifeval"))
+
+
+def catalog_card(name: str) -> BenchmarkCard:
+    from jurist.rules import PUNKT_RESOURCE
+
+    about = "541 prompts with verifiable instructions, checked by rule"
+    return rule_card(name, VERSIONS["current"], nltk_data(PUNKT_RESOURCE), about)

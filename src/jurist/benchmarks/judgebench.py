@@ -6,8 +6,11 @@ shipped answers: ``response_A`` plays the baseline (shown first in game 1, as up
 ``response_B`` the candidate, so the pairwise judge kind runs both orders, and the metric is judge accuracy
 with upstream's exact two-game rule (:mod:`jurist.benchmarks.judgebench_scoring`).
 
-Options: ``-B split=gpt|claude|PATH`` (default gpt). Split names read ``$JURIST_JUDGEBENCH_DIR`` (a copy of
-upstream's ``data/``) first and fall back to the Hub dataset.
+Options: ``-B split=gpt|claude|PATH`` (default gpt). A split name is found as every benchmark's data is
+(:mod:`jurist.benchmarks.data_files`): ``$JURIST_DATA_DIR`` (``judgebench/data/<upstream file name>``, the
+shared data's layout), jurist's cache, else one download of upstream's file at :data:`COMMIT`, sha256-checked;
+``$JURIST_JUDGEBENCH_DIR`` (a copy of upstream's ``data/``, read as it is) comes first when set, and the Hub
+dataset last, when the download fails and ``datasets`` is installed.
 """
 
 from __future__ import annotations
@@ -20,6 +23,16 @@ from pathlib import Path
 from typing import Any, cast
 
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions, Question, take_options
+from jurist.benchmarks.catalog import (
+    BenchmarkCard,
+    Found,
+    Need,
+    arena_hard_prompts,
+    env_folder,
+    fetch_line,
+    pinned_copy,
+)
+from jurist.benchmarks.data_files import PinnedFile, resolve_files
 from jurist.benchmarks.judgebench_scoring import (
     LABELS,
     Decision,
@@ -51,6 +64,35 @@ __all__ = [
 HUB_DATASET = "ScalerLab/JudgeBench"
 # Split name -> the response model whose pairs it holds (the upstream data file names embed it).
 SPLITS: dict[str, str] = {"gpt": "gpt-4o-2024-05-13", "claude": "claude-3-5-sonnet-20240620"}
+OVERRIDE_ENV = "JURIST_JUDGEBENCH_DIR"
+"""A folder holding upstream's ``data/*.jsonl`` as they are, read before ``$JURIST_DATA_DIR`` (unchecked)."""
+REPOSITORY = "ScalerLab/JudgeBench"
+COMMIT = "e2c52c284e735e139b3daa61c206ee208f36c461"
+_SHA256 = {
+    "gpt": "d5106306b38dead1b2e964ecf5534a3e7b2fc4b8d3b8da327599edfcebd76042",
+    "claude": "3b70504588e400613bf5744a20a345da8701b7150be9a30c9db0e6f3d7b70a62",
+}
+"""The shared data's copies of upstream's files at :data:`COMMIT` (its SOURCE.md)."""
+
+
+def split_file_name(split: str) -> str:
+    """Upstream's file name of a split (``dataset=judgebench,response_model=gpt-4o-2024-05-13.jsonl``)."""
+    return f"dataset=judgebench,response_model={SPLITS[split]}.jsonl"
+
+
+def pinned_split(split: str) -> PinnedFile:
+    """A split's file as pinned data: ``judgebench/data/<name>`` (or ``judgebench/<name>``) in a data dir."""
+    name = split_file_name(split)
+    return PinnedFile(
+        "judgebench",
+        split,
+        (f"judgebench/data/{name}", f"judgebench/{name}"),
+        f"https://raw.githubusercontent.com/{REPOSITORY}/{COMMIT}/data/{name}",
+        _SHA256[split],
+        f"{REPOSITORY}@{COMMIT[:7]} data/{name}",
+    )
+
+
 DEFAULT_SPLIT = "gpt"
 BASELINE = "response_A"
 CANDIDATE = "response_B"
@@ -139,14 +181,14 @@ def read_jsonl_any(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def _resolve_split(split: str, data_dir: str | os.PathLike[str] | None) -> Path:
-    root = data_dir if data_dir is not None else os.environ.get("JURIST_JUDGEBENCH_DIR")
+    root = data_dir if data_dir is not None else os.environ.get(OVERRIDE_ENV)
     if root is None:
         raise JuristError(
-            f"JudgeBench split {split!r} needs a local copy: pass data_dir= or set JURIST_JUDGEBENCH_DIR "
-            f"to the folder holding upstream's data/*.jsonl, or use load_pairs_from_hub({split!r})"
+            f"JudgeBench split {split!r} needs a local copy: pass data_dir= or set {OVERRIDE_ENV} "
+            f"to the folder holding upstream's data/*.jsonl, or use load_split({split!r})"
         )
     base = Path(root)
-    name = f"dataset=judgebench,response_model={SPLITS[split]}.jsonl"
+    name = split_file_name(split)
     for candidate in (base / name, base / "data" / name):
         if candidate.exists():
             return candidate
@@ -199,12 +241,12 @@ def load_pairs_from_hub(split: str, *, revision: str | None = None) -> list[Pair
 # The benchmark
 
 
-def _local_split_file(split: str) -> Path | None:
-    """The upstream data file of ``split`` under ``$JURIST_JUDGEBENCH_DIR`` (or its data/), if there."""
-    root = os.environ.get("JURIST_JUDGEBENCH_DIR")
+def _override_file(split: str) -> Path | None:
+    """Upstream's file of ``split`` under ``$JURIST_JUDGEBENCH_DIR`` (or its data/), if set and there."""
+    root = os.environ.get(OVERRIDE_ENV)
     if not root:
         return None
-    name = f"dataset=judgebench,response_model={SPLITS[split]}.jsonl"
+    name = split_file_name(split)
     for candidate in (Path(root) / name, Path(root) / "data" / name):
         if candidate.is_file():
             return candidate
@@ -212,22 +254,50 @@ def _local_split_file(split: str) -> Path | None:
 
 
 def load_split(split: str) -> tuple[str, list[Pair]]:
-    """(set name, pairs) for a split: a pairs file, or gpt/claude from a local copy, else the HF Hub."""
+    """(set name, pairs) for a split: a pairs file; or gpt/claude from ``$JURIST_JUDGEBENCH_DIR``, the data
+    dir, the cache or one download; else the HF Hub (one error naming every way when none works)."""
     path = Path(split)
     if path.is_file():
         return path.name.removesuffix(".gz").removesuffix(".jsonl"), load_pairs(path)
     if split not in SPLITS:
         raise JuristError(f"-B split: {split!r} is neither {' nor '.join(SPLITS)} nor an existing pairs file")
-    local = _local_split_file(split)
+    local = _override_file(split)
     if local is not None:
         return split, load_pairs(local)
+    pinned = pinned_split(split)
+    hint = f" (or {OVERRIDE_ENV} to a folder holding upstream's data/)"
     try:
-        return split, load_pairs_from_hub(split)
+        (found,) = resolve_files(f"judgebench -B split={split}", [pinned], hint)
+    except JuristError as exc:
+        if pinned_copy([pinned]) is not None:
+            raise  # a local copy with other bytes: never replaced by the Hub's
+        return split, _from_hub(split, str(exc))
+    return split, load_pairs(found)
+
+
+def hub_client_installed() -> bool:
+    """Whether ``datasets`` (the Hub fallback's client) is installed; it is not imported to find out."""
+    import importlib.util
+
+    return importlib.util.find_spec("datasets") is not None
+
+
+def _from_hub(split: str, no_file: str) -> list[Pair]:
+    """The split from the Hub when no file could be had: tried only with ``datasets`` installed and the
+    hub reachable (checked in seconds), else ``no_file`` is the error."""
+    from jurist.benchmarks import hub
+
+    if not hub_client_installed():
+        raise JuristError(no_file)
+    why = hub.unreachable_reason()
+    if why is not None:
+        raise JuristError(f"{no_file}; the Hugging Face hub is unreachable too ({why})")
+    try:
+        with hub.quiet_hub_logs():
+            return load_pairs_from_hub(split)
     except Exception as exc:  # the Hub client raises many types (offline, missing package, not found)
-        raise JuristError(
-            f"JudgeBench split {split!r}: no local copy (set JURIST_JUDGEBENCH_DIR to a folder holding "
-            f"upstream's data/*.jsonl) and loading hf://datasets/{HUB_DATASET} failed: {exc}"
-        ) from None
+        reason = " ".join(str(exc).split())[:300]
+        raise JuristError(f"{no_file}; loading hf://datasets/{HUB_DATASET} failed too ({reason})") from None
 
 
 def pair_of(question: Question) -> Pair:
@@ -256,4 +326,29 @@ def benchmark(options: BenchmarkOptions) -> Benchmark:
         candidates=(CANDIDATE,),
         metrics=("judge-accuracy",),
         info={"split": name, "response_models": sorted({pair.response_model for pair in pairs})},
+    )
+
+
+def catalog_card(name: str) -> BenchmarkCard:
+    """What ``jurist list`` shows: the default split's pairs, and the ``arena-hard`` protocol's prompts."""
+    pinned = pinned_split(DEFAULT_SPLIT)
+    override = (split_file_name(DEFAULT_SPLIT), f"data/{split_file_name(DEFAULT_SPLIT)}")
+
+    def data() -> Found | None:
+        return env_folder(OVERRIDE_ENV, *override) or pinned_copy([pinned])
+
+    return BenchmarkCard(
+        name,
+        "judge-accuracy",
+        1,
+        None,
+        (
+            Need(
+                "data",
+                data,
+                fetch_line(name, pinned.local_paths[0]),
+            ),
+            arena_hard_prompts(name),
+        ),
+        about="fixed response pairs (one right, one wrong): how often the judge picks the right one",
     )

@@ -27,11 +27,14 @@ import numpy as np
 import numpy.typing as npt
 
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions, Question, take_options
+from jurist.benchmarks.catalog import BenchmarkCard, Found, Need, arena_hard_prompts, offline_hint
 from jurist.benchmarks.lmarena_data import (
     HUB_ARENAS,
     ArenaTable,
+    cached_snapshot_files,
     fingerprint,
     load_hub_arena,
+    local_parquet_files,
     parse_languages,
     read_arena_file,
     sample_rows,
@@ -313,3 +316,33 @@ def benchmark_file(path: Path, options: BenchmarkOptions) -> Benchmark:
     take_options(f"arena file {path}", options, OPTIONS)
     table = read_arena_file(path)
     return arena_benchmark(table, f"arena-{table.label}", options, {"dataset": str(path)})
+
+
+def catalog_card(name: str) -> BenchmarkCard:
+    """What ``jurist list`` shows: the arena's parquet files (data dir or hub cache), upstream Arena-Hard's
+    judge prompts; the reference is the humans' votes, not a judge."""
+    arena = HUB_ARENAS[name]
+
+    def data() -> Found | None:
+        local = local_parquet_files(arena)
+        if local is not None:
+            return Found("data dir", str(local[0].parent))
+        cached = cached_snapshot_files(arena)
+        return Found("hub cache", str(cached[0].parent)) if cached is not None else None
+
+    return BenchmarkCard(
+        name,
+        "placement",
+        1,
+        None,
+        (
+            Need(
+                "data",
+                data,
+                f"`jurist run --bench {name} --dry-run` fetches hf://datasets/{arena.repo_id} once; "
+                + offline_hint(f"{name}/*.parquet"),
+            ),
+            arena_hard_prompts(name),
+        ),
+        about=f"a model placed among {arena.label}'s human-voted ratings",
+    )

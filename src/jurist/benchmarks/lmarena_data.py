@@ -301,34 +301,26 @@ def local_parquet_files(arena: HubArena) -> list[Path] | None:
     return None
 
 
+def _offline_hint(arena: HubArena) -> str:
+    return f"put its parquet files in a --data-dir folder as {arena.name}/*.parquet ($JURIST_DATA_DIR)"
+
+
+def cached_snapshot_files(arena: HubArena, cache: Path | None = None) -> list[Path] | None:
+    """The arena's parquet files in the hub cache jurist downloads into, if there (for ``jurist list``)."""
+    from jurist.benchmarks.hub import cached_snapshot
+
+    return cached_snapshot(arena.repo_id, arena.revision, "*.parquet", cache or cache_dir() / "hf")
+
+
 def hub_parquet_files(arena: HubArena, *, cache: Path | None = None) -> list[Path]:
-    """``data/*.parquet`` of the arena's dataset at its pinned commit, downloaded once into the cache."""
-    try:
-        from huggingface_hub import snapshot_download
-    except ImportError:
-        raise JuristError(
-            f"{arena.name}: downloading the arena needs huggingface_hub (pip install huggingface_hub "
-            f"pyarrow), or set JURIST_DATA_DIR to a folder holding {arena.name}/*.parquet"
-        ) from None
+    """``data/*.parquet`` of the arena's dataset at its pinned commit, downloaded once into the cache
+    (offline: the hub cache, else one line at once: :func:`jurist.benchmarks.hub.snapshot_files`)."""
+    from jurist.benchmarks.hub import snapshot_files
+
     target = cache or cache_dir() / "hf"
-    try:
-        folder = snapshot_download(
-            repo_id=arena.repo_id,
-            repo_type="dataset",
-            revision=arena.revision,
-            allow_patterns="*parquet",
-            cache_dir=str(target),
-        )
-    except Exception as exc:  # the Hub client raises many types (offline, gated, not found)
-        raise JuristError(
-            f"{arena.name}: could not fetch hf://datasets/{arena.repo_id}@{arena.revision[:12]} ({exc}); "
-            f"with no network, set JURIST_DATA_DIR to a folder holding {arena.name}/*.parquet"
-        ) from None
-    root = Path(folder)
-    files = sorted((root / "data").glob("*.parquet")) or sorted(root.glob("*.parquet"))
-    if not files:
-        raise JuristError(f"{arena.name}: the snapshot at {root} has no parquet files")
-    return files
+    return snapshot_files(
+        arena.name, arena.repo_id, arena.revision, "*.parquet", target, _offline_hint(arena)
+    )
 
 
 def load_hub_arena(arena: HubArena) -> ArenaTable:

@@ -1,7 +1,8 @@
 """Benchmark names -> the modules that build them; a path to a question file still works.
 
-Built-in benchmarks are imported only when named, so ``jurist --help`` does not load their data code.
-``register`` adds a benchmark from outside the package (a plugin, or a test) without touching the runner.
+Built-in benchmarks are imported only when named, so ``jurist --help`` (which names them all) does not load
+their data code, nor even :mod:`jurist.benchmarks.base`. ``register`` adds a benchmark from outside the
+package (a plugin, or a test) without touching the runner.
 """
 
 from __future__ import annotations
@@ -9,11 +10,15 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from jurist.benchmarks.base import Benchmark, BenchmarkOptions, take_options
 from jurist.errors import JuristError
 
-BenchmarkFactory = Callable[[BenchmarkOptions], Benchmark]
+if TYPE_CHECKING:
+    from jurist.benchmarks.base import Benchmark, BenchmarkOptions
+    from jurist.benchmarks.catalog import BenchmarkCard
+
+BenchmarkFactory = Callable[["BenchmarkOptions"], "Benchmark"]
 """Builds a benchmark from its ``-B`` options (raising JuristError on an option it does not take)."""
 
 _BUILTIN: dict[str, str] = {
@@ -31,15 +36,20 @@ _BUILTIN: dict[str, str] = {
     "lmarena-140k": "jurist.benchmarks.lmarena:benchmark_140k",
 }
 _registered: dict[str, BenchmarkFactory] = {}
+_registered_cards: dict[str, BenchmarkCard] = {}
 
 
-def register(name: str, factory: BenchmarkFactory) -> None:
-    """Make ``jurist run --bench NAME`` build its benchmark with ``factory``."""
+def register(name: str, factory: BenchmarkFactory, card: BenchmarkCard | None = None) -> None:
+    """Make ``jurist run --bench NAME`` build its benchmark with ``factory`` (``card``: what ``jurist list``
+    shows of it)."""
     _registered[name] = factory
+    if card is not None:
+        _registered_cards[name] = card
 
 
 def unregister(name: str) -> None:
     _registered.pop(name, None)
+    _registered_cards.pop(name, None)
 
 
 def benchmark_names() -> list[str]:
@@ -57,8 +67,23 @@ def _factory(name: str) -> BenchmarkFactory | None:
     return factory
 
 
+def benchmark_card(name: str) -> BenchmarkCard | None:
+    """What ``jurist list`` shows of ``name``: the card given to :func:`register`, else the
+    ``catalog_card(name)`` of the module that builds it; None when it has none."""
+    if name in _registered:
+        return _registered_cards.get(name)
+    module = _BUILTIN.get(name)
+    if module is None:
+        return None
+    describe = getattr(importlib.import_module(module.partition(":")[0]), "catalog_card", None)
+    card: BenchmarkCard | None = describe(name) if callable(describe) else None
+    return card
+
+
 def load_benchmark(name_or_path: str, options: BenchmarkOptions | None = None) -> Benchmark:
     """The benchmark called ``name_or_path``, or the Arena-Hard question file at that path."""
+    from jurist.benchmarks.base import take_options
+
     options = options or {}
     factory = _factory(name_or_path)
     if factory is not None:

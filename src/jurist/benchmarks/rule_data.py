@@ -7,11 +7,13 @@ and field, before any request is sent.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions, Question, take_options
+from jurist.benchmarks.catalog import BenchmarkCard, Need, fetch_line, pinned_copy
 from jurist.benchmarks.data_files import PinnedFile, resolve, sha256_of
 from jurist.errors import InputError, JuristError
 from jurist.rules.base import Checker
@@ -86,15 +88,32 @@ def rule_benchmark(
             raise JuristError(f"-B version: {name} has no version {version!r} (it has: {known})")
         path = resolve(pinned)
         info |= {"version": version, "source": pinned.origin, "sha256": pinned.sha256}
-    questions = read_rule_questions(path, known_ids)
-    meta = [q.metadata for q in questions]
-    uses = (pair for m in meta for pair in zip(m["instruction_id_list"], m["kwargs"], strict=True))
-    require_resources(known_ids, uses)
     return Benchmark(
         name,
-        questions,
+        read_rule_questions(path, known_ids),
         judge_kind=None,
         metrics=("instruction-following",),
         rule_suite=suite,
         info=info,
+        requirements=functools.partial(require_checker_data, known_ids),
     )
+
+
+def require_checker_data(known_ids: Mapping[str, Checker], questions: Sequence[Question]) -> None:
+    """The NLTK data the instructions of ``questions`` use is installed, or one line naming the first
+    prompt that needs what is missing and how to install it (a prompt that needs none needs nothing)."""
+    uses = (
+        (q.uid, instruction_id, kwargs)
+        for q in questions
+        for instruction_id, kwargs in zip(
+            q.metadata["instruction_id_list"], q.metadata["kwargs"], strict=True
+        )
+    )
+    require_resources(known_ids, uses)
+
+
+def rule_card(name: str, pinned: PinnedFile, checker_data: Need, about: str) -> BenchmarkCard:
+    """What ``jurist list`` shows of a rule-checked benchmark: its default version's file and the NLTK
+    data its checkers read (no judge)."""
+    data = Need("data", lambda: pinned_copy([pinned]), fetch_line(name, pinned.local_paths[0]))
+    return BenchmarkCard(name, "rules", 1, None, (data, checker_data), about=about)

@@ -10,6 +10,7 @@ import json
 from importlib.resources import files
 
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions, Question, take_options
+from jurist.benchmarks.catalog import BenchmarkCard, Found, Need, package_file
 
 NAME = "starter"
 BASELINE = "reference"
@@ -37,3 +38,19 @@ def benchmark(options: BenchmarkOptions) -> Benchmark:
     """Registry entry: the starter takes no options."""
     take_options(NAME, options, {})
     return load_starter()
+
+
+def catalog_card(name: str) -> BenchmarkCard:
+    """What ``jurist list`` shows: everything ships with jurist."""
+    shipped = "shipped in the package (reinstall jurist)"
+    return BenchmarkCard(
+        name,
+        "pairwise",
+        1,
+        None,
+        (
+            Need("data", lambda: package_file("jurist.benchmarks", "data/starter.jsonl"), shipped),
+            Need("judge prompts", lambda: Found("package", "jurist-pairwise protocol"), shipped),
+        ),
+        about="24 short prompts written for jurist, judged against reference answers",
+    )

@@ -19,6 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions, Question, take_options
+from jurist.benchmarks.catalog import (
+    BenchmarkCard,
+    Found,
+    Need,
+    data_dir_file,
+    fetch_line,
+    pinned_copy,
+    reference_text,
+)
 from jurist.benchmarks.data_files import PinnedFile, data_dirs, resolve_files, sha256_of
 from jurist.benchmarks.healthbench import PROMPT_HINT, grader_sampling
 from jurist.benchmarks.presets import REFERENCE_KEY, ReferenceJudge
@@ -245,4 +254,27 @@ def benchmark(options: BenchmarkOptions) -> Benchmark:
         judge_prompt_source=JUDGE_PROMPT,
         metrics=("rubric",),
         info=info,
+    )
+
+
+def catalog_card(name: str) -> BenchmarkCard:
+    """What ``jurist list`` shows: the queries with their requirement index (or upstream's six files), and
+    the critic's prompt."""
+
+    def data() -> Found | None:
+        requirements = data_dir_file(REQUIREMENT_INDEX) or pinned_copy(list(REQUIREMENT_FILES.values()))
+        return pinned_copy([DATA]) if requirements is not None else None
+
+    prompt = PROMPT_FILE.local_paths[0]
+
+    return BenchmarkCard(
+        name,
+        "rubric",
+        1,
+        reference_text(REFERENCE),
+        (
+            Need("data", data, fetch_line(name, DATA.local_paths[0], REQUIREMENT_INDEX)),
+            Need("judge prompts", lambda: pinned_copy([PROMPT_FILE]), fetch_line(name, prompt)),
+        ),
+        about="1,000 writing queries, each graded 1-10 on five criteria of its own",
     )

@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from jurist.judging.base import CacheMode, JudgeItem, JudgeKind, PartialJudgment
     from jurist.judging.kinds import JudgeKindName, JudgePromptSource, judge_kind_for, judge_kind_outcome
     from jurist.judging.pairwise import battles_from_judgment, judgment_key
-    from jurist.judging.upstream_local import LocalJudgeSettings, load_local_settings
+    from jurist.judging.upstream import local_settings_copy
+    from jurist.judging.upstream_local import LocalJudgeSettings, load_local_settings, local_config_copy
     from jurist.judging.verdict import canonical_label, swap_label
 
 _HOMES = {
@@ -30,9 +31,11 @@ _HOMES = {
     "battles_from_judgment": "pairwise",
     "judgment_key": "pairwise",
     "LocalJudgeSettings": "upstream_local",
+    "local_config_copy": "upstream_local",
     "load_local_settings": "upstream_local",
     "canonical_label": "verdict",
     "swap_label": "verdict",
+    "local_settings_copy": "upstream",
 }
 
 __getattr__ = lazy_face(__name__, _HOMES)
@@ -52,6 +55,8 @@ __all__ = [
     "judge_kind_outcome",
     "judgment_key",
     "load_local_settings",
+    "local_config_copy",
+    "local_settings_copy",
     "preference_battles",
     "swap_label",
 ]

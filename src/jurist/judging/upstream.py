@@ -237,6 +237,25 @@ def _data_dir_prompts() -> str | None:
     return None
 
 
+def local_settings_copy() -> tuple[str, str] | None:
+    """Where :func:`load_arena_hard_settings` would read the settings without the network, as (source,
+    path): ``env`` (``$JURIST_ARENA_HARD_PROMPTS``), ``data dir`` or ``jurist cache``; None when it would
+    have to download them. Files only, for ``jurist list``: their bytes are checked when read."""
+    folder_name = os.environ.get(PROMPTS_ENV)
+    if folder_name:
+        folder = Path(folder_name).expanduser()
+        if _local(folder, CONFIG_FILE) and (_local(folder, SETTINGS_FILE) or _local(folder, SETTINGS_JSON)):
+            return "env", f"${PROMPTS_ENV}={folder_name}"
+        return None
+    found = _data_dir_prompts()
+    if found is not None:
+        return "data dir", found
+    cached = cache_root() / "arena-hard-auto" / COMMIT
+    if (cached / CONFIG_FILE).is_file() and (cached / SETTINGS_FILE).is_file():
+        return "jurist cache", str(cached)
+    return None
+
+
 def load_arena_hard_settings() -> ArenaHardSettings:
     """Upstream's v2.0 judge settings: from ``$JURIST_ARENA_HARD_PROMPTS``, else the (cached) download.
 

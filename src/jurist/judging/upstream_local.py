@@ -99,6 +99,17 @@ def _config_bytes() -> tuple[bytes, str]:
     return fetch_pinned(url, cached, _HINT, _check), url
 
 
+def local_config_copy() -> tuple[str, str] | None:
+    """Where a local copy of the config is (``data dir`` or ``jurist cache``, its path), for ``jurist list``:
+    files only, its bytes checked when a run reads it."""
+    for folder in data_dirs():
+        for relative in DATA_DIR_PATHS:
+            if (folder / relative).is_file():
+                return "data dir", str(folder / relative)
+    cached = cache_root() / "arena-hard-local" / COMMIT / CONFIG_FILE
+    return ("jurist cache", str(cached)) if cached.is_file() else None
+
+
 def _field(config: dict[str, Any], name: str, kind: type | tuple[type, ...], origin: str) -> Any:
     value = config.get(name)
     if not isinstance(value, kind) or isinstance(value, bool):

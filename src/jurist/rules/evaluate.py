@@ -91,17 +91,21 @@ def check_response(
     return results
 
 
-def require_resources(checkers: Mapping[str, Checker], uses: Iterable[tuple[str, Mapping[str, Any]]]) -> None:
+def require_resources(
+    checkers: Mapping[str, Checker], uses: Iterable[tuple[str, str, Mapping[str, Any]]]
+) -> None:
     """Run each instruction id's checker once on plain text, so a missing NLTK resource stops a run with
-    its one-line message before any request is sent, not after the answers were paid for."""
+    its one-line message before any request is sent, not after the answers were paid for. ``uses``: (prompt
+    key, instruction id, kwargs) of the prompts the run keeps, so only their instructions are asked; the
+    message names the first prompt that needs what is missing."""
     tried: set[str] = set()
-    for instruction_id, kwargs in uses:
+    for key, instruction_id, kwargs in uses:
         if instruction_id in tried or instruction_id not in checkers:
             continue
         tried.add(instruction_id)
         try:
             checkers[instruction_id]("Hello world. This is a plain test answer.", clean_kwargs(kwargs), "")
-        except MissingNltkData:
-            raise
+        except MissingNltkData as exc:
+            raise MissingNltkData(f"prompt {key} ({instruction_id}): {exc}") from None
         except Exception:  # noqa: BLE001, S110 - only missing data matters here; outcomes do not
             pass

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,39 @@ def jurist_nltk_dirs() -> list[Path]:
     return dirs
 
 
+PUNKT_RESOURCE = "tokenizers/punkt_tab/english/"
+"""Punkt's English model: IFEval's and IFBench's sentence and word counts."""
+
+
+def _standard_dirs() -> list[Path]:
+    """The folders on NLTK's default search path (``nltk.data.path`` without ``$NLTK_DATA``) on POSIX."""
+    prefix = Path(sys.prefix)
+    system = ("/usr/share", "/usr/local/share", "/usr/lib", "/usr/local/lib")
+    return [
+        Path.home() / "nltk_data",
+        *(prefix / sub / "nltk_data" if sub else prefix / "nltk_data" for sub in ("", "share", "lib")),
+        *(Path(folder) / "nltk_data" for folder in system),
+    ]
+
+
+def installed_in(resource: str) -> Path | None:
+    """The folder holding ``resource`` (unpacked, or its package's ``.zip`` as NLTK also reads), looked for
+    where :func:`require` looks and on NLTK's default path, without importing nltk (seconds of CPU): what
+    ``jurist list`` shows. A run still asks NLTK itself."""
+    kind, _, rest = resource.strip("/").partition("/")
+    package = rest.split("/", 1)[0]
+    for folder in [*jurist_nltk_dirs(), *_standard_dirs()]:
+        if (folder / resource.strip("/")).exists() or (folder / kind / f"{package}.zip").is_file():
+            return folder
+    return None
+
+
+def download_hint(*resources: str) -> str:
+    """The command that installs ``resources`` where jurist looks (its cache's ``nltk_data``)."""
+    packages = " ".join(dict.fromkeys(r.strip("/").split("/")[1] for r in resources))
+    return f"`python -m nltk.downloader -d {jurist_nltk_dirs()[-1]} {packages}` once with network"
+
+
 @functools.cache
 def require(resource: str) -> None:
     """Make sure ``resource`` (e.g. ``tokenizers/punkt_tab/english``) can be loaded, or raise."""
@@ -46,24 +80,21 @@ def require(resource: str) -> None:
     try:
         nltk.data.find(resource)
     except LookupError:
-        package = resource.rstrip("/").split("/")[1]
-        target = jurist_nltk_dirs()[-1]
         raise MissingNltkData(
             f"NLTK resource {resource!r} is not installed: set NLTK_DATA (or JURIST_DATA_DIR, whose "
-            f"nltk_data/ folder is searched) to a folder holding it, or run "
-            f"`python -m nltk.downloader -d {target} {package}` once with network"
+            f"nltk_data/ folder is searched) to a folder holding it, or run {download_hint(resource)}"
         ) from None
 
 
 def sent_tokenize(text: str) -> list[str]:
     """NLTK's English Punkt sentence split (what IFEval's ``count_sentences`` counts)."""
-    require("tokenizers/punkt_tab/english/")
+    require(PUNKT_RESOURCE)
     return _punkt().tokenize(text)  # type: ignore[no-any-return]
 
 
 def word_tokenize(text: str) -> list[str]:
     """``nltk.word_tokenize`` (Punkt sentences, then the Treebank word tokenizer), found offline."""
-    require("tokenizers/punkt_tab/english/")
+    require(PUNKT_RESOURCE)
     import nltk
 
     return nltk.word_tokenize(text)  # type: ignore[no-any-return]

@@ -142,6 +142,7 @@ def _benchmark(config: RunConfig) -> Benchmark:
             raise JuristError(f"--baseline does not apply to {bench.name}: it judges its own pairs")
         gguf = config.baseline.lower().endswith(".gguf")  # weights to serve, not a file of answers
         bench = bench.with_baseline(config.baseline) if gguf else baseline_from(bench, config.baseline)
+    bench.require_installed()  # for the questions kept: IFBench's NLTK data only if one of them needs it
     return bench
 
 

@@ -138,7 +138,7 @@ def build_plan(
     found = [] if watch else find_checkpoints(checkpoints)
     names = parse_tasks(tasks)
     options = parse_bench_options(bench_options, names)
-    judged = judged_tasks(names, options)
+    judged = judged_tasks(names, options, parse_limits(limit, names))
     if ray is not None and (gpus is not None or servers is not None):
         raise JuristError("--ray places each checkpoint where Ray has room: leave out --gpus and --servers")
     slots = gpu_slots(gpus, tensor_parallel, servers) if ray is None else (None,)

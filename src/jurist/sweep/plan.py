@@ -10,7 +10,7 @@ checkpoint's server) and judging (``judge-only``, on the judges' own limit).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -211,14 +211,18 @@ def judging_config(plan: SweepPlan, checkpoint: Checkpoint, task: str) -> RunCon
     )
 
 
-def judged_tasks(tasks: Sequence[str], options: dict[str, dict[str, str]]) -> tuple[str, ...]:
-    """The tasks that have a judge; each task is loaded now, so a bad name or ``-B`` option fails before
-    anything starts (exit 2), and one with fixed response pairs (nothing to generate) is refused."""
+def judged_tasks(
+    tasks: Sequence[str], options: dict[str, dict[str, str]], limits: Mapping[str, int] | None = None
+) -> tuple[str, ...]:
+    """The tasks that have a judge; each task is loaded now, so a bad name or ``-B`` option, or data its
+    kept questions need and this machine lacks (IFBench's NLTK data), fails before anything starts (exit 2),
+    and one with fixed response pairs (nothing to generate) is refused."""
     from jurist.benchmarks.registry import load_benchmark
 
     judged = []
     for task in tasks:
         bench = load_benchmark(task, options.get(task, {}))
+        bench.limited((limits or {}).get(task)).require_installed()
         if bench.candidates:
             raise JuristError(f"--tasks {task}: it judges fixed response pairs, so no checkpoint answers it")
         if bench.judge_kind is not None:

@@ -1,0 +1,118 @@
+"""``jurist list``: every benchmark jurist knows, what kind it is, its reference judge, and whether its data
+and judge prompts are on this machine (and where from), with the one line that gets what is missing.
+
+Nothing is downloaded or parsed: presence is read from files (:mod:`jurist.benchmarks.catalog`), so the
+list is quick and works offline. ``--bench``'s help in ``jurist run`` is built here from the same registry.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from jurist.errors import JuristError
+
+
+def bench_help() -> str:
+    """``jurist run --bench``'s help: every registered name (so a new benchmark appears without edits)."""
+    from jurist.benchmarks import benchmark_names
+
+    return (
+        f"a benchmark name ({', '.join(benchmark_names())}; `jurist list` says which have their data here), "
+        "an Arena-Hard question.jsonl or an arena battles file"
+    )
+
+
+def catalog() -> list[dict[str, Any]]:
+    """One record per registered benchmark, in name order (a benchmark without a catalog card says so)."""
+    from jurist.benchmarks import benchmark_card, benchmark_names, card_record
+
+    records: list[dict[str, Any]] = []
+    for name in benchmark_names():
+        card = benchmark_card(name)
+        if card is None:
+            records.append(
+                {
+                    "name": name,
+                    "kind": None,
+                    "default_samples": None,
+                    "reference_judge": None,
+                    "about": "no catalog card: `jurist run --bench NAME --dry-run` shows what it needs",
+                    "needs": [],
+                }
+            )
+        else:
+            records.append({**card_record(card), "name": name})  # the name it is registered under
+    return records
+
+
+def _cell(record: dict[str, Any], what: str) -> str:
+    need = next((n for n in record["needs"] if n["what"] == what), None)
+    if need is None:
+        return "-" if record["kind"] is not None else "?"
+    return str(need["source"]) if need["present"] else "MISSING"
+
+
+def _print_table(records: list[dict[str, Any]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from jurist.store import DATA_DIR_ENV
+
+    table = Table(box=None, pad_edge=False, show_edge=False)
+    for column in ("benchmark", "kind", "samples", "reference judge", "data", "judge prompts"):
+        table.add_column(column, no_wrap=column != "reference judge")
+    for r in records:
+        samples = "?" if r["default_samples"] is None else str(r["default_samples"])
+        cells = (
+            r["name"],
+            r["kind"] or "?",
+            samples,
+            (r["reference_judge"] or "-").split(" (", 1)[0],  # its settings: --format json
+            _cell(r, "data"),
+            _cell(r, "judge prompts"),
+        )
+        table.add_row(*(Text(cell) for cell in cells))  # names are data, never markup
+    console = Console(highlight=False, soft_wrap=False)
+    console.print(table)
+    folders = os.environ.get(DATA_DIR_ENV)
+    console.print(
+        f"\ndata dirs: {folders if folders else f'none (--data-dir or ${DATA_DIR_ENV})'}", markup=False
+    )
+    missing = [(r["name"], n) for r in records for n in r["needs"] if not n["present"]]
+    for name, need in missing:
+        console.print(f"{name} {need['what']}: {need['get']}", markup=False)
+    for r in records:
+        if r["kind"] is None:
+            console.print(f"{r['name']}: {r['about']}", markup=False)
+
+
+def list_benchmarks(
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(help="folder with local copies of benchmark data [$JURIST_DATA_DIR]"),
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table | json")] = "table",
+) -> None:
+    """List every benchmark: kind, default samples, reference judge, and whether its data and judge
+    prompts are here (and where from); for what is missing, the one line that gets it. Sends nothing."""
+    if fmt not in ("table", "json"):
+        raise JuristError(f"--format: {fmt!r} is not table or json")
+    if data_dir is not None:
+        if not data_dir.is_dir():
+            raise JuristError(f"--data-dir: {data_dir} is not a folder")
+        os.environ["JURIST_DATA_DIR"] = str(data_dir.resolve())
+    records = catalog()
+    if fmt == "json":
+        print(json.dumps(records, indent=2))
+    else:
+        _print_table(records)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("list")(list_benchmarks)
