@@ -307,12 +307,14 @@ def test_bad_sweep_commands_are_one_line_usage_errors(
         ({"tasks": "no-such-task"}, "neither a known benchmark"),
         ({"tasks": "judgebench"}, "fixed response pairs"),
         ({"tasks": "ifeval,starter", "bench_options": ["version=v1"]}, "say which task"),
-        ({"tasks": "ifeval", "judges": ["j"]}, "judges are defined in a --models-file"),
+        ({"tasks": "starter", "judges": ["j"]}, "models are defined in a --models-file"),
+        ({"tasks": "ifeval", "judges": ["j"]}, "--judge j: applies to none of the tasks"),
+        ({"tasks": "ifeval,starter", "baselines": ["ifeval=b"]}, "ifeval is checked by rule"),
         ({"tasks": "ifeval", "ray": "", "gpus": "0,1"}, "--ray places each checkpoint"),
         ({"tasks": "ifeval", "gpus": "0,1", "local": True}, "--local runs a checkpoint"),
         ({"tasks": "ifeval", "checkpoint_settings": "x"}, "give --models-file too"),
-        ({"tasks": "ifeval", "limit": "starter=3"}, "not one of --tasks"),
-        ({"tasks": "ifeval", "limit": "0"}, "give a number of questions"),
+        ({"tasks": "ifeval", "limit": "starter=3"}, "not one of the tasks"),
+        ({"tasks": "ifeval", "limit": "0"}, "give a whole number"),
     ]
     for options, problem in cases:
         with pytest.raises(JuristError, match=problem):
@@ -504,7 +506,9 @@ def test_tensor_parallel_servers_get_their_gpu_groups(
 ) -> None:
     record = use_fake_vllm(tmp_path, monkeypatch)
     checkpoint_dirs(tmp_path / "run", [1, 2])
-    plan = sweep_plan(tmp_path, mock_server().base_url, tasks="ifeval", gpus="0,1,2,3", tensor_parallel=2)
+    plan = sweep_plan(
+        tmp_path, mock_server().base_url, tasks="ifeval", judges=[], gpus="0,1,2,3", tensor_parallel=2
+    )
     assert run_sweep(plan, plots=False).exit_code == 0
     seen = sorted(
         (s["cuda_visible_devices"], s["argv"][s["argv"].index("--tensor-parallel-size") + 1])

@@ -69,10 +69,10 @@ def test_archives_carry_run_directories_both_ways(tmp_path: Path) -> None:
 def test_a_checkpoint_asks_ray_for_its_servers_gpus(tmp_path: Path, mock_server: Any) -> None:
     run = checkpoint_dirs(tmp_path / "run", [1])
     (run / "step_2.gguf").touch()
-    plan = sweep_plan(tmp_path, mock_server().base_url, tasks="ifeval", ray="")
+    plan = sweep_plan(tmp_path, mock_server().base_url, tasks="ifeval", judges=[], ray="")
     folder, gguf = plan.checkpoints
     assert gpus_per_checkpoint(plan, folder) == 1 and gpus_per_checkpoint(plan, gguf) == 0
-    wide = sweep_plan(tmp_path, mock_server().base_url, tasks="ifeval", ray="", tensor_parallel=2)
+    wide = sweep_plan(tmp_path, mock_server().base_url, tasks="ifeval", judges=[], ray="", tensor_parallel=2)
     assert gpus_per_checkpoint(wide, wide.checkpoints[0]) == 2
 
 

@@ -20,6 +20,7 @@ from jurist.config.specs import (
     ServeSpec,
     arg_value,
 )
+from jurist.config.suite import Suite, SuiteTask, load_suite
 
 __all__ = [
     "DEFAULT_API_BASE",
@@ -30,8 +31,11 @@ __all__ = [
     "ModelSpec",
     "ServeKind",
     "ServeSpec",
+    "Suite",
+    "SuiteTask",
     "arg_value",
     "load_dotenv_values",
     "load_models_file",
+    "load_suite",
     "resolve_key",
 ]

@@ -18,7 +18,16 @@ if TYPE_CHECKING:
     from jurist.run.pipeline import Pipeline, run_pipeline
     from jurist.run.plan import RunPlan, judges_against_baselines, resolve
     from jurist.run.session import Session, all_or_none
-    from jurist.run.tasks import headline, parse_tasks, run_tasks, task_options
+    from jurist.run.task_options import (
+        TaskFlags,
+        TaskSettings,
+        fit_to_benchmarks,
+        parse_tasks,
+        split_per_task,
+        task_options,
+        task_settings,
+    )
+    from jurist.run.tasks import headline, run_tasks
 
 _HOMES = {
     "show_usage": "budget",
@@ -37,10 +46,15 @@ _HOMES = {
     "resolve": "plan",
     "Session": "session",
     "all_or_none": "session",
+    "TaskFlags": "task_options",
+    "TaskSettings": "task_options",
+    "fit_to_benchmarks": "task_options",
+    "parse_tasks": "task_options",
+    "split_per_task": "task_options",
+    "task_options": "task_options",
+    "task_settings": "task_options",
     "headline": "tasks",
-    "parse_tasks": "tasks",
     "run_tasks": "tasks",
-    "task_options": "tasks",
 }
 
 __getattr__ = lazy_face(__name__, _HOMES)
@@ -54,8 +68,11 @@ __all__ = [
     "RunPlan",
     "RunResult",
     "Session",
+    "TaskFlags",
+    "TaskSettings",
     "all_or_none",
     "dry_run",
+    "fit_to_benchmarks",
     "headline",
     "judges_against_baselines",
     "new_progress",
@@ -65,6 +82,8 @@ __all__ = [
     "run_pipeline",
     "run_tasks",
     "show_usage",
+    "split_per_task",
     "task_options",
+    "task_settings",
     "usage_of_runs",
 ]

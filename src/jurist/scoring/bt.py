@@ -20,6 +20,7 @@ from jurist.scoring.common import (
 )
 
 if TYPE_CHECKING:
+    from jurist.ratings.bt import BTResult
     from jurist.scoring.options import ScoreOptions, Settings
     from jurist.store.run_dir import RunDir
 
@@ -27,7 +28,9 @@ StyleVector = tuple[int, int, int, int]
 
 
 def bt_rows(battles: list[Battle], baselines: list[str], opts: ScoreOptions, settings: Settings) -> list[Row]:
-    """Elo-scale BT ratings anchored at the baseline (1000) and each model's implied win rate against it."""
+    """Elo-scale BT ratings anchored at the baseline (1000) and each model's implied win rate against it;
+    with no baseline (every model meets several others, as in an arena export) the models' mean is 1000,
+    every bootstrap replicate shifted the same way, and there is no win rate against a baseline."""
     import numpy as np
 
     from jurist.ratings.bt import bradley_terry, win_rate_vs_anchor
@@ -44,7 +47,7 @@ def bt_rows(battles: list[Battle], baselines: list[str], opts: ScoreOptions, set
         [str(b["uid"]) for b in battles],
         opts.resample,
     )
-    reference = anchor(names, baselines)
+    reference = anchor(names, baselines) if baselines else 0
     try:
         result = bradley_terry(
             a,
@@ -60,8 +63,12 @@ def bt_rows(battles: list[Battle], baselines: list[str], opts: ScoreOptions, set
         )
     except ValueError as exc:
         raise JuristError(f"Bradley-Terry: {exc}") from None
-    wr = win_rate_vs_anchor(result, reference, ci_level=settings.ci_level)
     questions, battle_counts = model_counts(battles)
+    if not baselines:
+        result = _mean_anchored(result, settings.ci_level)
+        columns = {"rating": result.ratings, "ci_low": result.ci_low, "ci_high": result.ci_high}
+        return model_rows(names, [], columns, questions, battle_counts)
+    wr = win_rate_vs_anchor(result, reference, ci_level=settings.ci_level)
     columns = {
         "rating": result.ratings,
         "ci_low": result.ci_low,
@@ -71,6 +78,20 @@ def bt_rows(battles: list[Battle], baselines: list[str], opts: ScoreOptions, set
         "winrate_ci_high": wr.ci_high,
     }
     return model_rows(names, baselines, columns, questions, battle_counts)
+
+
+def _mean_anchored(result: BTResult, ci_level: float, rating: float = 1000.0) -> BTResult:
+    """``result`` shifted so the models' mean rating is ``rating`` in the point fit and in each replicate
+    (the arena convention when no model is the reference); intervals from the shifted replicates."""
+    import numpy as np
+
+    ratings = result.ratings - result.ratings.mean() + rating
+    if result.bootstrap.shape[0] == 0:
+        return result._replace(ratings=ratings, ci_low=ratings.copy(), ci_high=ratings.copy())
+    boot = result.bootstrap - result.bootstrap.mean(axis=1, keepdims=True) + rating
+    tail = (1.0 - ci_level) / 2.0  # the percentile interval, as every BT interval here
+    low, high = np.quantile(boot, [tail, 1.0 - tail], axis=0)
+    return result._replace(ratings=ratings, ci_low=low, ci_high=high, bootstrap=boot)
 
 
 class StyleCache:
@@ -158,7 +179,7 @@ def style_rows(
     (m_idx, b_idx, y, ms_arr, bs_arr), weights, clusters = bootstrap_design(
         design, np.array([oriented.weight[k] for k in keep]), [oriented.uid[k] for k in keep], opts.resample
     )
-    reference = anchor(names, baselines)
+    reference = anchor(names, baselines) if baselines else 0
     try:
         result = style_controlled_win_rates(
             m_idx,
