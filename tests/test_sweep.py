@@ -751,3 +751,33 @@ def test_a_local_sweep_loads_each_checkpoint_in_process_and_a_rerun_sends_nothin
     for name in names:  # nothing was missing: no answer added, no request counted in the rerun's usage
         assert lines(out / name / "ifeval" / "answers" / f"{name}.jsonl") == 2
         assert _read(out / name / "ifeval" / "run.json")["usage"]["requests"] == 0
+
+
+def test_a_baseline_model_answers_once_and_every_checkpoint_is_judged_against_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mock_server: Any
+) -> None:
+    use_fake_vllm(tmp_path, monkeypatch)
+    judge = mock_server()
+    checkpoint_dirs(tmp_path / "run", [1, 2])
+    models = write_models_file(tmp_path / "both.yaml", judge.base_url, {"judge-good": {}, "base-model": {}})
+    plan = sweep_plan(
+        tmp_path,
+        judge.base_url,
+        models_file=models,
+        gpus="0,1",
+        samples=["1"],
+        judges=["starter=judge-good"],
+        baselines=["starter=base-model"],
+    )
+    assert plan.baselines == {"starter": "base-model"} and plan.task_judges == {"starter": ("judge-good",)}
+    assert run_sweep(plan, plots=False).exit_code == 0
+    assert judge.stats.requests_by_model["base-model"] == LIMIT  # once, for both checkpoints
+    assert judge.stats.requests_by_model["judge-good"] == 2 * LIMIT * 2  # two games per question
+    for name in ("step_1", "step_2"):
+        battles = read_jsonl(plan.out / name / "starter" / "battles.jsonl")
+        assert battles and {b["model_b"] for b in battles} | {b["model_a"] for b in battles} == {
+            name, "base-model",
+        }  # fmt: skip
+    doc = _read(plan.out / "sweep.json")
+    assert doc["baselines"] == {"starter": "base-model"} and doc["judges"] == ["judge-good"]
+    assert all(c["status"] == "complete" for c in doc["checkpoints"])
