@@ -136,3 +136,17 @@ def test_run_and_sweep_take_a_suite_from_the_command_line(
     (tmp_path / "ckpt" / "step_1" / "config.json").write_text("{}")
     swept = jurist("sweep", "--checkpoints", "ckpt", "--suite", str(bad), *common, cwd=tmp_path)
     assert swept.returncode == 2 and "tasks.ifeval.judges: does not apply" in swept.stderr
+
+
+def test_an_unknown_task_or_option_names_the_suite_line(tmp_path: Path) -> None:
+    from jurist.run.task_options import load_task
+
+    suite = load_suite(_write(tmp_path, "tasks:\n  ifeval:\n  no-such-bench:\n    samples: 2\n"))
+    settings = task_settings(list(suite.tasks), None, suite)
+    with pytest.raises(
+        JuristError, match=r"suite.yaml: line 3: tasks.no-such-bench: --bench: 'no-such-bench'"
+    ):
+        load_task("no-such-bench", settings["no-such-bench"])
+    listed = load_suite(_write(tmp_path, "tasks: [ifeval, nope]\n"))
+    with pytest.raises(JuristError, match=r"suite.yaml: line 1: tasks: --bench: 'nope'"):
+        load_task("nope", task_settings(list(listed.tasks), None, listed)["nope"])

@@ -9,6 +9,7 @@ the line it came from (:attr:`SuiteTask.where`).
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -34,7 +35,8 @@ class SuiteTask:
     limit: int | None = None
     options: Mapping[str, str] = field(default_factory=dict)
     where: Mapping[str, str] = field(default_factory=dict)
-    """Field -> ``FILE: line N: FIELD``, where it was given (for errors found later)."""
+    """Field -> ``FILE: line N: FIELD``, where it was given (for errors found later); ``task``: the line
+    naming the task."""
 
 
 @dataclass(frozen=True)
@@ -162,10 +164,20 @@ def load_suite(path: str | Path) -> Suite:
             name = reader.text(item, "tasks")
             if name in tasks:
                 raise reader.fail(item, "tasks", f"{name!r} is given twice")
-            tasks[name] = SuiteTask()
+            tasks[name] = SuiteTask(where={"task": f"{path}: line {item.start_mark.line + 1}: tasks"})
+    elif not isinstance(tasks_node, yaml.MappingNode):
+        raise reader.fail(tasks_node, "tasks", "expected the benchmarks as a mapping or a list")
     else:
-        for name, body in reader.mapping(tasks_node, "tasks", None):
-            tasks[name] = reader.task(body, f"tasks.{name}", TASK_FIELDS)
+        first: dict[str, int] = {}
+        for key_node, body in tasks_node.value:
+            name = reader.text(key_node, "tasks")
+            if name in first:
+                message = f"{name!r} is given twice (first at line {first[name]})"
+                raise reader.fail(key_node, "tasks", message)
+            first[name] = key_node.start_mark.line + 1
+            entry = reader.task(body, f"tasks.{name}", TASK_FIELDS)
+            line = f"{path}: line {key_node.start_mark.line + 1}: tasks.{name}"
+            tasks[name] = dataclasses.replace(entry, where={**entry.where, "task": line})
     if not tasks:
         raise reader.fail(tasks_node, "tasks", "name at least one benchmark")
     defaults = reader.task(root, "", TOP_FIELDS)

@@ -158,9 +158,23 @@ def task_settings(
             elif name in defaults.where:
                 values[name], origins[name] = getattr(defaults, name), defaults.where[name]
                 shared.add(name)
+        if "task" in entry.where:
+            origins["task"] = entry.where["task"]
         merged = {**(entry.options if suite is not None else {}), **options[task]}
         settings[task] = TaskSettings(**values, options=merged, origins=origins, shared=frozenset(shared))
     return settings
+
+
+def load_task(task: str, chosen: TaskSettings) -> Benchmark:
+    """``task`` loaded with its options; an error names the suite file's line that lists it, if one does."""
+    from jurist.benchmarks.registry import load_benchmark
+
+    try:
+        return load_benchmark(task, dict(chosen.options))
+    except JuristError as exc:
+        if "task" in chosen.origins:
+            raise JuristError(f"{chosen.origins['task']}: {exc}") from None
+        raise
 
 
 def refusal(name: str, bench: Benchmark) -> str | None:
@@ -209,6 +223,7 @@ __all__ = [
     "TaskFlags",
     "TaskSettings",
     "fit_to_benchmarks",
+    "load_task",
     "parse_tasks",
     "split_per_task",
     "task_options",

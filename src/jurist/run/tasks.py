@@ -17,7 +17,6 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from jurist.benchmarks.registry import load_benchmark
 from jurist.errors import JuristError
 from jurist.report.formats import table_console
 from jurist.run.config import RunConfig, RunResult
@@ -28,6 +27,9 @@ from jurist.run.task_options import (
     TaskFlags,
     TaskSettings,
     fit_to_benchmarks,
+    load_task,
+    parse_tasks,
+    task_options,
     task_settings,
 )
 from jurist.store.jsonl import write_json_atomic
@@ -75,7 +77,7 @@ def run_tasks(
     if config.answers_file is not None:
         raise JuristError("--answers names one benchmark's answers: run that benchmark alone (--bench)")
     chosen = settings if settings is not None else shared_settings(config, tasks)
-    benches = {task: load_benchmark(task, dict(chosen[task].options)) for task in tasks}
+    benches = {task: load_task(task, chosen[task]) for task in tasks}
     fitted = fit_to_benchmarks(chosen, benches)
     runs = {
         task: Pipeline(resolve(task_config(config, task, fitted[task], root), loaded=benches[task]), console)
@@ -201,3 +203,14 @@ def summary_table(rows: Sequence[dict[str, Any]]) -> Table:
             status,
         )
     return table
+
+
+__all__ = [
+    "SUMMARY_FILE",
+    "headline",
+    "parse_tasks",  # kept here too: --tasks parsing moved to jurist.run.task_options
+    "run_tasks",
+    "summary_rows",
+    "summary_table",
+    "task_options",
+]

@@ -135,7 +135,7 @@ def build_plan(
         judges, baselines, _texts(samples), _texts(limit), bench_option_keys(bench_options, names)
     )
     chosen = task_settings(names, flags, suite_file)
-    loaded = load_tasks(names, {task: dict(chosen[task].options) for task in names})
+    loaded = load_tasks(names, {}, chosen)
     fitted = fit_to_benchmarks(chosen, loaded)
     judged = tuple(task for task, bench in loaded.items() if bench.judge_kind is not None)
     every_judge = tuple(dict.fromkeys(j for task in judged for j in fitted[task].judges))

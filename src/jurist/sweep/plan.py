@@ -10,7 +10,7 @@ checkpoint's server) and judging (``judge-only``, on the judges' own limit).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from jurist.config import ModelSpec, ServeKind, ServeSpec
 from jurist.engine.retry import RetryPolicy
 from jurist.errors import JuristError
 from jurist.run.config import RunConfig
+from jurist.run.task_options import TaskSettings
 from jurist.sweep.checkpoints import Checkpoint
 
 MODELS_FILE = "models.yaml"
@@ -253,14 +254,20 @@ def baseline_config(plan: SweepPlan, task: str) -> RunConfig:
     )
 
 
-def load_tasks(tasks: Sequence[str], options: dict[str, dict[str, str]]) -> dict[str, Benchmark]:
+def load_tasks(
+    tasks: Sequence[str],
+    options: dict[str, dict[str, str]],
+    settings: Mapping[str, TaskSettings] | None = None,
+) -> dict[str, Benchmark]:
     """Each task loaded now, so a bad name or ``-B`` option fails before anything starts (exit 2), and one
-    with fixed response pairs (nothing to generate) is refused."""
-    from jurist.benchmarks.registry import load_benchmark
+    with fixed response pairs (nothing to generate) is refused. ``settings``: each task's, whose options
+    replace ``options`` and whose suite line an error names."""
+    from jurist.run.task_options import load_task
 
     loaded = {}
     for task in tasks:
-        bench = load_benchmark(task, options.get(task, {}))
+        chosen = (settings or {}).get(task) or TaskSettings(options=options.get(task, {}))
+        bench = load_task(task, chosen)
         if bench.candidates:
             raise JuristError(f"--tasks {task}: it judges fixed response pairs, so no checkpoint answers it")
         loaded[task] = bench
