@@ -310,6 +310,7 @@ def test_bad_sweep_commands_are_one_line_usage_errors(
         ({"tasks": "starter", "judges": ["j"]}, "models are defined in a --models-file"),
         ({"tasks": "ifeval", "judges": ["j"]}, "--judge j: applies to none of the tasks"),
         ({"tasks": "ifeval,starter", "baselines": ["ifeval=b"]}, "ifeval is checked by rule"),
+        ({"tasks": "starter", "baselines": ["gone.jsonl"]}, "--baseline gone.jsonl: no such answers file"),
         ({"tasks": "ifeval", "ray": "", "gpus": "0,1"}, "--ray places each checkpoint"),
         ({"tasks": "ifeval", "gpus": "0,1", "local": True}, "--local runs a checkpoint"),
         ({"tasks": "ifeval", "checkpoint_settings": "x"}, "give --models-file too"),

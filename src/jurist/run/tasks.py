@@ -4,7 +4,9 @@ Each task is a whole run in its own directory (``OUT/<task>``, so each resumes a
 they share what bounds the machine: one global request limit and per-model limits, one connection pool,
 one request cache, one set of managed servers (the embedded model starts once), one progress display.
 Their stages run side by side in one event loop, so the answers of one task and the judging of another
-overlap. At the end, one table: a row per task and model with each task's headline metric.
+overlap. Each task has its own judges, baseline, samples and limit where given
+(:mod:`jurist.run.task_options`). At the end, one table: a row per task and model with each task's
+headline metric, and a row saying why for a task that has no score.
 """
 
 from __future__ import annotations

@@ -149,6 +149,9 @@ def build_plan(
             "give --gpus one group (or add --ray, which runs each checkpoint in its own process)"
         )
     model_baselines = [b for b in baseline_of.values() if not (b.endswith(".jsonl") or Path(b).is_file())]
+    for task, value in baseline_of.items():
+        if value.endswith(".jsonl") and not Path(value).is_file():
+            raise JuristError(f"{fitted[task].origins['baseline']}: no such answers file {value}")
     _check_judges(models_file, every_judge, check and bool(judged), model_baselines)
     return SweepPlan(
         out=out,
