@@ -154,6 +154,9 @@ def test_each_task_sends_its_judge_requests_to_its_own_judge(
         (["--bench", "ifeval", "--tasks", "ifeval,healthbench"], "--bench names one benchmark"),
         (["--tasks", "ifeval,healthbench", "--baseline", "B"], "applies to none of the tasks"),
         (["--tasks", "ifeval", "--samples", "healthbench=2"], "'healthbench' is not one of the tasks"),
+        (["--bench", "healthbench", "--method", "bt"], "--method bt: does not apply to healthbench"),
+        (["--bench", "ifeval", "--style-control", "length"], "--style-control: does not apply to ifeval"),
+        (["--tasks", "ifeval,healthbench", "--method", "bt"], "--method bt: applies to none of the tasks"),
     ],
 )
 def test_an_option_that_does_not_apply_is_one_line_and_exit_2(
@@ -164,3 +167,30 @@ def test_an_option_that_does_not_apply_is_one_line_and_exit_2(
     assert done.returncode == 2 and problem in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
     assert not (tmp_path / "runs").exists()  # refused before anything is written
+
+
+def test_a_shared_scoring_method_goes_to_the_tasks_with_battles(tmp_path: Path, mock_server: Any) -> None:
+    from conftest import FAST_RETRY
+    from jurist.run.config import RunConfig
+    from jurist.run.tasks import run_tasks
+    from test_tasks_run import _rule_file
+
+    server = mock_server()
+    config = RunConfig(
+        bench_options={"ifeval:file": str(_rule_file(tmp_path / "rules.jsonl", 2))},
+        models_file=write_models_file(tmp_path / "m.yaml", server.base_url, {"strong": {}, "judge-good": {}}),
+        models=["strong"],
+        judges=["judge-good"],
+        out=tmp_path / "runs",
+        limit=2,
+        method="bt",
+        progress=False,
+        retry=FAST_RETRY,
+        check=False,
+    )
+    assert run_tasks(config, ["ifeval", "starter"]).exit_code == 0
+    scoring = {
+        task: json.loads((tmp_path / "runs" / task / "run.json").read_text())["scoring"]["method"]
+        for task in ("ifeval", "starter")
+    }
+    assert scoring == {"ifeval": "winrate", "starter": "bt"}  # the rule task keeps its own scoring

@@ -36,6 +36,18 @@ def judges_against_baselines(bench: Benchmark) -> bool:
     return bench.judge_kind is not None and judge_kind_outcome(bench.judge_kind) == "battle"
 
 
+def battle_scoring_flags(config: RunConfig) -> list[str]:
+    """The scoring options given that only battles take (``--method bt``, style or length control...)."""
+    given = {
+        f"--method {config.method}": config.method != "winrate",
+        "--style-control": bool(config.style_control),
+        "--length-controlled": config.length_controlled,
+        "--category": bool(config.categories),
+        "--ensemble": config.ensemble,
+    }
+    return [flag for flag, on in given.items() if on]
+
+
 @dataclass(frozen=True)
 class RunPlan:
     """Everything one run resolved before its first request; plain data, never changed once made."""
@@ -146,14 +158,18 @@ def _benchmark(config: RunConfig, loaded: Benchmark | None = None) -> Benchmark:
         if bench.candidates:
             raise JuristError(f"--baseline does not apply to {bench.name}: it judges its own pairs")
         if not judges_against_baselines(bench):
-            how = (
-                f"grades each answer on its own ({bench.judge_kind})"
-                if bench.judge_kind
-                else "is checked by rule"
-            )
-            raise JuristError(f"--baseline does not apply to {bench.name}: it {how}, with no baseline")
+            raise JuristError(f"--baseline does not apply to {bench.name}: it {_scored_alone(bench)}")
         bench = baseline_from(bench, config.baseline)
+    scoring = battle_scoring_flags(config)
+    if scoring and not judges_against_baselines(bench):
+        raise JuristError(f"{', '.join(scoring)}: does not apply to {bench.name}: it {_scored_alone(bench)}")
     return bench
+
+
+def _scored_alone(bench: Benchmark) -> str:
+    """How a benchmark with no battles scores an answer, in words for an error."""
+    how = f"grades each answer on its own ({bench.judge_kind})" if bench.judge_kind else "is checked by rule"
+    return f"{how}, with no baseline"
 
 
 def _check(
@@ -209,4 +225,4 @@ def _kind(config: RunConfig, bench: Benchmark, spec: ModelSpec) -> JudgeKind:
     )
 
 
-__all__ = ["RunPlan", "judges_against_baselines", "resolve"]
+__all__ = ["RunPlan", "battle_scoring_flags", "judges_against_baselines", "resolve"]

@@ -23,7 +23,7 @@ from jurist.errors import JuristError
 from jurist.report.formats import table_console
 from jurist.run.config import RunConfig, RunResult
 from jurist.run.pipeline import Pipeline
-from jurist.run.plan import resolve
+from jurist.run.plan import battle_scoring_flags, judges_against_baselines, resolve
 from jurist.run.session import Session, run_session
 from jurist.run.task_options import (
     TaskFlags,
@@ -39,8 +39,15 @@ from jurist.store.jsonl import write_json_atomic
 SUMMARY_FILE = "tasks_summary.json"
 
 
-def task_config(config: RunConfig, task: str, chosen: TaskSettings, root: Path) -> RunConfig:
-    """The run of one task: the shared options of ``config`` with the task's own settings."""
+def task_config(
+    config: RunConfig, task: str, chosen: TaskSettings, root: Path, battles: bool = True
+) -> RunConfig:
+    """The run of one task: the shared options of ``config`` with the task's own settings; for a task
+    whose outcomes are not battles (``battles`` False), without the scoring options only battles take."""
+    if not battles:
+        config = dataclasses.replace(
+            config, method="winrate", style_control=(), length_controlled=False, categories=(), ensemble=False
+        )
     return dataclasses.replace(
         config,
         bench=task,
@@ -81,8 +88,17 @@ def run_tasks(
     chosen = settings if settings is not None else shared_settings(config, tasks)
     benches = {task: load_task(task, chosen[task]) for task in tasks}
     fitted = fit_to_benchmarks(chosen, benches)
+    battles = {task: judges_against_baselines(bench) for task, bench in benches.items()}
+    scoring = battle_scoring_flags(config)
+    if scoring and not any(battles.values()):
+        raise JuristError(
+            f"{', '.join(scoring)}: applies to none of the tasks (none is judged against a baseline)"
+        )
     runs = {
-        task: Pipeline(resolve(task_config(config, task, fitted[task], root), loaded=benches[task]), console)
+        task: Pipeline(
+            resolve(task_config(config, task, fitted[task], root, battles[task]), loaded=benches[task]),
+            console,
+        )
         for task in tasks
     }
     labels = {task: f"{run.bench.name}: " for task, run in runs.items()}
