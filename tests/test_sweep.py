@@ -31,7 +31,7 @@ from jurist.run.tasks import run_tasks
 from jurist.store.jsonl import read_jsonl
 from jurist.sweep.build import build_plan
 from jurist.sweep.checkpoints import find_checkpoints, step_of
-from jurist.sweep.plan import SweepPlan, checkpoint_spec, gpu_slots
+from jurist.sweep.plan import SweepPlan, checkpoint_spec, gpu_slots, judging_config
 from jurist.sweep.schedule import run_sweep
 from test_pool import group_gone
 
@@ -782,3 +782,41 @@ def test_a_baseline_model_answers_once_and_every_checkpoint_is_judged_against_it
     doc = _read(plan.out / "sweep.json")
     assert doc["baselines"] == {"starter": "base-model"} and doc["judges"] == ["judge-good"]
     assert all(c["status"] == "complete" for c in doc["checkpoints"])
+
+
+def test_per_task_samples_limits_and_judges_and_the_example_suite_make_a_plan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JURIST_DATA_DIR", str(SHARED_DATA))
+    run = str(checkpoint_dirs(tmp_path / "run", [1]))
+    judges = write_models_file(tmp_path / "j.yaml", "http://127.0.0.1:9/v1", {"j": {}, "grader": {}})
+    common: dict[str, Any] = {"checkpoints": run, "out": tmp_path / "sweep", "check": False}
+    plan = build_plan(
+        **common,
+        tasks="ifeval,starter",
+        samples=["2", "ifeval=4"],
+        limit=["3", "ifeval=5"],
+        judges=["starter=j"],
+        models_file=judges,
+    )
+    assert plan.samples == {"ifeval": 4, "starter": 2} and plan.limits == {"ifeval": 5, "starter": 3}
+    assert plan.task_judges == {"starter": ("j",)} and plan.judges == ("j",) and plan.most_samples == 4
+    (checkpoint,) = plan.checkpoints
+    assert checkpoint_spec(plan, checkpoint).temperature == 0.7  # several samples somewhere: they differ
+    rules = judging_config(plan, checkpoint, "ifeval")
+    assert (rules.judges, rules.samples, rules.limit) == ([], 4, 5)
+    pairs = judging_config(plan, checkpoint, "starter")
+    assert (pairs.judges, pairs.samples, pairs.limit, pairs.baseline) == (["j"], 2, 3, None)
+    example = Path(__file__).resolve().parents[1] / "examples" / "eval-framework-suite.yaml"
+    models = write_models_file(
+        tmp_path / "m.yaml", "http://127.0.0.1:9/v1", {"grader": {}, "pairwise-judge": {}}
+    )
+    # --tasks picks from the suite: IFBench is left out, its loader asks for NLTK's tagger (issue 27, 5)
+    picked = "ifeval,healthbench,writingbench,arena-hard-v2.0,alpaca-eval"
+    suite = build_plan(**common, suite=example, tasks=picked, models_file=models, limit=["2"])
+    assert suite.tasks == tuple(picked.split(","))
+    assert suite.samples == {"ifeval": 8, "healthbench": 8, "writingbench": 4} | {
+        "arena-hard-v2.0": 1, "alpaca-eval": 1,
+    }  # fmt: skip
+    assert suite.task_judges["healthbench"] == ("grader",) and suite.judged_tasks == suite.tasks[1:]
+    assert suite.limits == dict.fromkeys(suite.tasks, 2)
