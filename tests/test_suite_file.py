@@ -44,13 +44,13 @@ def test_every_field_and_the_defaults_are_read_with_their_lines(tmp_path: Path) 
         _write(
             tmp_path,
             "judges: [J]\nlimit: 5\ntasks:\n  ifeval:\n  healthbench:\n    judges: G, H\n    samples: 2\n"
-            "  arena-hard-v2.0:\n    baseline: B\n    options: {version: x}\n",
+            "  arena-hard-v2.0:\n    baseline: B\n    options: {version: x, strict: true, n: 20}\n",
         )
     )
     assert list(suite.tasks) == ["ifeval", "healthbench", "arena-hard-v2.0"]
     assert suite.defaults.judges == ("J",) and suite.defaults.limit == 5
     assert suite.tasks["healthbench"].judges == ("G", "H") and suite.tasks["healthbench"].samples == 2
-    assert suite.tasks["arena-hard-v2.0"].options == {"version": "x"}
+    assert suite.tasks["arena-hard-v2.0"].options == {"version": "x", "strict": "true", "n": "20"}
     assert (
         suite.tasks["arena-hard-v2.0"].where["baseline"]
         == f"{tmp_path / 'suite.yaml'}: line 9: tasks.arena-hard-v2.0.baseline"

@@ -95,6 +95,13 @@ class _Reader:
             raise self.fail(node, where, "expected a name, not an empty value")
         return text
 
+    def option(self, node: yaml.Node, where: str) -> str:
+        """A ``-B`` option's value as the command line would give it (``true``, ``20``, ``claude``)."""
+        value = self.scalar(node, where)
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return self.text(node, where)
+
     def count(self, node: yaml.Node, where: str) -> int:
         value = self.scalar(node, where)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -128,7 +135,7 @@ class _Reader:
                 values[key] = self.count(value, name)
             else:
                 values[key] = {
-                    option: self.text(setting, f"{name}.{option}")
+                    option: self.option(setting, f"{name}.{option}")
                     for option, setting in self.mapping(value, name, None)
                 }
         return SuiteTask(**values, where=lines)
