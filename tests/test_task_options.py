@@ -64,6 +64,7 @@ def test_bare_values_are_for_every_task_and_task_values_replace_them() -> None:
     [
         (TaskFlags(judges=["nope=G"]), "--judge nope=G: 'nope' is not one of the tasks"),
         (TaskFlags(judges=["healthbench="]), "give a value after healthbench="),
+        (TaskFlags(judges=["healthbench=G,H"]), "'H' names no task; give each task's values as TASK=VALUE"),
         (TaskFlags(samples=["ifeval=0"]), "--samples ifeval=0: give a whole number"),
         (TaskFlags(limits=["x"]), "--limit x: give a whole number"),
         (TaskFlags(baselines=["arena-hard-v2.0=B", "arena-hard-v2.0=C"]), "2 different values"),

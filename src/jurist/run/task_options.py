@@ -76,13 +76,20 @@ def split_per_task(
     flag: str, values: Sequence[str], tasks: Sequence[str]
 ) -> tuple[list[str], dict[str, list[str]]]:
     """(bare values, per-task values) of a repeatable, comma-splittable ``flag``: ``--judge a,b`` is two
-    bare values, ``--judge healthbench=G`` one for healthbench; a task not in ``tasks`` is an error."""
+    bare values, ``--judge healthbench=G`` one for healthbench; a task not in ``tasks``, or a list that mixes
+    the two forms (``healthbench=G,H``: is H healthbench's?), is an error."""
     bare: list[str] = []
     own: dict[str, list[str]] = {}
     for value in values:
-        for part in (p.strip() for p in value.split(",")):
-            if not part:
-                continue
+        parts = [p.strip() for p in value.split(",") if p.strip()]
+        named = [p for p in parts if "=" in p]
+        if named and len(named) < len(parts):  # "healthbench=G,H": is H for healthbench or for every task?
+            bare_one = next(p for p in parts if "=" not in p)
+            raise JuristError(
+                f"{flag} {value}: {bare_one!r} names no task; give each task's values as TASK=VALUE "
+                f"and a value for every task in its own {flag}"
+            )
+        for part in parts:
             task, sep, item = (s.strip() for s in part.partition("="))
             if not sep:
                 bare.append(part)
