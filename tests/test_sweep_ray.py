@@ -22,7 +22,14 @@ from conftest import SHARED_DATA
 from jurist.errors import JuristError
 from jurist.run.budget import ledger_of_run, read_run_json
 from jurist.store.jsonl import read_jsonl, rewrite_jsonl_atomic
-from jurist.sweep.ray_backend import gpus_per_checkpoint, import_ray, pack, unpack
+from jurist.sweep.ray_backend import (
+    gpus_per_checkpoint,
+    import_ray,
+    node_gpus,
+    pack,
+    placement_problem,
+    unpack,
+)
 from jurist.sweep.schedule import run_sweep
 from test_sweep import (
     FAKE_VLLM_DIR,
@@ -69,10 +76,10 @@ def test_archives_carry_run_directories_both_ways(tmp_path: Path) -> None:
 def test_a_checkpoint_asks_ray_for_its_servers_gpus(tmp_path: Path, mock_server: Any) -> None:
     run = checkpoint_dirs(tmp_path / "run", [1])
     (run / "step_2.gguf").touch()
-    plan = sweep_plan(tmp_path, mock_server().base_url, tasks="ifeval", ray="")
+    plan = sweep_plan(tmp_path, mock_server().base_url, tasks="ifeval", judges=[], ray="")
     folder, gguf = plan.checkpoints
     assert gpus_per_checkpoint(plan, folder) == 1 and gpus_per_checkpoint(plan, gguf) == 0
-    wide = sweep_plan(tmp_path, mock_server().base_url, tasks="ifeval", ray="", tensor_parallel=2)
+    wide = sweep_plan(tmp_path, mock_server().base_url, tasks="ifeval", judges=[], ray="", tensor_parallel=2)
     assert gpus_per_checkpoint(wide, wide.checkpoints[0]) == 2
 
 
@@ -145,6 +152,34 @@ def test_a_sweep_through_ray_places_each_checkpoint_and_resumes_from_the_driver(
     assert len(read_jsonl(answers)) == 6
     assert len([s for s in starts(local_ray) if str(tmp_path) in " ".join(s["argv"])]) == 4
     assert judge.stats.requests == 36  # the judgments were all there
+
+
+def test_the_placement_check_reads_each_nodes_gpus() -> None:
+    nodes = [
+        {"Alive": True, "Resources": {"CPU": 8.0, "GPU": 2.0}},
+        {"Alive": False, "Resources": {"CPU": 8.0, "GPU": 8.0}},  # a dead node places nothing
+        {"Alive": True, "Resources": {"CPU": 4.0}},
+    ]
+    assert node_gpus(nodes) == [2.0, 0.0]
+    assert placement_problem(0, [0.0]) is None  # a llama.cpp checkpoint runs on a CPU
+    assert placement_problem(2, node_gpus(nodes)) is None
+    wide = placement_problem(4, node_gpus(nodes))  # 2 + 2 GPUs on two nodes cannot hold one server of 4
+    assert wide is not None and "at most 2 GPU(s) on one node" in wide and "needs 4" in wide
+    none = placement_problem(1, [0.0, 0.0])
+    assert none is not None and none.startswith("the Ray cluster has no GPU (2 node(s))")
+
+
+def test_a_checkpoint_no_node_can_hold_fails_at_once_with_the_reason(
+    tmp_path: Path, mock_server: Any, local_ray: Path
+) -> None:
+    """Ray would queue a task asking for more GPUs than any node has for ever: the sweep says why."""
+    checkpoint_dirs(tmp_path / "run", [1])
+    plan = sweep_plan(tmp_path, mock_server().base_url, tasks="ifeval", judges=[], ray="", tensor_parallel=4)
+    result = run_sweep(plan, ray_address="", plots=False)
+    assert result.exit_code == 1
+    (state,) = json.loads((plan.out / "sweep.json").read_text())["checkpoints"]
+    assert state["status"] == "failed" and "at most 2 GPU(s) on one node" in state["error"]
+    assert not [s for s in starts(local_ray) if str(tmp_path) in " ".join(s["argv"])]  # nothing started
 
 
 @pytest.mark.slow

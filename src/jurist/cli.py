@@ -69,15 +69,19 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 @app.command()
 def run(
     bench: Annotated[
-        str,
-        typer.Option(help=bench_help()),
-    ] = "starter",
+        str | None,
+        typer.Option(help=bench_help() + " [default: starter]"),
+    ] = None,
     tasks: Annotated[
         str | None,
         typer.Option(
             help="several benchmarks, comma-separated, for the same models in one process: each into "
             "OUT/<task>, one combined table (-B TASK:KEY=VALUE for a task's options)"
         ),
+    ] = None,
+    suite: Annotated[
+        Path | None,
+        typer.Option(help="a suite file: tasks with their judges, baselines, samples, limits, options"),
     ] = None,
     bench_option: Annotated[
         list[str] | None,
@@ -93,10 +97,15 @@ def run(
         ),
     ] = None,
     baseline: Annotated[
-        str | None, typer.Option(help="baseline alias or model string (default: the benchmark's own)")
+        list[str] | None,
+        typer.Option(
+            help="baseline: alias, model string or answers .jsonl (default: the benchmark's); "
+            "TASK=B for one task"
+        ),
     ] = None,
     judge: Annotated[
-        list[str] | None, typer.Option("--judge", help="judge alias or model string (repeatable, or a,b)")
+        list[str] | None,
+        typer.Option("--judge", help="judge alias or model string (repeatable, or a,b); TASK=J for one task"),
     ] = None,
     # -- model strings (docs/models.md): what every string that names none of its own takes --------------
     base_url: Annotated[
@@ -112,13 +121,14 @@ def run(
         ),
     ] = None,
     out: Annotated[Path | None, typer.Option(help="run directory (default runs/<bench>)")] = None,
-    limit: Annotated[int | None, typer.Option(min=1, help="use only the first N questions")] = None,
+    limit: Annotated[list[str] | None, typer.Option(help="use only N questions; TASK=N for one task")] = None,
     sample: Annotated[
         str, typer.Option(help="which questions --limit keeps: first | stratified (by category, seeded)")
     ] = "first",
     sample_seed: Annotated[int, typer.Option(help="seed of --sample stratified")] = 0,
     samples: Annotated[
-        int | None, typer.Option(min=1, help="answers per prompt (default: the benchmark's)")
+        list[str] | None,
+        typer.Option(help="answers per prompt (default: the benchmark's); TASK=N for one task"),
     ] = None,
     max_concurrency: Annotated[int, typer.Option(min=1, help="requests in flight, all models together")] = 64,
     inference_only: Annotated[
@@ -262,6 +272,7 @@ def run(
     from jurist.run.batching import batch_choice
     from jurist.run.config import RunConfig
     from jurist.run.pipeline import run_pipeline
+    from jurist.run.task_options import TaskFlags, parse_tasks, task_settings
 
     if cache_only and no_cache:
         raise JuristError(
@@ -276,6 +287,11 @@ def run(
 
         for target in track:
             check_target(target)
+    several = tasks is not None or suite is not None
+    if bench is not None and several:
+        raise JuristError("--bench names one benchmark, --tasks and --suite several: give one or the other")
+    flags = TaskFlags(judge or [], baseline or [], samples or [], limit or [])
+    one = task_settings([bench or "starter"], flags)[bench or "starter"] if not several else None
     if inference_only and judge_only:
         raise JuristError("--inference-only and --judge-only exclude each other")
     if fmt not in ("table", "json", "csv", "markdown"):
@@ -298,18 +314,18 @@ def run(
     if unknown:
         raise JuristError(f"--style-control: unknown feature {unknown[0]!r}; choose length, markdown")
     config = RunConfig(
-        bench=bench,
+        bench=bench or "starter",
         bench_options=_bench_options(bench_option),
         models_file=models_file,
         models=_split(model),
-        baseline=baseline,
-        judges=_split(judge),
+        baseline=one.baseline if one else None,
+        judges=list(one.judges) if one else [],
         model_strings=strings,
         out=out,
-        limit=limit,
+        limit=one.limit if one else None,
         limit_sample=sample,  # type: ignore[arg-type]  # checked above
         limit_seed=sample_seed,
-        samples=samples,
+        samples=one.samples if one else None,
         max_concurrency=max_concurrency,
         mode="inference-only" if inference_only else "judge-only" if judge_only else "all",
         rejudge_invalid=rejudge_invalid,
@@ -340,7 +356,7 @@ def run(
         batching=batch_choice(batch, batch_poll, batch_size, batch_age, batch_attempts, batch_deadline),
     )
     if dry_run:
-        if tasks is not None:
+        if several:
             raise JuristError(
                 "--dry-run plans one benchmark: run it per task, with --bench and --out OUT/TASK"
             )
@@ -349,10 +365,14 @@ def run(
         raise typer.Exit(estimate(config))
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        if tasks is not None:
-            from jurist.run.tasks import parse_tasks, run_tasks
+        if several:
+            from jurist.config import load_suite
+            from jurist.run.tasks import run_tasks
 
-            result = run_tasks(config, parse_tasks(tasks))
+            suite_file = load_suite(suite) if suite is not None else None
+            names = parse_tasks(tasks) if tasks is not None else list(suite_file.tasks) if suite_file else []
+            flags = TaskFlags(judge or [], baseline or [], samples or [], limit or [], config.bench_options)
+            result = run_tasks(config, names, settings=task_settings(names, flags, suite_file))
         else:
             result = run_pipeline(config)
     finally:
@@ -360,7 +380,7 @@ def run(
     if track and step is not None:
         from jurist.run.tracking import run_rows, track_rows
 
-        rows = result.leaderboard if tasks is not None else run_rows(bench, result)
+        rows = result.leaderboard if several else run_rows(bench or "starter", result)
         track_rows(track, step, rows, ci, result.run_dir)
     raise typer.Exit(result.exit_code)
 

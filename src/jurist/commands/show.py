@@ -148,6 +148,9 @@ def show(
     if len(run_dirs) != 1:
         raise JuristError("several run directories are read together only with --usage")
     from jurist.interop import is_arena_hard_battles, score_arena_hard_battles
+
+    if not is_arena_hard_battles(run_dirs[0]):
+        _refuse_pairwise_options(run_dirs[0], request)
     from jurist.report.scores import print_scores
     from jurist.scoring import score_run_dir, write_documents
 
@@ -158,6 +161,31 @@ def show(
     print_scores(scores, fmt, detail=by_instruction)
     if write:
         write_documents(run_dirs[0], scores)
+
+
+_NOT_PAIRWISE = {
+    "rules": "it is checked by rule",
+    "rubric": "it is graded by rubric",
+    "judge-accuracy": "it is scored by judge accuracy against JudgeBench's labels",
+    "placement": "an arena placement fits its own Bradley-Terry among the human votes",
+}
+
+
+def _refuse_pairwise_options(path: Path, request: ScoreRequest) -> None:
+    """A pairwise option (``--method``, ``--style-control``, ``--baseline``...) on a run that has no
+    battles against a baseline is a usage error, not a note under a table that ignored it."""
+    given = request.pairwise_options()
+    if not given or not path.exists():
+        return
+    from jurist.scoring import RecordedRun, family_of_run
+
+    run = RecordedRun.read(path)
+    family = family_of_run(path, run.fields if run.has_run_json else None)
+    if family in _NOT_PAIRWISE:
+        raise JuristError(
+            f"{', '.join(given)} {'does' if len(given) == 1 else 'do'} not apply to {path}: "
+            f"{_NOT_PAIRWISE[family]} (--method, --style-control, --baseline score battles)"
+        )
 
 
 def _note_crashed_runs(run_dirs: list[Path]) -> None:

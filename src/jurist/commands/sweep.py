@@ -30,10 +30,6 @@ class SweepCommand(typer.core.TyperCommand):
         return super().parse_args(ctx, fixed)
 
 
-def _split(values: list[str] | None) -> list[str]:
-    return [part.strip() for value in values or [] for part in value.split(",") if part.strip()]
-
-
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt  # the same clean stop as Ctrl-C: servers stopped, sweep.json written
 
@@ -45,14 +41,29 @@ def sweep(
             help="a directory (its step_* / checkpoint-* children), a glob, or a comma-separated list"
         ),
     ],
-    tasks: Annotated[str, typer.Option(help="benchmarks, comma-separated (e.g. ifeval,starter)")],
+    tasks: Annotated[
+        str | None, typer.Option(help="benchmarks, comma-separated (e.g. ifeval,starter)")
+    ] = None,
+    suite: Annotated[
+        Path | None,
+        typer.Option(help="a suite file: tasks with their judges, baselines, samples, limits, options"),
+    ] = None,
     bench_option: Annotated[
         list[str] | None, typer.Option("-B", "--bench-option", help="TASK:KEY=VALUE for one task")
     ] = None,
-    samples: Annotated[int | None, typer.Option(min=1, help="answers per prompt (mean@N)")] = None,
+    samples: Annotated[
+        list[str] | None, typer.Option(help="answers per prompt (mean@N): N, or TASK=N for one task")
+    ] = None,
     limit: Annotated[
-        str | None,
+        list[str] | None,
         typer.Option(help="questions per task: N for every task, or TASK=N[,TASK=N] (default: all)"),
+    ] = None,
+    baseline: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="baseline of the pairwise tasks (default: the benchmark's): an alias, whose answers are "
+            "made once, or a .jsonl of answers; TASK=B for one task"
+        ),
     ] = None,
     gpus: Annotated[
         str | None, typer.Option(help="GPU ids (0,1,2,3) or a count (4); default: CPU servers")
@@ -77,7 +88,10 @@ def sweep(
     models_file: Annotated[Path | None, typer.Option(help="the judges' models file")] = None,
     judge: Annotated[
         list[str] | None,
-        typer.Option("--judge", help="judge alias or model string (repeatable; default: embedded)"),
+        typer.Option(
+            "--judge",
+            help="judge alias or model string (repeatable, a,b; TASK=J for one task; default: embedded)",
+        ),
     ] = None,
     base_url: Annotated[str | None, typer.Option(help="URL of the judges' model strings")] = None,
     api_key: Annotated[
@@ -186,15 +200,17 @@ def sweep(
         checkpoints=checkpoints,
         tasks=tasks,
         bench_options=bench_option or [],
-        samples=samples,
-        limit=limit,
+        samples=samples or [],
+        limit=limit or [],
+        baselines=baseline or [],
+        suite=suite,
         gpus=gpus,
         tensor_parallel=tensor_parallel,
         servers=servers,
         serve_kind=serve_kind,
         checkpoint_settings=checkpoint_settings,
         models_file=models_file,
-        judges=_split(judge),
+        judges=judge or [],
         model_strings=ModelStringOptions(base_url, api_key, parse_settings(model_setting or [])),
         judge_concurrency=judge_concurrency,
         max_concurrency=max_concurrency,

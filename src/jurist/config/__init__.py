@@ -32,6 +32,7 @@ from jurist.config.specs import (
     ServeSpec,
     arg_value,
 )
+from jurist.config.suite import Suite, SuiteTask, load_suite
 
 __all__ = [
     "ANTHROPIC_API_BASE",
@@ -48,12 +49,15 @@ __all__ = [
     "ModelStringOptions",
     "ServeKind",
     "ServeSpec",
+    "Suite",
+    "SuiteTask",
     "arg_value",
     "load_dotenv_values",
     "load_models_file",
     "models_from_strings",
     "openai_base_url",
     "parse_settings",
+    "load_suite",
     "resolve_key",
     "undefined_model",
 ]

@@ -19,7 +19,17 @@ if TYPE_CHECKING:
     from jurist.run.pipeline import Pipeline, run_pipeline
     from jurist.run.plan import RunPlan, judges_against_baselines, resolve
     from jurist.run.session import Session, all_or_none
-    from jurist.run.tasks import headline, parse_tasks, run_tasks, task_options
+    from jurist.run.task_options import (
+        TaskFlags,
+        TaskSettings,
+        fit_to_benchmarks,
+        load_task,
+        parse_tasks,
+        split_per_task,
+        task_options,
+        task_settings,
+    )
+    from jurist.run.tasks import headline, run_tasks
     from jurist.run.tracking import run_rows, track_rows
 
 _HOMES = {
@@ -43,10 +53,16 @@ _HOMES = {
     "resolve": "plan",
     "Session": "session",
     "all_or_none": "session",
+    "TaskFlags": "task_options",
+    "TaskSettings": "task_options",
+    "fit_to_benchmarks": "task_options",
+    "load_task": "task_options",
+    "parse_tasks": "task_options",
+    "split_per_task": "task_options",
+    "task_options": "task_options",
+    "task_settings": "task_options",
     "headline": "tasks",
-    "parse_tasks": "tasks",
     "run_tasks": "tasks",
-    "task_options": "tasks",
 }
 
 __getattr__ = lazy_face(__name__, _HOMES)
@@ -63,11 +79,15 @@ __all__ = [
     "RunPlan",
     "RunResult",
     "Session",
+    "TaskFlags",
+    "TaskSettings",
     "all_or_none",
     "batch_choice",
     "dry_run",
+    "fit_to_benchmarks",
     "headline",
     "judges_against_baselines",
+    "load_task",
     "new_progress",
     "parse_tasks",
     "resolve",
@@ -75,6 +95,8 @@ __all__ = [
     "run_pipeline",
     "run_tasks",
     "show_usage",
+    "split_per_task",
     "task_options",
+    "task_settings",
     "usage_of_runs",
 ]

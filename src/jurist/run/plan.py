@@ -36,6 +36,18 @@ def judges_against_baselines(bench: Benchmark) -> bool:
     return bench.judge_kind is not None and judge_kind_outcome(bench.judge_kind) == "battle"
 
 
+def battle_scoring_flags(config: RunConfig) -> list[str]:
+    """The scoring options given that only battles take (``--method bt``, style or length control...)."""
+    given = {
+        f"--method {config.method}": config.method != "winrate",
+        "--style-control": bool(config.style_control),
+        "--length-controlled": config.length_controlled,
+        "--category": bool(config.categories),
+        "--ensemble": config.ensemble,
+    }
+    return [flag for flag, on in given.items() if on]
+
+
 @dataclass(frozen=True)
 class RunPlan:
     """Everything one run resolved before its first request; plain data, never changed once made."""
@@ -71,12 +83,18 @@ class RunPlan:
         return {"metrics": list(self.bench.metrics), **self.config.scoring_settings()}
 
 
-def resolve(config: RunConfig, *, placed: Mapping[str, ModelSpec] | None = None) -> RunPlan:
+def resolve(
+    config: RunConfig,
+    *,
+    placed: Mapping[str, ModelSpec] | None = None,
+    loaded: Benchmark | None = None,
+) -> RunPlan:
     """The plan of ``config``'s run; a :class:`JuristError` (one line) for anything that cannot run.
 
     ``placed``: specs that replace the models file's entries of the same alias (a sweep's checkpoint,
-    placed on its slot's GPUs)."""
-    bench = _benchmark(config)
+    placed on its slot's GPUs). ``loaded``: ``config.bench`` as already loaded with its options (``--tasks``
+    loads each task first to tell which per-task options it takes)."""
+    bench = _benchmark(config, loaded)
     run_dir = RunDir(config.out or Path("runs") / bench.name)
     if run_dir.root.exists() and not run_dir.root.is_dir():
         raise JuristError(f"--out: {run_dir.root} is a file, not a run directory")
@@ -127,10 +145,12 @@ def resolve(config: RunConfig, *, placed: Mapping[str, ModelSpec] | None = None)
     )
 
 
-def _benchmark(config: RunConfig) -> Benchmark:
+def _benchmark(config: RunConfig, loaded: Benchmark | None = None) -> Benchmark:
     """The benchmark as the run asks it: limited, with ``--answers`` as its candidate, ``--baseline``'s
-    answers as its baseline."""
-    bench = load_benchmark(config.bench, config.bench_options)
+    answers as its baseline; ``--judge`` or ``--baseline`` where it takes none is refused."""
+    bench = loaded or load_benchmark(config.bench, config.bench_options)
+    if config.judges and bench.judge_kind is None and config.mode != "inference-only":
+        raise JuristError(f"--judge does not apply to {bench.name}: it is checked by rule, with no judge")
     answers = read_answers_file(config.answers_file, bench) if config.answers_file else None
     bench = bench.limited(config.limit, config.limit_sample, config.limit_seed)
     if config.answers_file is not None and answers is not None:
@@ -140,10 +160,21 @@ def _benchmark(config: RunConfig) -> Benchmark:
     if config.baseline is not None:
         if bench.candidates:
             raise JuristError(f"--baseline does not apply to {bench.name}: it judges its own pairs")
+        if not judges_against_baselines(bench):
+            raise JuristError(f"--baseline does not apply to {bench.name}: it {_scored_alone(bench)}")
         gguf = config.baseline.lower().endswith(".gguf")  # weights to serve, not a file of answers
         bench = bench.with_baseline(config.baseline) if gguf else baseline_from(bench, config.baseline)
+    scoring = battle_scoring_flags(config)
+    if scoring and not judges_against_baselines(bench):
+        raise JuristError(f"{', '.join(scoring)}: does not apply to {bench.name}: it {_scored_alone(bench)}")
     bench.require_installed()  # for the questions kept: IFBench's NLTK data only if one of them needs it
     return bench
+
+
+def _scored_alone(bench: Benchmark) -> str:
+    """How a benchmark with no battles scores an answer, in words for an error."""
+    how = f"grades each answer on its own ({bench.judge_kind})" if bench.judge_kind else "is checked by rule"
+    return f"{how}, with no baseline"
 
 
 def _shipped(bench: Benchmark, alias: str) -> bool:
@@ -200,4 +231,4 @@ def _kind(config: RunConfig, bench: Benchmark, spec: ModelSpec) -> JudgeKind:
     )
 
 
-__all__ = ["RunPlan", "judges_against_baselines", "resolve"]
+__all__ = ["RunPlan", "battle_scoring_flags", "judges_against_baselines", "resolve"]

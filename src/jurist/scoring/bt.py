@@ -21,6 +21,7 @@ from jurist.scoring.common import (
 from jurist.scoring.runaway import mark_runaways
 
 if TYPE_CHECKING:
+    from jurist.ratings.bt import BTResult
     from jurist.scoring.options import ScoreOptions, Settings
     from jurist.store.run_dir import RunDir
 
@@ -34,7 +35,9 @@ def bt_rows(
     settings: Settings,
     warnings: list[str] | None = None,
 ) -> list[Row]:
-    """Elo-scale BT ratings anchored at the baseline (1000) and each model's implied win rate against it.
+    """Elo-scale BT ratings anchored at the baseline (1000) and each model's implied win rate against it;
+    with no baseline (every model meets several others, as in an arena export) the models' mean is 1000,
+    every bootstrap replicate shifted the same way, and there is no win rate against a baseline.
 
     A model whose rating has no finite estimate, or whose interval comes from bootstrap replicates where
     it has none (near-separated data), is marked in its row and named in ``warnings``.
@@ -55,7 +58,7 @@ def bt_rows(
         [str(b["uid"]) for b in battles],
         opts.resample,
     )
-    reference = anchor(names, baselines)
+    reference = anchor(names, baselines) if baselines else 0
     try:
         result = bradley_terry(
             a,
@@ -71,17 +74,22 @@ def bt_rows(
         )
     except ValueError as exc:
         raise JuristError(f"Bradley-Terry: {exc}") from None
-    wr = win_rate_vs_anchor(result, reference, ci_level=settings.ci_level)
     questions, battle_counts = model_counts(battles)
-    columns = {
-        "rating": result.ratings,
-        "ci_low": result.ci_low,
-        "ci_high": result.ci_high,
-        "winrate": wr.score,
-        "winrate_ci_low": wr.ci_low,
-        "winrate_ci_high": wr.ci_high,
-    }
-    rows = model_rows(names, baselines, columns, questions, battle_counts)
+    if not baselines:
+        result = _mean_anchored(result, settings.ci_level)
+        columns = {"rating": result.ratings, "ci_low": result.ci_low, "ci_high": result.ci_high}
+        rows = model_rows(names, [], columns, questions, battle_counts)
+    else:
+        wr = win_rate_vs_anchor(result, reference, ci_level=settings.ci_level)
+        columns = {
+            "rating": result.ratings,
+            "ci_low": result.ci_low,
+            "ci_high": result.ci_high,
+            "winrate": wr.score,
+            "winrate_ci_low": wr.ci_low,
+            "winrate_ci_high": wr.ci_high,
+        }
+        rows = model_rows(names, baselines, columns, questions, battle_counts)
     what = f"Bradley-Terry ({_judge_of(battles)})" if _judge_of(battles) else "Bradley-Terry"
     mark_runaways(rows, names, result.separation, settings.ci_level, what, warnings)
     return rows
@@ -89,6 +97,20 @@ def bt_rows(
 
 def _judge_of(battles: list[Battle]) -> str:
     return str(battles[0].get("judge", "")) if battles else ""
+
+
+def _mean_anchored(result: BTResult, ci_level: float, rating: float = 1000.0) -> BTResult:
+    """``result`` shifted so the models' mean rating is ``rating`` in the point fit and in each replicate
+    (the arena convention when no model is the reference); intervals from the shifted replicates."""
+    import numpy as np
+
+    ratings = result.ratings - result.ratings.mean() + rating
+    if result.bootstrap.shape[0] == 0:
+        return result._replace(ratings=ratings, ci_low=ratings.copy(), ci_high=ratings.copy())
+    boot = result.bootstrap - result.bootstrap.mean(axis=1, keepdims=True) + rating
+    tail = (1.0 - ci_level) / 2.0  # the percentile interval, as every BT interval here
+    low, high = np.quantile(boot, [tail, 1.0 - tail], axis=0)
+    return result._replace(ratings=ratings, ci_low=low, ci_high=high, bootstrap=boot)
 
 
 class StyleCache:
@@ -176,7 +198,7 @@ def style_rows(
     (m_idx, b_idx, y, ms_arr, bs_arr), weights, clusters = bootstrap_design(
         design, np.array([oriented.weight[k] for k in keep]), [oriented.uid[k] for k in keep], opts.resample
     )
-    reference = anchor(names, baselines)
+    reference = anchor(names, baselines) if baselines else 0
     try:
         result = style_controlled_win_rates(
             m_idx,

@@ -139,16 +139,20 @@ class PairwiseFamily:
         return RunEnd(counts.battles, counts.by_row(), baselines, run.answers, notes=notes)
 
     def score(self, run: RecordedRun, request: ScoreRequest, end: RunEnd | None) -> Scores:
-        from jurist.scoring.battles import load_battles
+        from jurist.scoring.battles import load_battles, name_null_judges, read_battles_file
         from jurist.scoring.run import check_options, invalid_counts, score_battles
         from jurist.store.run_dir import RunDir
 
-        directory = RunDir(run.root)
-        if not run.root.is_dir():
+        one_file = run.root.is_file()  # a battles file alone (jurist's schema), scored where it lies
+        directory = RunDir(run.root.parent if one_file else run.root)
+        if not (one_file or run.root.is_dir()):
             raise JuristError(f"{run.root}: no such run directory")
         opts = score_options(run, request, end, [])
         check_options(opts)  # before reading: a bad combination is said at once
-        battles, source = load_battles(directory)
+        if one_file:
+            battles, source = name_null_judges(read_battles_file(run.root)), "battles.jsonl"
+        else:
+            battles, source = load_battles(directory)
         invalid = end.invalid if end is not None and end.invalid is not None else None
         invalid = invalid_counts(directory, run.fields) if invalid is None else invalid
         opts = score_options(run, request, end, battles)

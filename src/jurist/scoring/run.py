@@ -81,6 +81,8 @@ def score_battles(
     notes: list[str] = []
     if source == "judgments":
         notes.append("battles rebuilt from the judgments (the run has no battles.jsonl)")
+    if not baselines:
+        notes.append("no baseline (no model plays in every battle): the ratings' mean is 1000, as arenas do")
     if not opts.categories:
         _note_pooled_baselines(battles, baselines, notes)
     rows: list[Row] = []
@@ -217,8 +219,13 @@ def resolve_baselines(opts: ScoreOptions, run_json: Mapping[str, Any], battles: 
     if isinstance(run_json.get("baseline"), str):
         return [run_json["baseline"]]
     inferred = _infer_baselines(battles)
+    if not inferred and battles and opts.method == "bt" and not opts.style_control:
+        return []  # every model meets several others (an arena export): BT anchors at the models' mean
     if not inferred:
-        raise JuristError("cannot tell which model is the baseline; pass --baseline")
+        raise JuristError(
+            "cannot tell which model is the baseline (no model plays in every battle): pass --baseline, "
+            "or --method bt to rate every model together (their mean at 1000)"
+        )
     return inferred
 
 

@@ -22,13 +22,11 @@ from jurist.config import (
 from jurist.engine.retry import RetryPolicy
 from jurist.errors import JuristError
 from jurist.sweep.checkpoints import find_checkpoints
-from jurist.sweep.plan import SweepPlan, gpu_slots, judged_tasks
+from jurist.sweep.plan import SweepPlan, gpu_slots, load_tasks
 
 
-def parse_bench_options(values: Sequence[str], tasks: Sequence[str]) -> dict[str, dict[str, str]]:
-    """``-B TASK:KEY=VALUE`` per task (a bare ``KEY=VALUE`` is allowed when there is one task)."""
-    from jurist.run.tasks import task_options
-
+def bench_option_keys(values: Sequence[str], tasks: Sequence[str]) -> dict[str, str]:
+    """``-B TASK:KEY=VALUE`` as ``TASK:KEY`` -> VALUE (a bare ``KEY=VALUE`` is the one task's)."""
     options: dict[str, str] = {}
     for value in values:
         key, sep, text = value.partition("=")
@@ -40,27 +38,23 @@ def parse_bench_options(values: Sequence[str], tasks: Sequence[str]) -> dict[str
         if ":" not in key and len(tasks) == 1:
             key = f"{tasks[0]}:{key}"
         options[key] = text.strip()
-    return task_options(options, tasks)
+    return options
 
 
-def parse_limits(text: str | int | None, tasks: Sequence[str]) -> dict[str, int]:
-    """``--limit 20`` (every task) or ``--limit ifeval=20,healthbench=50`` (the tasks named)."""
-    if text is None:
-        return {}
-    parts = [part.strip() for part in str(text).split(",") if part.strip()]
-    limits: dict[str, int] = {}
-    for part in parts:
-        task, sep, number = part.rpartition("=")
-        if sep and task not in tasks:
-            raise JuristError(f"--limit {text}: {task!r} is not one of --tasks ({', '.join(tasks)})")
-        try:
-            value = int(number)
-        except ValueError:
-            value = 0
-        if value < 1:
-            raise JuristError(f"--limit {text}: give a number of questions (20) or TASK=N pairs")
-        limits.update({task: value} if sep else dict.fromkeys(tasks, value))
-    return limits
+def parse_bench_options(values: Sequence[str], tasks: Sequence[str]) -> dict[str, dict[str, str]]:
+    """``-B TASK:KEY=VALUE`` per task (a bare ``KEY=VALUE`` is allowed when there is one task)."""
+    from jurist.run.task_options import task_options
+
+    return task_options(bench_option_keys(values, tasks), tasks)
+
+
+def _texts(value: str | int | Sequence[str] | None) -> list[str]:
+    """``--samples``/``--limit`` as the command line gives them: a number, ``TASK=N`` texts, or none."""
+    if value is None:
+        return []
+    if isinstance(value, (str, int)):
+        return [str(value)]
+    return [str(v) for v in value]
 
 
 def _settings(models_file: Path | None, alias: str | None) -> ModelSpec | None:
@@ -77,29 +71,40 @@ def _settings(models_file: Path | None, alias: str | None) -> ModelSpec | None:
 
 
 def _check_judges(
-    models_file: Path | None, judges: Sequence[str], probe: bool, strings: ModelStringOptions
+    models_file: Path | None,
+    judges: Sequence[str],
+    probe: bool,
+    strings: ModelStringOptions,
+    baselines: Sequence[str] = (),
 ) -> None:
-    """Each judge is defined (a models-file alias or a model string), and (unless --no-check) answers,
-    before any checkpoint starts."""
-    specs = load_models_file(models_file, aliases=judges) if models_file is not None else {}
-    specs.update(models_from_strings(judges, strings, defined=specs))
+    """Each judge and ``--baseline`` model is defined (a models-file alias or a model string), and (unless
+    --no-check) answers, before any checkpoint starts (the embedded model needs no entry)."""
+    from jurist.engine.embedded import EMBEDDED_ALIAS
+
+    named = [alias for alias in dict.fromkeys([*judges, *baselines]) if alias != EMBEDDED_ALIAS]
+    if not named:
+        return
+    specs = load_models_file(models_file, aliases=named) if models_file is not None else {}
+    specs.update(models_from_strings(named, strings, defined=specs))
     source = f"models file {models_file}" if models_file is not None else "no --models-file"
-    for alias in judges:
+    for alias in named:
         if alias not in specs:
             raise undefined_model(alias, source)
     if probe:
         from jurist.engine.check import require_ready
 
-        require_ready(specs, [alias for alias in judges if specs[alias].serve is None])
+        require_ready(specs, [alias for alias in named if specs[alias].serve is None])
 
 
 def build_plan(
     *,
     checkpoints: str,
-    tasks: str,
+    tasks: str | None = None,
     bench_options: Sequence[str] = (),
-    samples: int | None = None,
-    limit: str | int | None = None,
+    samples: str | int | Sequence[str] | None = None,
+    limit: str | int | Sequence[str] | None = None,
+    baselines: Sequence[str] = (),
+    suite: Path | None = None,
     gpus: str | None = None,
     tensor_parallel: int | None = None,
     servers: int | None = None,
@@ -127,7 +132,8 @@ def build_plan(
 ) -> SweepPlan:
     """The plan of a sweep, every option checked; raises :class:`JuristError` (exit 2) on a bad one.
     ``watch``: no checkpoint yet (the watcher adds them as training completes them)."""
-    from jurist.run.tasks import parse_tasks
+    from jurist.config import load_suite
+    from jurist.run.task_options import TaskFlags, fit_to_benchmarks, parse_tasks, task_settings
 
     if out.exists() and not out.is_dir():
         raise JuristError(f"--out: {out} is a file, not a sweep directory")
@@ -136,9 +142,19 @@ def build_plan(
     if watch and ray is not None:
         raise JuristError("--watch feeds local slots as checkpoints appear: it does not take --ray yet")
     found = [] if watch else find_checkpoints(checkpoints)
-    names = parse_tasks(tasks)
-    options = parse_bench_options(bench_options, names)
-    judged = judged_tasks(names, options, parse_limits(limit, names))
+    suite_file = load_suite(suite) if suite is not None else None
+    if tasks is None and suite_file is None:
+        raise JuristError("name the tasks: --tasks a,b or --suite FILE")
+    names = parse_tasks(tasks) if tasks is not None else list(suite_file.tasks) if suite_file else []
+    flags = TaskFlags(
+        judges, baselines, _texts(samples), _texts(limit), bench_option_keys(bench_options, names)
+    )
+    chosen = task_settings(names, flags, suite_file)
+    loaded = load_tasks(names, {}, chosen)
+    fitted = fit_to_benchmarks(chosen, loaded)
+    judged = tuple(task for task, bench in loaded.items() if bench.judge_kind is not None)
+    every_judge = tuple(dict.fromkeys(j for task in judged for j in fitted[task].judges))
+    baseline_of = {task: s.baseline for task, s in fitted.items() if s.baseline is not None}
     if ray is not None and (gpus is not None or servers is not None):
         raise JuristError("--ray places each checkpoint where Ray has room: leave out --gpus and --servers")
     slots = gpu_slots(gpus, tensor_parallel, servers) if ray is None else (None,)
@@ -148,18 +164,24 @@ def build_plan(
             "give --gpus one group (or add --ray, which runs each checkpoint in its own process)"
         )
     model_strings = model_strings or ModelStringOptions()
-    _check_judges(models_file, list(judges), check and bool(judged), model_strings)
+    model_baselines = [b for b in baseline_of.values() if not (b.endswith(".jsonl") or Path(b).is_file())]
+    for task, value in baseline_of.items():
+        if value.endswith(".jsonl") and not Path(value).is_file():
+            raise JuristError(f"{fitted[task].origins['baseline']}: no such answers file {value}")
+    _check_judges(models_file, every_judge, check and bool(judged), model_strings, model_baselines)
     return SweepPlan(
         out=out,
         name=name or out.absolute().name,
         checkpoints=tuple(found),
         tasks=tuple(names),
-        task_options=options,
+        task_options={task: dict(chosen[task].options) for task in names},
         slots=slots,
-        samples=samples,
-        limits=parse_limits(limit, names),
-        judges=tuple(judges),
+        samples={task: s.samples for task, s in fitted.items() if s.samples is not None},
+        limits={task: s.limit for task, s in fitted.items() if s.limit is not None},
+        judges=every_judge,
         judged_tasks=judged,
+        task_judges={task: fitted[task].judges for task in judged if fitted[task].judges},
+        baselines=baseline_of,
         models_file=models_file,
         model_strings=model_strings,
         settings=_settings(models_file, checkpoint_settings),

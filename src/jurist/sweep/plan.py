@@ -18,13 +18,17 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from jurist.benchmarks.base import Benchmark
 from jurist.config import ModelSpec, ModelStringOptions, ServeKind, ServeSpec
 from jurist.engine.retry import RetryPolicy
 from jurist.errors import JuristError
 from jurist.run.config import RunConfig
+from jurist.run.task_options import TaskSettings
 from jurist.sweep.checkpoints import Checkpoint
 
 MODELS_FILE = "models.yaml"
+BASELINES_DIR = "_baselines"
+"""SWEEP_DIR/_baselines/<task>: a ``--baseline`` model's answers, generated once for every checkpoint."""
 """SWEEP_DIR/models.yaml: the checkpoints as models-file entries, so each run directory resumes alone."""
 
 CI_LEVEL = 0.95  # sweep.json's ``ci95``: every task of a sweep is scored at this level
@@ -43,10 +47,12 @@ class SweepPlan:
     tasks: tuple[str, ...]
     task_options: dict[str, dict[str, str]]
     slots: tuple[GpuSlot, ...] = (None,)
-    samples: int | None = None
+    samples: dict[str, int] = field(default_factory=dict)  # --samples per task (absent: the benchmark's)
     limits: dict[str, int] = field(default_factory=dict)  # --limit: questions per task (absent: all)
-    judges: tuple[str, ...] = ()
+    judges: tuple[str, ...] = ()  # every judge the sweep names (for the checks and sweep.json)
     judged_tasks: tuple[str, ...] = ()  # the tasks that have a judge (the others are checked by rule)
+    task_judges: dict[str, tuple[str, ...]] = field(default_factory=dict)  # absent: the embedded judge
+    baselines: dict[str, str] = field(default_factory=dict)  # --baseline per task: an alias or a .jsonl
     models_file: Path | None = None
     # the judges' --base-url, --api-key and -M (model strings); the key stays on this host (ray_backend)
     model_strings: ModelStringOptions = field(default_factory=ModelStringOptions)
@@ -68,6 +74,30 @@ class SweepPlan:
     @property
     def models_path(self) -> Path:
         return self.out / MODELS_FILE
+
+    @property
+    def most_samples(self) -> int:
+        """The most answers per prompt any task asks of a checkpoint (its sampling settings follow)."""
+        return max(self.samples.values(), default=1)
+
+    def baseline_dir(self, task: str) -> Path:
+        return self.out / BASELINES_DIR / task
+
+    def generated_baseline(self, task: str) -> str | None:
+        """The ``--baseline`` model of ``task`` whose answers the sweep generates once (None: the task's
+        baseline is the benchmark's own, or a file of answers)."""
+        value = self.baselines.get(task)
+        if value is None or value.endswith(".jsonl") or Path(value).is_file():
+            return None
+        return value
+
+    def baseline_for(self, task: str) -> str | None:
+        """What the task's judging is given as ``--baseline``: the file of answers (given, or generated
+        once under :meth:`baseline_dir`), or None for the benchmark's own."""
+        alias = self.generated_baseline(task)
+        if alias is None:
+            return self.baselines.get(task)
+        return str(self.baseline_dir(task) / "answers" / f"{alias}.jsonl")
 
     def run_dir(self, checkpoint: Checkpoint, task: str, root: Path | None = None) -> Path:
         """Where one checkpoint's task runs: ``SWEEP_DIR/<checkpoint>/<task>`` (or under ``root``)."""
@@ -123,7 +153,7 @@ def checkpoint_spec(plan: SweepPlan, checkpoint: Checkpoint, gpus: GpuSlot = Non
     """The candidate model of one checkpoint: alias and served name = its name, a serve block for its
     weights on ``gpus``, sampling from ``--checkpoint-settings`` (or the defaults)."""
     kind = plan.serve_kind or checkpoint.default_kind
-    settings: dict[str, Any] = _default_settings(plan.samples, kind)
+    settings: dict[str, Any] = _default_settings(plan.most_samples, kind)
     serve: dict[str, Any] = {}
     base = plan.settings
     if base is not None:
@@ -170,7 +200,7 @@ def _base_config(plan: SweepPlan, task: str, out: Path) -> RunConfig:
         bench_options=dict(plan.task_options.get(task, {})),
         out=out,
         limit=plan.limits.get(task),
-        samples=plan.samples,
+        samples=plan.samples.get(task),
         n_bootstrap=plan.n_bootstrap,
         seed=plan.seed,
         ci_level=CI_LEVEL,
@@ -204,27 +234,52 @@ def judging_config(plan: SweepPlan, checkpoint: Checkpoint, task: str) -> RunCon
         config,
         models_file=plan.models_file,
         models=[checkpoint.name],
-        judges=list(plan.judges),
+        judges=list(plan.task_judges.get(task, ())) if task in plan.judged_tasks else [],
+        baseline=plan.baseline_for(task),
         model_strings=plan.model_strings,
         mode="judge-only",
         max_concurrency=plan.judge_concurrency,
     )
 
 
-def judged_tasks(
-    tasks: Sequence[str], options: dict[str, dict[str, str]], limits: Mapping[str, int] | None = None
-) -> tuple[str, ...]:
-    """The tasks that have a judge; each task is loaded now, so a bad name or ``-B`` option, or data its
-    kept questions need and this machine lacks (IFBench's NLTK data), fails before anything starts (exit 2),
-    and one with fixed response pairs (nothing to generate) is refused."""
-    from jurist.benchmarks.registry import load_benchmark
+def baseline_config(plan: SweepPlan, task: str) -> RunConfig:
+    """The answers of a task's ``--baseline`` model, once for the whole sweep (on the judges' limit)."""
+    alias = plan.generated_baseline(task)
+    assert alias is not None
+    config = _base_config(plan, task, plan.baseline_dir(task))
+    return dataclasses.replace(
+        config,
+        models_file=plan.models_file,
+        models=[alias],
+        samples=1,
+        mode="inference-only",
+        max_concurrency=plan.judge_concurrency,
+        model_strings=plan.model_strings,
+    )
 
-    judged = []
+
+def load_tasks(
+    tasks: Sequence[str],
+    options: dict[str, dict[str, str]],
+    settings: Mapping[str, TaskSettings] | None = None,
+) -> dict[str, Benchmark]:
+    """Each task loaded now, so a bad name or ``-B`` option fails before anything starts (exit 2), and one
+    with fixed response pairs (nothing to generate) is refused. ``settings``: each task's, whose options
+    replace ``options`` and whose suite line an error names."""
+    from jurist.run.task_options import load_task
+
+    loaded = {}
     for task in tasks:
-        bench = load_benchmark(task, options.get(task, {}))
-        bench.limited((limits or {}).get(task)).require_installed()
+        chosen = (settings or {}).get(task) or TaskSettings(options=options.get(task, {}))
+        bench = load_task(task, chosen)
+        bench.limited(chosen.limit).require_installed()  # IFBench's NLTK data, for the questions kept
         if bench.candidates:
             raise JuristError(f"--tasks {task}: it judges fixed response pairs, so no checkpoint answers it")
-        if bench.judge_kind is not None:
-            judged.append(task)
-    return tuple(judged)
+        loaded[task] = bench
+    return loaded
+
+
+def judged_tasks(tasks: Sequence[str], options: dict[str, dict[str, str]]) -> tuple[str, ...]:
+    """The tasks that have a judge (each loaded: see :func:`load_tasks`)."""
+    loaded = load_tasks(tasks, options)
+    return tuple(task for task, bench in loaded.items() if bench.judge_kind is not None)

@@ -153,6 +153,27 @@ def gpus_per_checkpoint(plan: SweepPlan, checkpoint: Checkpoint) -> int:
     return plan.tensor_parallel or 1
 
 
+def node_gpus(nodes: list[dict[str, Any]]) -> list[float]:
+    """The GPUs of each live node, from ``ray.nodes()``'s entries (``Alive``, ``Resources``)."""
+    return [float((node.get("Resources") or {}).get("GPU", 0)) for node in nodes if node.get("Alive", True)]
+
+
+def placement_problem(width: int, gpus_per_node: list[float]) -> str | None:
+    """Why Ray cannot place a checkpoint that asks ``width`` GPUs on one node (None: some node can): a task
+    that asks for more than any node has waits forever, so the sweep says so at once instead."""
+    if width == 0 or any(gpus >= width for gpus in gpus_per_node):
+        return None
+    if not any(gpus_per_node):
+        found = "no GPU"
+    else:
+        found = f"at most {max(gpus_per_node):g} GPU(s) on one node"
+    return (
+        f"the Ray cluster has {found} ({len(gpus_per_node)} node(s)); the checkpoint's vLLM server needs "
+        f"{width}: start Ray on GPU nodes (ray start --num-gpus N), lower --tensor-parallel, or give a "
+        ".gguf checkpoint (llama.cpp on CPU)"
+    )
+
+
 def _connect(ray: Any, address: str) -> bool:
     """Join the cluster at ``address`` (``auto``: the one running on this machine; "" starts a new local
     instance); True when this call connected (and so disconnects at the end)."""
@@ -183,15 +204,20 @@ async def ray_generation(
     on_gpu = ray.remote(max_calls=1)(generate_remotely)  # a fresh worker per checkpoint: GPU memory freed
     pending: dict[asyncio.Future[Any], tuple[Any, Checkpoint]] = {}
     locks: dict[str, list[RunDirLock]] = {}
+    gpus_per_node = node_gpus(ray.nodes())
     try:
         with ExitStack() as stack:
             for checkpoint in plan.checkpoints:
+                width = gpus_per_checkpoint(plan, checkpoint)
+                problem = placement_problem(width, gpus_per_node)
+                if problem is not None:
+                    generated(checkpoint, PhaseOutcome("failed", problem))
+                    continue
                 try:
                     locks[checkpoint.name] = _lock_runs(plan, checkpoint, stack)
                 except JuristError as exc:
                     generated(checkpoint, PhaseOutcome("failed", one_line(exc)))
                     continue
-                width = gpus_per_checkpoint(plan, checkpoint)
                 shipped = dataclasses.replace(plan, model_strings=plan.model_strings.without_key())
                 job = RemoteJob(shipped, checkpoint, pack(plan.out / checkpoint.name), width, factory)
                 remote = on_gpu if width else on_cpu

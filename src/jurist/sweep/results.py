@@ -182,16 +182,21 @@ def sweep_document(
             for c in plan.checkpoints
         ],
         "tasks": list(plan.tasks),
-        "samples": plan.samples if plan.samples is not None else _samples_of(results),
+        "samples": _samples(plan, results),
+        "samples_by_task": dict(plan.samples),
+        "baselines": dict(plan.baselines),
         "judges": list(judges),
         "results": [dict(row) for row in results],
         "usage": summed_usage(plan),
     }
 
 
-def _samples_of(results: Sequence[Mapping[str, Any]]) -> int:
-    """With no --samples each task runs its benchmark's default: the largest of them."""
-    return max((int(row["n_samples"]) for row in results), default=1)
+def _samples(plan: SweepPlan, results: Sequence[Mapping[str, Any]]) -> int:
+    """The answers per prompt: ``--samples`` where every task has it, else the largest any task ran (a
+    task without it runs its benchmark's default)."""
+    if plan.samples and set(plan.samples) == set(plan.tasks):
+        return max(plan.samples.values())
+    return max([*(int(row["n_samples"]) for row in results), *plan.samples.values()], default=1)
 
 
 def csv_text(results: Sequence[Mapping[str, Any]]) -> str:
