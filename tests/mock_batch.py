@@ -52,6 +52,7 @@ class BatchStats:
     polls: int = 0
     downloads: int = 0
     messages: int = 0  # synchronous Anthropic Messages requests
+    created: list[float] = field(default_factory=list)  # time.monotonic() of each batch's creation
 
 
 class MockBatchServer(MockOpenAI):
@@ -256,6 +257,7 @@ class MockBatchServer(MockOpenAI):
     def _register(self, batch: _Batch) -> None:
         self._batches[batch.id] = batch
         self.batch_stats.batches[batch.provider] += 1
+        self.batch_stats.created.append(batch.created)
         self.batch_stats.lines.update(line["custom_id"] for line in batch.lines)
 
     def _openai_object(self, batch: _Batch) -> dict[str, Any]:
