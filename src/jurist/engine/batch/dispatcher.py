@@ -35,10 +35,10 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from jurist.engine.batch.journal import BatchJournal
+from jurist.engine.batch.settings import BatchFallback, BatchSettings
 from jurist.engine.batch.wire import BatchState, BatchWire, BatchWireError, LineResult
 from jurist.engine.transport import Completion, RequestFailed
 
@@ -54,29 +54,6 @@ _SETTLE_S = 0.5
 """Once fed, a batch is cut when no line has joined it for this long (the follow-ups of answers just
 handed out join it first)."""
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class BatchSettings:
-    """How a run uses batch APIs (``--batch-*``)."""
-
-    poll_s: float = 30.0
-    max_requests: int | None = None
-    """Cut a batch at this many requests (None: the provider's limit)."""
-    max_age_s: float = 30.0
-    """Or once its oldest request has waited this long (answers arriving now are judged in the next)."""
-    attempts: int = 3
-    """Batches that may leave a request unanswered before it fails, over every run of the run directory
-    (the journal counts them: a run started again does not start the count again)."""
-    deadline_s: float | None = None
-    """Past this long in batches, a request is sent synchronously (None: never)."""
-    max_pending: int = 200_000
-    """Requests of one model waiting in batches at once (the most workers of a batched model's stage;
-    started as jobs arrive)."""
-
-
-class BatchFallback(Exception):
-    """The request is past ``--batch-deadline``: the caller sends it synchronously."""
 
 
 class BatchDispatcher:
