@@ -161,3 +161,33 @@ def test_short_prompts_are_sent_unmarked(tmp_path: Path, server: MockBatchServer
     rows = json.loads((tmp_path / "run" / "run.json").read_text())["ledger_total"]["rows"]
     row = next(r for r in rows if r["phase"] == "judge" and r["model"] == "judge-good")
     assert row["cached_tokens"] == 0 and row["cache_write_tokens"] == 0
+
+
+def test_an_answers_rubric_items_share_a_marked_conversation(
+    tmp_path: Path, server: MockBatchServer, run_quiet: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HealthBench's grader through Message Batches: the items of one answer send the same marked block
+    (the prompt up to the rubric item), and their re-asks read it too."""
+    from conftest import SHARED_DATA
+    from test_rubric_judge import hb_reply, install_reply, write_hb_prompt
+
+    monkeypatch.setattr(anthropic, "cache_minimum", lambda model: 16)
+    install_reply(server, lambda m: hb_reply(m, garbage=True))
+    monkeypatch.setenv("JURIST_DATA_DIR", str(SHARED_DATA))
+    models = write_models_file(
+        tmp_path / "m.yaml", server.base_url, {"m": {}, "g": {"price": PRICE, "api_type": "anthropic"}}
+    )
+    common = {
+        "bench": "healthbench", "limit": 2, "models_file": models, "models": ["m"], "judges": ["g"],
+        "judge_prompt": write_hb_prompt(tmp_path / "grader.py"), "cache": False,
+    }  # fmt: skip
+    batching = BatchChoice("judges", BatchSettings(poll_s=0.02, max_age_s=0.05))
+    result = run_quiet(out=tmp_path / "run", batching=batching, **common)
+    assert result.exit_code == 0 and server.stats.requests_by_model["g"] == 0
+    marks = Counter(text for where, text in server.batch_stats.marks if where == "user")
+    assert marks and all(count >= 2 for count in marks.values())  # every item (and re-ask) of an answer
+    for text in marks:  # the conversation, up to the rubric item (at most its shared "[points" opening)
+        assert text.startswith("FAKE GRADER") and len(text.split("=== ITEM ===")[1].strip()) <= 1, text
+    rows = json.loads((tmp_path / "run" / "run.json").read_text())["ledger_total"]["rows"]
+    reask = next(r for r in rows if r["phase"] == "reask" and r["model"] == "g")
+    assert reask["cached_tokens"] > 0  # a re-ask reads the conversation its first ask wrote
