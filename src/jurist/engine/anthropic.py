@@ -106,8 +106,8 @@ def _system_tokens(system: str) -> int:
 def _mark_cache(params: dict[str, Any], shared: int) -> None:
     """Mark the longest shared prefix Anthropic would cache: the system prompt and the first ``shared``
     characters of the first user message, else the system prompt alone; nothing when too short. Token
-    counts are o200k's, which counts English text in fewer tokens than Claude's tokenizer, so a prefix
-    counted long enough here is long enough there."""
+    counts are o200k's, which generally counts English in fewer tokens than Claude's tokenizer; a marked
+    prefix that still falls short is answered uncached at the full rate, never refused."""
     minimum = cache_minimum(str(params["model"]))
     system = params.get("system") or ""
     first = next((t for t in params["messages"] if t["role"] == "user"), None)
