@@ -13,6 +13,11 @@ answered 500: retried by the client), ``error400`` (a refused line), ``expire`` 
 that line: OpenAI ``expired`` with a ``batch_expired`` line in the error file, Anthropic result
 ``expired``). ``fail_batches``: the next N OpenAI batches fail validation as a whole. ``stats``: batches
 created per provider, lines submitted per custom id, and (the chat server's own) synchronous requests.
+
+Anthropic's prompt cache, as the Messages API reports it: a request whose last ``cache_control`` block
+ends a prefix of at least ``cache_minimum`` tokens (four characters a token) writes that prefix
+(``cache_creation_input_tokens``) the first time and reads it (``cache_read_input_tokens``) after, the
+rest counted in ``input_tokens``; every marked block is kept in ``batch_stats.marks``.
 """
 
 from __future__ import annotations
@@ -52,6 +57,8 @@ class BatchStats:
     polls: int = 0
     downloads: int = 0
     messages: int = 0  # synchronous Anthropic Messages requests
+    created: list[float] = field(default_factory=list)  # time.monotonic() of each batch's creation
+    marks: list[tuple[str, str]] = field(default_factory=list)  # (system or role, text) of marked blocks
 
 
 class MockBatchServer(MockOpenAI):
@@ -66,9 +73,12 @@ class MockBatchServer(MockOpenAI):
         hold: bool = False,
         line_faults: dict[str, list[str]] | None = None,
         fail_batches: int = 0,
+        cache_minimum: int = 1024,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.cache_minimum = cache_minimum
+        self._prompt_cache: set[str] = set()
         self.validate_s, self.run_s, self.finalize_s = validate_s, run_s, finalize_s
         self.hold = hold
         self.line_faults = {k: list(v) for k, v in (line_faults or {}).items()}
@@ -111,22 +121,54 @@ class MockBatchServer(MockOpenAI):
         return None
 
     @staticmethod
-    def _chat_body(params: dict[str, Any]) -> dict[str, Any]:
+    def _blocks(content: Any) -> list[dict[str, Any]]:
+        """A Messages ``system`` or ``content``: a string, or a list of text blocks."""
+        return [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+
+    def _chat_body(self, params: dict[str, Any]) -> dict[str, Any]:
         """An Anthropic Messages request as the chat request the mock's judge rule reads."""
-        messages = ([{"role": "system", "content": params["system"]}] if params.get("system") else []) + [
-            {
-                "role": m["role"],
-                "content": m["content"]
-                if isinstance(m["content"], str)
-                else "".join(part.get("text", "") for part in m["content"]),
-            }
+        system = "".join(block.get("text", "") for block in self._blocks(params.get("system")))
+        messages = ([{"role": "system", "content": system}] if system else []) + [
+            {"role": m["role"], "content": "".join(b.get("text", "") for b in self._blocks(m["content"]))}
             for m in params["messages"]
         ]
         return {"model": params["model"], "messages": messages, "max_tokens": params.get("max_tokens")}
 
+    def _cache_usage(self, params: dict[str, Any]) -> dict[str, int] | None:
+        """The prompt-cache usage of a marked request (None: no mark, usage as the chat server counts)."""
+        blocks = [("system", b) for b in self._blocks(params.get("system"))] + [
+            (m["role"], b) for m in params["messages"] for b in self._blocks(m["content"])
+        ]
+        marked = [i for i, (_, block) in enumerate(blocks) if block.get("cache_control")]
+        for where, block in blocks:
+            if block.get("cache_control"):
+                assert block["cache_control"] == {"type": "ephemeral"}, block["cache_control"]
+                self.batch_stats.marks.append((where, block["text"]))
+        if not marked:
+            return None
+        total = sum(len(block.get("text", "")) for _, block in blocks) // 4
+        head = blocks[: marked[-1] + 1]
+        prefix = sum(len(block.get("text", "")) for _, block in head) // 4
+        if prefix < self.cache_minimum:  # too short to cache: answered at the full rate, as Anthropic does
+            return {"input_tokens": total, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        key = json.dumps(head, sort_keys=True)
+        seen = key in self._prompt_cache
+        self._prompt_cache.add(key)
+        return {
+            "input_tokens": total - prefix,
+            "cache_creation_input_tokens": 0 if seen else prefix,
+            "cache_read_input_tokens": prefix if seen else 0,
+        }
+
     @staticmethod
-    def _message(chat: dict[str, Any]) -> dict[str, Any]:
+    def _message(chat: dict[str, Any], cache: dict[str, int] | None = None) -> dict[str, Any]:
         choice = chat["choices"][0]
+        usage = {
+            "input_tokens": chat["usage"]["prompt_tokens"],
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "output_tokens": chat["usage"]["completion_tokens"],
+        }
         return {
             "id": f"msg_{uuid.uuid4().hex[:20]}",
             "type": "message",
@@ -135,10 +177,7 @@ class MockBatchServer(MockOpenAI):
             "content": [{"type": "text", "text": choice["message"]["content"]}],
             "stop_reason": "end_turn",
             "stop_sequence": None,
-            "usage": {
-                "input_tokens": chat["usage"]["prompt_tokens"],
-                "output_tokens": chat["usage"]["completion_tokens"],
-            },
+            "usage": {**usage, **(cache or {})},
         }
 
     async def messages(self, request: web.Request) -> web.Response:
@@ -159,7 +198,7 @@ class MockBatchServer(MockOpenAI):
         self.stats.requests += 1
         self.stats.requests_by_model[body["model"]] += 1
         self.batch_stats.messages += 1
-        return web.json_response(self._message(self._answer(body)))
+        return web.json_response(self._message(self._answer(body), self._cache_usage(params)))
 
     def _finish(self, batch: _Batch) -> None:
         """Answer a batch's lines once, when it ends (faults consumed then)."""
@@ -178,6 +217,9 @@ class MockBatchServer(MockOpenAI):
                     "custom_id": line["custom_id"],
                     "fault": fault,
                     "answer": None if fault else self._answer(body),
+                    "cache": self._cache_usage(line["params"])
+                    if batch.provider == "anthropic" and not fault
+                    else None,
                 }
             )
         batch.results = results
@@ -256,6 +298,7 @@ class MockBatchServer(MockOpenAI):
     def _register(self, batch: _Batch) -> None:
         self._batches[batch.id] = batch
         self.batch_stats.batches[batch.provider] += 1
+        self.batch_stats.created.append(batch.created)
         self.batch_stats.lines.update(line["custom_id"] for line in batch.lines)
 
     def _openai_object(self, batch: _Batch) -> dict[str, Any]:
@@ -447,7 +490,8 @@ class MockBatchServer(MockOpenAI):
         for result in batch.results:
             fault = result["fault"]
             if fault is None:
-                outcome: dict[str, Any] = {"type": "succeeded", "message": self._message(result["answer"])}
+                message = self._message(result["answer"], result["cache"])
+                outcome: dict[str, Any] = {"type": "succeeded", "message": message}
             elif fault in ("error500", "error400"):
                 kind = "api_error" if fault == "error500" else "invalid_request_error"
                 outcome = {

@@ -330,3 +330,22 @@ def test_past_the_deadline_a_running_batch_is_cancelled_and_its_requests_sent_sy
     assert row["batched"] == 0 and row["replies"] == 2 * LIMIT  # billed once, at the synchronous rate
     ended = [line for line in read_jsonl(tmp_path / "late" / "batches.jsonl") if line["event"] == "ended"]
     assert ended and {line["status"] for line in ended} == {"cancelled"}
+
+
+@pytest.mark.parametrize("api_type", ["openai", "anthropic"])
+def test_the_last_batches_are_cut_once_the_stage_is_fed_not_at_their_age(
+    tmp_path: Path, server: MockBatchServer, run_quiet: Any, api_type: str
+) -> None:
+    """With ``--batch-age 60`` the games (and the retries of an expired line) still go out as soon as the
+    judge stage has started its last job: every batch is created well before its oldest line's age."""
+    age = 60.0
+    models = _models(tmp_path, server, {"api_type": api_type})
+    server.line_faults = {"thank-you note": ["expire"]}  # its games are asked again in a later batch
+    slow = BatchChoice("judges", BatchSettings(poll_s=0.02, max_age_s=age))
+    common = {"models_file": models, "models": ["strong"], "judges": ["judge-good"], "limit": LIMIT}
+    started = time.monotonic()
+    result = run_quiet(out=tmp_path / "batched", batching=slow, **common)
+    assert result.exit_code == 0 and result.failures == 0
+    assert server.batch_stats.batches[api_type] >= 2  # the games, then the expired line's retry
+    assert all(created - started < age for created in server.batch_stats.created)
+    assert len(read_jsonl(tmp_path / "batched" / "judgments" / "judge-good" / "strong.jsonl")) == LIMIT

@@ -87,6 +87,24 @@ def test_a_failed_batch_is_retried_within_bounds(server: MockBatchServer, tmp_pa
     assert isinstance(failed[0], RequestFailed) and "after 2 batch" in str(failed[0])
 
 
+@pytest.mark.parametrize("api_type", ["openai", "anthropic"])
+def test_batch_attempts_are_bounded_over_runs(server: MockBatchServer, tmp_path: Path, api_type: str) -> None:
+    """The journal counts the batches that left a request unanswered: a run started again goes on from
+    that count instead of starting it again, and a request past it is not sent until the bound is raised."""
+    server.line_faults = {"flaky": ["error500"] * 3}
+    first = asyncio.run(_ask(server, tmp_path, api_type, ["flaky", "fine"], attempts=2))
+    assert isinstance(first[0], RequestFailed) and "after 2 batch" in str(first[0])
+    assert first[1].text == "[judge] fine"
+    assert server.batch_stats.batches[api_type] == 2
+    again = asyncio.run(_ask(server, tmp_path, api_type, ["flaky"], attempts=2))
+    assert isinstance(again[0], RequestFailed) and "over earlier runs" in str(again[0])
+    assert server.batch_stats.batches[api_type] == 2  # not sent again
+    raised = asyncio.run(_ask(server, tmp_path, api_type, ["flaky"], attempts=3))
+    assert isinstance(raised[0], RequestFailed) and "after 3 batch" in str(raised[0])
+    assert server.batch_stats.batches[api_type] == 3  # one batch more, its third
+    assert BatchJournal(tmp_path / "batches.jsonl").unanswered[f"{0:064x}"] == 3
+
+
 def test_batches_are_cut_by_size(server: MockBatchServer, tmp_path: Path) -> None:
     got = asyncio.run(_ask(server, tmp_path, "openai", [f"q{i}" for i in range(7)], max_requests=3))
     assert len(got) == 7 and server.batch_stats.batches["openai"] == 3

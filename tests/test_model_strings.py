@@ -196,7 +196,7 @@ def test_a_given_key_is_a_secret_from_the_start() -> None:
             "openai",
         ),
         ("gpt-4.1", "openai/gpt-4.1", "openai"),
-        ("claude-sonnet-4", "litellm/anthropic/claude-sonnet-4", "litellm"),
+        ("claude-sonnet-4", "anthropic/claude-sonnet-4", "anthropic"),
     ],
 )
 def test_an_undefined_name_shows_the_string_and_four_lines_of_yaml_that_load(

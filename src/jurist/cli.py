@@ -258,7 +258,9 @@ def run(
     batch_age: Annotated[
         float, typer.Option(min=0.0, help="or once its oldest request has waited S seconds")
     ] = 30.0,
-    batch_attempts: Annotated[int, typer.Option(min=1, help="batches a request is sent in per run")] = 3,
+    batch_attempts: Annotated[
+        int, typer.Option(min=1, help="batches that may leave a request unanswered, over all runs of RUN")
+    ] = 3,
     batch_deadline: Annotated[
         float | None, typer.Option(min=0.0, help="past S seconds in batches, send a request synchronously")
     ] = None,

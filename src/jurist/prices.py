@@ -2,7 +2,8 @@
 
 jurist ships no price table: prices change, and a stale table would print wrong dollars with confidence.
 A models-file entry may carry ``price: {input, output, cached_input}`` (USD per 1M tokens; for requests
-sent through a batch API also ``batch_input`` and ``batch_output``, or a ``batch_discount``), and
+sent through a batch API also ``batch_input`` and ``batch_output``, or a ``batch_discount``; for prompt
+tokens written to a provider's prompt cache, ``cache_write``), and
 ``--prices FILE`` (YAML or JSON) maps aliases or served model names to prices, so a lab keeps one table
 for all its models files (:func:`jurist.run.budget.resolve_prices` says which price a model gets). Tokens
 a server does not report are counted here, with the o200k tokenizer, to be priced all the same.
@@ -25,39 +26,69 @@ PER_TOKENS = 1_000_000
 DEFAULT_BATCH_DISCOUNT = 0.5
 """What a batch request costs of a synchronous one where the price names no batch rates: OpenAI's Batch
 API and Anthropic's Message Batches both bill half."""
+ANTHROPIC_CACHE_READ = 0.1
+ANTHROPIC_CACHE_WRITE = 1.25
+"""What Anthropic bills a prompt token read from its prompt cache, and one written to it (5-minute cache),
+of the input price: the rates an ``api_type: anthropic`` model's price gets where it names none."""
 _MESSAGE_OVERHEAD = 4  # tokens a chat template adds around each message (OpenAI's counting recipe: 3-4)
 
 
 class Price(BaseModel):
     """USD per 1M tokens. ``cached_input``: prompt tokens the server served from its own prompt cache
     (``usage.prompt_tokens_details.cached_tokens``); unset, they cost as much as any input token.
-    ``batch_input`` / ``batch_output``: the rates of a request answered through a batch API; unset, the
-    synchronous rate times ``batch_discount`` (default :data:`DEFAULT_BATCH_DISCOUNT`)."""
+    ``cache_write``: prompt tokens the server wrote to its prompt cache (Anthropic's
+    ``cache_creation_input_tokens``); unset, the input rate. ``batch_input`` / ``batch_output``: the
+    rates of a request answered through a batch API; unset, the synchronous rate times ``batch_discount``
+    (default :data:`DEFAULT_BATCH_DISCOUNT`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     input: float = Field(ge=0.0)
     output: float = Field(ge=0.0)
     cached_input: float | None = Field(default=None, ge=0.0)
+    cache_write: float | None = Field(default=None, ge=0.0)
     batch_input: float | None = Field(default=None, ge=0.0)
     batch_output: float | None = Field(default=None, ge=0.0)
     batch_discount: float | None = Field(default=None, gt=0.0, le=1.0)
 
     def batch_rates(self) -> Price:
-        """The price of a request answered through a batch API (cached input discounted alike)."""
+        """The price of a request answered through a batch API (cache reads and writes discounted alike)."""
         share = DEFAULT_BATCH_DISCOUNT if self.batch_discount is None else self.batch_discount
         cached = None if self.cached_input is None else self.cached_input * share
+        written = None if self.cache_write is None else self.cache_write * share
         return Price(
             input=self.input * share if self.batch_input is None else self.batch_input,
             output=self.output * share if self.batch_output is None else self.batch_output,
             cached_input=cached,
+            cache_write=written,
         )
 
-    def cost(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:
-        """Dollars for one reply's tokens (reasoning tokens are part of ``completion_tokens``, as billed)."""
+    def with_anthropic_cache_rates(self) -> Price:
+        """This price with Anthropic's prompt-cache rates where it names none (reads 0.1x, writes 1.25x the
+        input rate)."""
+        return self.model_copy(
+            update={
+                "cached_input": self.input * ANTHROPIC_CACHE_READ
+                if self.cached_input is None
+                else self.cached_input,
+                "cache_write": self.input * ANTHROPIC_CACHE_WRITE
+                if self.cache_write is None
+                else self.cache_write,
+            }
+        )
+
+    def cost(
+        self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0, cache_write_tokens: int = 0
+    ) -> float:
+        """Dollars for one reply's tokens (reasoning tokens are part of ``completion_tokens``, as billed;
+        ``cached_tokens`` and ``cache_write_tokens`` are parts of ``prompt_tokens``)."""
         cached = min(max(cached_tokens, 0), prompt_tokens)
+        written = min(max(cache_write_tokens, 0), prompt_tokens - cached)
         cached_rate = self.input if self.cached_input is None else self.cached_input
-        dollars = (prompt_tokens - cached) * self.input + cached * cached_rate
+        write_rate = self.input if self.cache_write is None else self.cache_write
+        dollars = (
+            (prompt_tokens - cached - written) * self.input + cached * cached_rate + written * write_rate
+        )
         return (dollars + completion_tokens * self.output) / PER_TOKENS
 
 

@@ -4,6 +4,8 @@ A name that is not an alias of the models file (an alias always wins) is read as
 
 - ``openai/NAME``: OpenAI's API; its key from ``--api-key`` or ``OPENAI_API_KEY``, its URL from
   ``--base-url``, else ``OPENAI_BASE_URL``, else https://api.openai.com/v1 (the OpenAI SDK's order).
+- ``anthropic/NAME``: Anthropic's native Messages API; its key from ``--api-key`` or ``ANTHROPIC_API_KEY``,
+  its URL from ``--base-url``, else https://api.anthropic.com/v1.
 - ``vllm/NAME``, ``sglang/NAME``, ``llamacpp/NAME``, ``ollama/NAME``, ``lmstudio/NAME``: a server that is
   already running and speaks the OpenAI wire format, at ``--base-url``, else the provider's conventional
   local address (:data:`SERVER_PROVIDERS`); no key needed (``--api-key`` or ``<PROVIDER>_API_KEY`` if set).
@@ -16,7 +18,9 @@ The rule that tells them apart is the prefix alone: a string never changes meani
 it, ``vllm/NAME`` always reaches a running server, and jurist starts one only when handed weights (a hub id
 said as such, or a path). An endpoint string may carry its own URL, ``vllm/NAME@http://gpu1:8000/v1``;
 ``--base-url`` and ``--api-key`` apply to every endpoint string that names none, and ``-M KEY=VALUE``
-settings to every string. Each becomes the same :class:`~jurist.config.specs.ModelSpec` a models-file
+settings to every string (``-M batch=true``: every request of every string through its provider's batch
+API, so only ``openai/`` and ``anthropic/`` strings take it; ``--batch judges`` batches the judges alone).
+Each becomes the same :class:`~jurist.config.specs.ModelSpec` a models-file
 entry would, its alias the string as given.
 """
 
@@ -34,7 +38,15 @@ import yaml
 from pydantic import ValidationError
 
 from jurist.config.models_file import load_dotenv_values, openai_base_url
-from jurist.config.specs import DEFAULT_KEY_ENV, PASSTHROUGH_PARAMS, Endpoint, ModelSpec, ServeSpec
+from jurist.config.specs import (
+    ANTHROPIC_API_BASE,
+    ANTHROPIC_KEY_ENV,
+    DEFAULT_KEY_ENV,
+    PASSTHROUGH_PARAMS,
+    Endpoint,
+    ModelSpec,
+    ServeSpec,
+)
 from jurist.errors import JuristError
 from jurist.redact import register_secret
 
@@ -59,7 +71,9 @@ SERVER_PROVIDERS: Mapping[str, ServerProvider] = {
     "lmstudio": ServerProvider("http://localhost:1234/v1", "LMSTUDIO_API_KEY", 8),
 }
 HUB_PREFIX = "hf"
-PROVIDERS = ("openai", *SERVER_PROVIDERS, "litellm", HUB_PREFIX)
+PROVIDERS = ("openai", "anthropic", *SERVER_PROVIDERS, "litellm", HUB_PREFIX)
+BATCH_PROVIDERS = ("openai", "anthropic")
+"""The strings whose provider has a batch API (``-M batch=true``)."""
 GIVEN_KEY = "--api-key (given on the command line)"
 
 GENERATION_KEYS = (
@@ -78,7 +92,9 @@ GENERATION_KEYS = (
 """``-M`` keys every model string takes: what a models-file entry says about sampling and requests."""
 SERVE_KEYS = ("gpus", "tensor_parallel", "n_ctx", "startup_timeout", "args")
 """``-M`` keys of a server jurist starts (``hf/ID`` or a path): its ``serve:`` block's fields."""
-SETTING_KEYS = (*GENERATION_KEYS, *SERVE_KEYS)
+BATCH_KEY = "batch"
+"""``-M batch=true``: every request of the strings through their provider's batch API (docs/batch.md)."""
+SETTING_KEYS = (*GENERATION_KEYS, BATCH_KEY, *SERVE_KEYS)
 _TEXT_KEYS = frozenset({"system_prompt", "structured_output", "tokenizer", "reasoning_effort"})
 
 
@@ -197,11 +213,22 @@ class _Builder:
                 raise JuristError(f"model {name!r}: jurist serves hf/ models itself; a URL does not apply")
             return self._served(name, rest, rest)
         settings = {k: v for k, v in self.options.settings.items() if k in GENERATION_KEYS}
+        if self.options.settings.get(BATCH_KEY):
+            if prefix not in BATCH_PROVIDERS:
+                raise JuristError(
+                    f"-M batch=true: model {name!r} has no batch API (only openai/ and anthropic/ strings "
+                    "do); to batch only the judges, --batch judges"
+                )
+            settings[BATCH_KEY] = True
         endpoint = Endpoint()
         if prefix == "openai":
             endpoint.api_base = self.url(own, None) or openai_base_url(self.env)
             endpoint.with_key(*self.key(DEFAULT_KEY_ENV))
             body_fields: dict[str, Any] = {"model": rest}
+        elif prefix == "anthropic":
+            endpoint.api_base = self.url(own, None) or ANTHROPIC_API_BASE
+            endpoint.with_key(*self.key(ANTHROPIC_KEY_ENV))
+            body_fields = {"model": rest, "api_type": "anthropic"}
         elif prefix == "litellm":
             if "/" not in rest.strip("/"):
                 raise JuristError(f"model {name!r}: LiteLLM routes by provider: litellm/PROVIDER/NAME")
@@ -235,6 +262,11 @@ class _Builder:
                     f"model {name!r}: a checkpoint is a folder (served by vLLM) or a .gguf file (llama.cpp)"
                 )
             location, served = str(path), path.stem if kind == "llama.cpp" else path.name
+        if self.options.settings.get(BATCH_KEY):
+            raise JuristError(
+                f"-M batch=true: model {name!r} is served by jurist and has no batch API (only openai/ and "
+                "anthropic/ strings do); to batch only the judges, --batch judges"
+            )
         serve = {k: v for k, v in self.options.settings.items() if k in SERVE_KEYS}
         self.took_serve = self.took_serve or bool(serve)
         generation = {k: v for k, v in self.options.settings.items() if k in GENERATION_KEYS}
@@ -316,9 +348,10 @@ def _suggestion(name: str) -> tuple[str, list[str]]:
     api_type, model, endpoints = "openai", name, "null"
     if lower.startswith(("gpt-", "o1", "o3", "o4", "chatgpt")):
         string = f"openai/{name}"
-    elif lower.startswith(("claude", "gemini")):
-        provider = "anthropic" if lower.startswith("claude") else "gemini"
-        api_type, model = "litellm", f"{provider}/{name}"
+    elif lower.startswith("claude"):
+        api_type, string = "anthropic", f"anthropic/{name}"
+    elif lower.startswith("gemini"):
+        api_type, model = "litellm", f"gemini/{name}"
         string = f"litellm/{model}"
     else:
         url = SERVER_PROVIDERS["vllm"].base_url

@@ -7,10 +7,18 @@ Batches wire alike. A field
 Messages has no counterpart for (``logprobs``, ``n`` > 1, ``response_format``, penalties, ``seed``) is
 refused with a one-line reason rather than dropped: a judge that asked for logprobs must not silently get
 a verdict read without them.
+
+Prompt caching: a request may say how much of its first user message the other requests of its question
+share (:data:`SHARED_PREFIX`, set by the client, never keyed and never sent); where the system prompt and
+that part are long enough for Anthropic to cache (:func:`cache_minimum`), the part is sent as its own
+text block marked ``cache_control: {"type": "ephemeral"}``, so the question's other requests (the other
+game, the other rubric items, the re-asks) read it from Anthropic's prompt cache; without such a part,
+a system prompt long enough alone is marked. The reply's cache reads and writes are priced as such.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +26,7 @@ import aiohttp
 
 from jurist.config import ANTHROPIC_API_BASE
 from jurist.engine.transport import EndpointClient, RequestFailed
+from jurist.prices import count_text_tokens
 
 if TYPE_CHECKING:
     from jurist.config import ModelSpec
@@ -26,6 +35,18 @@ if TYPE_CHECKING:
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
 """Messages requires ``max_tokens``; a model that names none gets this (a judge's verdict fits many times)."""
+
+SHARED_PREFIX = "jurist_shared_prefix"
+"""A body field for Anthropic only: leading characters of the first user message that the question's
+other requests share. Read (and dropped) by :func:`messages_params`; the cache key is made without it."""
+CACHE_MARK = {"type": "ephemeral"}
+_CACHE_MINIMUMS = (  # Anthropic's shortest cacheable prompt per model family (tokens); others: 1024
+    ("opus-4-5", 4096),
+    ("opus-4-6", 4096),
+    ("haiku-4-5", 4096),
+    ("sonnet-4-6", 2048),
+    ("haiku", 2048),
+)
 
 _REFUSED = (
     "logprobs",
@@ -62,6 +83,48 @@ def _text(content: Any) -> str:
     return "" if content is None else str(content)
 
 
+def cache_minimum(model: str) -> int:
+    """The fewest tokens a prompt prefix must have for Anthropic to cache it (a shorter marked prefix is
+    answered uncached at the full rate, so it is not marked)."""
+    name = model.lower().replace(".", "-")
+    return next((tokens for family, tokens in _CACHE_MINIMUMS if family in name), 1024)
+
+
+def with_shared_prefix(body: bytes, shared: int) -> bytes:
+    """``body`` with :data:`SHARED_PREFIX` set (the synchronous path: the key was made before)."""
+    if shared <= 0:
+        return body
+    return json.dumps({**json.loads(body), SHARED_PREFIX: shared}).encode()
+
+
+@functools.lru_cache(maxsize=32)
+def _system_tokens(system: str) -> int:
+    """A judge's system prompt is the same in all its requests: counted once."""
+    return count_text_tokens(system)
+
+
+def _mark_cache(params: dict[str, Any], shared: int) -> None:
+    """Mark the longest shared prefix Anthropic would cache: the system prompt and the first ``shared``
+    characters of the first user message, else the system prompt alone; nothing when too short. Token
+    counts are o200k's, which generally counts English in fewer tokens than Claude's tokenizer; a marked
+    prefix that still falls short is answered uncached at the full rate, never refused."""
+    minimum = cache_minimum(str(params["model"]))
+    system = params.get("system") or ""
+    first = next((t for t in params["messages"] if t["role"] == "user"), None)
+    head = first["content"][:shared] if first is not None and shared > 0 else ""
+    if len(system) + len(head) < minimum:  # a token is a character at least: too short, uncounted
+        return
+    tokens = _system_tokens(system) if system else 0
+    if first is not None and head:
+        rest = first["content"][len(head) :]
+        if tokens + count_text_tokens(head) >= minimum:
+            blocks = [{"type": "text", "text": head, "cache_control": dict(CACHE_MARK)}]
+            first["content"] = blocks + ([{"type": "text", "text": rest}] if rest else [])
+            return
+    if system and tokens >= minimum:
+        params["system"] = [{"type": "text", "text": system, "cache_control": dict(CACHE_MARK)}]
+
+
 def messages_params(body: dict[str, Any]) -> dict[str, Any]:
     """A chat-completions request body as Anthropic Messages ``params`` (what ``POST /v1/messages`` and a
     Message Batches request take). Raises :class:`RequestFailed` (kind ``config``) for a field Messages
@@ -94,13 +157,15 @@ def messages_params(body: dict[str, Any]) -> dict[str, Any]:
     stop = body.get("stop")
     if stop:
         params["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
+    _mark_cache(params, int(body.get(SHARED_PREFIX) or 0))
     return params
 
 
 def chat_reply(message: dict[str, Any]) -> dict[str, Any]:
     """An Anthropic Messages reply as a chat-completions reply: text blocks joined as the answer,
     thinking blocks as ``reasoning_content``, ``usage`` in OpenAI's names (prompt tokens include the
-    prompt-cache reads and writes, the reads also as ``cached_tokens``)."""
+    prompt-cache reads and writes, the reads also as ``cached_tokens``, the writes as
+    ``cache_write_tokens``, both in ``prompt_tokens_details``)."""
     blocks = message.get("content")
     if not isinstance(blocks, list):
         raise ValueError("the Messages reply has no content list")
@@ -133,10 +198,14 @@ def chat_reply(message: dict[str, Any]) -> dict[str, Any]:
         prompt = usage.get("input_tokens")
         if isinstance(prompt, int) and isinstance(read, int) and isinstance(written, int):
             prompt += read + written
+        details = {
+            **({"cached_tokens": read} if read else {}),
+            **({"cache_write_tokens": written} if written else {}),
+        }
         chat["usage"] = {
             "prompt_tokens": prompt,
             "completion_tokens": usage.get("output_tokens"),
-            **({"prompt_tokens_details": {"cached_tokens": read}} if read else {}),
+            **({"prompt_tokens_details": details} if details else {}),
         }
     return chat
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import aiohttp
 
 from jurist.config import ModelSpec
+from jurist.engine.anthropic import SHARED_PREFIX, with_shared_prefix
 from jurist.engine.cache import RequestCache, legacy_request_key, request_key
 from jurist.engine.connections import ConnectionBudget
 from jurist.engine.identity import Identities, Identity, cache_report
@@ -157,6 +158,7 @@ class ModelClient:
         sample: int = 0,
         cache: CacheMode = "use",
         phase: Phase = "generate",
+        shared_prefix: int = 0,
         **params: Any,
     ) -> Completion:
         """One chat completion; raises :class:`RequestFailed` when no completion could be had.
@@ -166,6 +168,9 @@ class ModelClient:
         sends and stores (e.g. to re-judge an invalid verdict); "off" neither looks up nor stores.
         ``phase`` (generate, judge, reask, check): the ledger row it counts in. Under a budget, a request
         that could exceed it is not sent (:class:`~jurist.engine.budget.BudgetExhausted`).
+        ``shared_prefix``: leading characters of the first user message that the question's other requests
+        share; a provider that takes explicit prompt-cache marks (Anthropic) is told, nothing else is (not
+        part of the request's cache key).
         """
         store = self._cache if cache != "off" else None
         body: bytes | None = None
@@ -189,14 +194,18 @@ class ModelClient:
             await self.identities()  # learned once: what answers keys the custom id as it keys the cache
             identity = self.endpoints[0].identity if self.endpoints else None
             key = request_key(identity.key_text() if identity else self._legacy_name, body, sample)
-            how = self.batcher, self._ledger, self.spec, phase, messages, params, key, json.loads(body)
+            line = json.loads(body)
+            if shared_prefix > 0 and self.spec.api_type == "anthropic":
+                line[SHARED_PREFIX] = shared_prefix
+            how = self.batcher, self._ledger, self.spec, phase, messages, params, key, line
             try:
                 return await send_batched(*how, identity, fresh=cache == "refresh")
             except BatchFallback:
                 pass  # past --batch-deadline: sent synchronously, as below
         if not self.endpoints:
             await self._start_server()
-        send = functools.partial(self._send, messages, params, body, phase)
+        prefix = shared_prefix if self.spec.api_type == "anthropic" else 0
+        send = functools.partial(self._send, messages, params, body, phase, prefix)
         completion = await self._ledger.spend(phase, self.spec, messages, params, send)
         if store is not None and body is not None:
             answered = await self._identities.answered(self.endpoints, completion.answered_by)
@@ -224,7 +233,12 @@ class ModelClient:
         return None
 
     async def _send(
-        self, messages: list[dict[str, Any]], params: dict[str, Any], built: bytes | None, phase: Phase
+        self,
+        messages: list[dict[str, Any]],
+        params: dict[str, Any],
+        built: bytes | None,
+        phase: Phase,
+        shared_prefix: int = 0,
     ) -> Completion:
         attempt = 0
         started = time.monotonic()
@@ -239,6 +253,7 @@ class ModelClient:
                         body = built
                     else:
                         body = self.build_body(endpoint.model_name, messages, **params)
+                    body = with_shared_prefix(body, shared_prefix)  # Anthropic's: see complete()
                     endpoint.in_flight += 1
                     slots = self.spec.parallel, self._limits.max_concurrency
                     try:

@@ -179,7 +179,8 @@ class Ledger:
             raise BudgetExhausted(f"model {spec.alias!r} has no price, so --max-cost cannot bound it")
         if batch and price is not None:
             price = price.batch_rates()
-        cost = price.cost(prompt, completion) if price is not None else 0.0
+        # the worst case of a prompt a provider may write to its prompt cache is all of it written
+        cost = price.cost(prompt, completion, cache_write_tokens=prompt) if price is not None else 0.0
         if not await budget.reserve(cost, prompt + completion):
             if budget.blocked is None:
                 worst = {"worst_cost_usd": round(cost, 8), "worst_tokens": prompt + completion}
@@ -273,6 +274,8 @@ class Ledger:
             thought = sum(len(c.reasoning or "") for c in choices)
             reasoning = round(output * thought / (thought + sum(len(c.text) for c in choices) or 1))
         cached = min(token_count(completion.cached_tokens, "usage.cached_tokens", notes) or 0, prompt)
+        written = token_count(completion.cache_write_tokens, "usage.cache_write_tokens", notes) or 0
+        written = min(written, prompt - cached)
         if notes:
             entry.update(malformed=1, malformed_fields=self._malformed(row, alias, notes))
         row.replies += 1
@@ -281,14 +284,15 @@ class Ledger:
         row.completion_tokens += output
         row.reasoning_tokens += reasoning
         row.cached_tokens += cached
+        row.cache_write_tokens += written
         price = self.prices.get(alias)
         if batch:
-            sync_cost = price.cost(prompt, output, cached) if price is not None else 0.0
+            sync_cost = price.cost(prompt, output, cached, written) if price is not None else 0.0
             row.batched += 1
             row.batch_sync_cost_usd += sync_cost
             entry.update(batched=1, batch_sync_cost_usd=sync_cost)
             price = price.batch_rates() if price is not None else None
-        cost = price.cost(prompt, output, cached) if price is not None else 0.0
+        cost = price.cost(prompt, output, cached, written) if price is not None else 0.0
         if price is not None:
             row.cost_usd = (row.cost_usd or 0.0) + cost
         if batch:
@@ -297,6 +301,7 @@ class Ledger:
         self._log(phase, alias, {
             **entry, "replies": 1, "choices": len(choices), "prompt_tokens": prompt,
             "completion_tokens": output, "reasoning_tokens": reasoning, "cached_tokens": cached,
+            **({"cache_write_tokens": written} if written else {}),
             **({"cost_usd": cost} if price is not None else {}),
         })  # fmt: skip
         if ticket is not None and not ticket.settled and self.budget is not None:

@@ -17,10 +17,12 @@ PHASES: tuple[Phase, ...] = ("check", "generate", "judge", "reask")
 class Row:
     """One (phase, model)'s counts. ``requests`` counts every attempt sent (what a server sees);
     ``replies`` the calls that got an answer (a request with ``n`` choices is one), ``choices`` the answers
-    they carried; ``estimated`` the replies whose token counts the server left out (or gave in a form that
-    is no count) and jurist counted, ``estimated_by`` with which tokenizer (:mod:`jurist.engine.tokenizers`;
-    "o200k (approximate)" for a model whose own tokenizer is not known); ``malformed`` the replies with a
-    field of the wrong type or shape, ignored, ``malformed_fields`` which fields; ``batched`` the replies
+    they carried; ``cached_tokens`` the prompt tokens read from the provider's prompt cache,
+    ``cache_write_tokens`` those written to it; ``estimated`` the replies whose token counts the server
+    left out (or gave in a form that is no count) and jurist counted, ``estimated_by`` with which
+    tokenizer (:mod:`jurist.engine.tokenizers`; "o200k (approximate)" for a model whose own tokenizer is
+    not known); ``malformed`` the replies with a field of the wrong type or shape, ignored,
+    ``malformed_fields`` which fields; ``batched`` the replies
     that came through a batch API, ``batch_cost_usd`` what they cost at its rates (part of ``cost_usd``),
     ``batch_sync_cost_usd`` what they would have cost sent synchronously."""
 
@@ -34,6 +36,7 @@ class Row:
     completion_tokens: int = 0
     reasoning_tokens: int = 0
     cached_tokens: int = 0
+    cache_write_tokens: int = 0
     estimated: int = 0
     estimated_by: str | None = None
     malformed: int = 0

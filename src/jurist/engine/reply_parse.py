@@ -34,6 +34,7 @@ class ParsedReply:
     """Further choices of a request with ``n`` > 1, in order (the usage counts are the request's)."""
     reasoning_tokens: int | None = None
     cached_tokens: int | None = None
+    cache_write_tokens: int | None = None
     notes: list[str] = field(default_factory=list)
     """Fields ignored for their wrong type or shape (see :attr:`Completion.notes`)."""
     cut_at_bytes: int | None = None
@@ -103,7 +104,16 @@ def _read_usage(usage: Any, reply: ParsedReply) -> None:
     if cached is not None and reply.prompt_tokens is not None and cached > reply.prompt_tokens:
         notes.append("usage.prompt_tokens_details.cached_tokens is more than prompt_tokens")
         cached = None
-    reply.reasoning_tokens, reply.cached_tokens = reasoning, cached
+    # written to the prompt cache (Anthropic's cache_creation_input_tokens, as engine/anthropic.py names it)
+    written = _usage_detail(usage, "prompt_tokens_details", "cache_write_tokens", notes)
+    if (
+        written is not None
+        and reply.prompt_tokens is not None
+        and written + (cached or 0) > reply.prompt_tokens
+    ):
+        notes.append("usage.prompt_tokens_details.cache_write_tokens is more than prompt_tokens")
+        written = None
+    reply.reasoning_tokens, reply.cached_tokens, reply.cache_write_tokens = reasoning, cached, written
 
 
 def _usage_detail(usage: dict[str, Any], group: str, name: str, notes: list[str]) -> int | None:

@@ -65,6 +65,8 @@ class Completion:
     """Of ``completion_tokens``, those spent thinking (``usage.completion_tokens_details``), when told."""
     cached_tokens: int | None = None
     """Of ``prompt_tokens``, those the server had in its prompt cache (``usage.prompt_tokens_details``)."""
+    cache_write_tokens: int | None = None
+    """Of ``prompt_tokens``, those the server wrote to its prompt cache (Anthropic bills them apart)."""
     answered_by: Identity | None = None
     """What answered it (the endpoint's identity; a cache hit: the identity whose entry it was): the request
     cache keys it on this. Never stored in the cache or the records."""
@@ -185,6 +187,7 @@ def completion_from(parsed: ParsedReply, latency: float, attempt: int) -> Comple
         more=[completion_from(choice, latency, attempt) for choice in parsed.more],
         reasoning_tokens=parsed.reasoning_tokens,
         cached_tokens=parsed.cached_tokens,
+        cache_write_tokens=parsed.cache_write_tokens,
         notes=parsed.notes,
         cut_at_bytes=parsed.cut_at_bytes,
     )

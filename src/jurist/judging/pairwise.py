@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -96,6 +97,13 @@ def games_of(question: Question) -> tuple[int, ...]:
     return (2,) if position == "A" else (1,)
 
 
+def shared_start(protocol: JudgeProtocol, question: str, base: str, answer: str) -> int:
+    """Characters at the start of the user message both games of a question share (the question, before
+    the answers): with the system prompt, the prefix a provider's prompt cache can hold for both."""
+    both = [protocol.user_message(question, base, answer), protocol.user_message(question, answer, base)]
+    return len(os.path.commonprefix(both))
+
+
 async def judge_game(
     client: ModelClient,
     protocol: JudgeProtocol,
@@ -105,8 +113,10 @@ async def judge_game(
     *,
     sample: int = 0,
     cache: CacheMode = "use",
+    shared_prefix: int = 0,
 ) -> dict[str, Any]:
-    """Ask one judge for one verdict (with one re-ask); returns the game record.
+    """Ask one judge for one verdict (with one re-ask); returns the game record. ``shared_prefix``: the
+    start of the user message the question's other game shares (a prompt-cache mark, :func:`shared_start`).
 
     The judge sees the question and answers with their verdict labels neutralised, and its reply is read
     against that shown material, so a label inside an answer cannot become the verdict (see verdict.py).
@@ -117,7 +127,9 @@ async def judge_game(
         messages.append({"role": "system", "content": protocol.system_prompt})
     messages.append({"role": "user", "content": protocol.user_message(question, answer_a, answer_b)})
     params = protocol.request_params(client.spec)
-    first = await client.complete(messages, sample=sample, cache=cache, phase="judge", **params)
+    first = await client.complete(
+        messages, sample=sample, cache=cache, phase="judge", shared_prefix=shared_prefix, **params
+    )
     label, how = protocol.read(first.text, first.logprobs, shown)
     game: dict[str, Any] = {"label": label}
     _stored(game, "raw", first.text)
@@ -127,7 +139,9 @@ async def judge_game(
             {"role": "assistant", "content": reask_context(first.text)},
             {"role": "user", "content": protocol.reask_text},
         ]
-        second = await client.complete(follow_up, sample=sample, cache=cache, phase="reask", **params)
+        second = await client.complete(
+            follow_up, sample=sample, cache=cache, phase="reask", shared_prefix=shared_prefix, **params
+        )
         label, how = protocol.read(second.text, second.logprobs, shown)
         game.update({"label": label, "reask_usage": second.usage(), **how})
         _stored(game, "reask_raw", second.text)
@@ -238,15 +252,19 @@ class PairwiseJudge:
         protocol = self.protocol_for(item.question.category)
         kept = earlier or {}
 
+        shown = {1: (item.baseline, base, item.model, answer), 2: (item.model, answer, item.baseline, base)}
+        numbers = games_of(item.question)
+        asked = [n for n in numbers if n not in kept]
+        shared = shared_start(protocol, question, base, answer) if len(asked) == 2 else 0
+
         async def play(number: int, shown_a: str, shown_b: str) -> dict[str, Any]:
             if number in kept:
                 return kept[number]
             return await judge_game(
-                client, protocol, question, shown_a, shown_b, sample=item.sample, cache=cache
-            )
+                client, protocol, question, shown_a, shown_b, sample=item.sample, cache=cache,
+                shared_prefix=shared,
+            )  # fmt: skip
 
-        shown = {1: (item.baseline, base, item.model, answer), 2: (item.model, answer, item.baseline, base)}
-        numbers = games_of(item.question)
         results = await asyncio.gather(
             *(play(n, shown[n][1], shown[n][3]) for n in numbers), return_exceptions=True
         )

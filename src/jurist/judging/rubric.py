@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import time
 from typing import Any
 
@@ -99,15 +100,25 @@ class RubricJudge:
         return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
 
     async def _grade(
-        self, client: ModelClient, messages: list[dict[str, str]], sample: int, cache: CacheMode
+        self,
+        client: ModelClient,
+        messages: list[dict[str, str]],
+        sample: int,
+        cache: CacheMode,
+        shared: int = 0,
     ) -> dict[str, Any]:
-        """One item: ask, re-ask at most ``max_reasks`` times, and record what was read (or unscored)."""
+        """One item: ask, re-ask at most ``max_reasks`` times, and record what was read (or unscored).
+        ``shared``: the start of its user message the answer's other items share (a prompt-cache mark)."""
         entry: dict[str, Any] = {}
         first_mode: CacheMode = "use" if cache == "refresh" else cache
-        reply = await client.complete(messages, sample=sample, cache=first_mode, phase="judge", **self.params)
+        reply = await client.complete(
+            messages, sample=sample, cache=first_mode, phase="judge", shared_prefix=shared, **self.params
+        )
         grade = self.grader.read(reply.text)
         if grade is None and reply.cached and first_mode != cache:  # re-judging: ask a cached bad one afresh
-            reply = await client.complete(messages, sample=sample, cache=cache, phase="judge", **self.params)
+            reply = await client.complete(
+                messages, sample=sample, cache=cache, phase="judge", shared_prefix=shared, **self.params
+            )
             grade = self.grader.read(reply.text)
         _stored(entry, "raw", reply.text)
         entry["usage"] = reply.usage()
@@ -119,7 +130,9 @@ class RubricJudge:
                 {"role": "assistant", "content": reask_context(last)},
                 {"role": "user", "content": self.grader.reask_text},
             ]
-            again = await client.complete(follow_up, sample=sample, cache=cache, phase="reask", **self.params)
+            again = await client.complete(
+                follow_up, sample=sample, cache=cache, phase="reask", shared_prefix=shared, **self.params
+            )
             grade = self.grader.read(again.text)
             reask: dict[str, Any] = {"usage": again.usage()}
             _stored(reask, "raw", again.text)
@@ -147,11 +160,13 @@ class RubricJudge:
         specs = self.grader.items(question)
         kept = earlier or {}
 
+        asked = {i: self.grader.messages(question, answer, i) for i in range(len(specs)) if i not in kept}
+        shared = _shared_prefix(list(asked.values()))
+
         async def grade(index: int) -> dict[str, Any]:
             if index in kept:
                 return kept[index]
-            messages = self.grader.messages(question, answer, index)
-            return await self._grade(client, messages, item.sample, cache)
+            return await self._grade(client, asked[index], item.sample, cache, shared)
 
         results = await asyncio.gather(*(grade(i) for i in range(len(specs))), return_exceptions=True)
         for result in results:
@@ -232,3 +247,10 @@ def judge_kind(setup: JudgeKindSetup) -> RubricJudge:
         )
     grader = rubric_grader(setup.default_protocol, setup.prompt_file, setup.prompt_source)
     return RubricJudge(grader, setup.spec)
+
+
+def _shared_prefix(requests: list[list[dict[str, str]]]) -> int:
+    """Characters at the start of the first user message that all ``requests`` share (0 for fewer than
+    two: a prefix one request reads is not worth a cache write)."""
+    users = [next((m["content"] for m in r if m["role"] == "user"), "") for r in requests]
+    return len(os.path.commonprefix(users)) if len(users) >= 2 else 0

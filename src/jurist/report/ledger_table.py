@@ -95,6 +95,14 @@ def ledger_notes(ledger: Mapping[str, Any]) -> list[str]:
         notes.append(f"{ESTIMATED_NOTE}; counted: {', '.join(dict.fromkeys(counted))}")
         if any("approximate" in entry for entry in counted):
             notes.append(APPROXIMATE_NOTE)
+    cache = [
+        f"{row.get('model')} ({row.get('phase')}) read {_int(row.get('cached_tokens')):,}, wrote "
+        f"{_int(row.get('cache_write_tokens')):,}"
+        for row in ledger.get("rows") or []
+        if _int(row.get("cached_tokens")) or _int(row.get("cache_write_tokens"))
+    ]
+    if cache:  # part of the prompt tokens, priced at the provider's cache rates
+        notes.append("prompt tokens from / to the providers' prompt caches: " + "; ".join(cache))
     unpriced = total.get("unpriced") or []
     if unpriced:
         notes.append(

@@ -65,25 +65,29 @@ def resolve_prices(
 ) -> dict[str, Price]:
     """alias -> price for every spec that has one: its own ``price``, else the table's entry for its
     alias, else for a name it is served under. Aliases with no price are left out (their cost is unknown,
-    never zero). The models file's own entry wins over ``--prices``, an alias over a served name."""
+    never zero). The models file's own entry wins over ``--prices``, an alias over a served name. An
+    ``api_type: anthropic`` model's prompt-cache reads and writes get Anthropic's rates unless its price
+    names them."""
     table = table or {}
     prices: dict[str, Price] = {}
     for alias, spec in specs.items():
         if spec.price is not None:
             prices[alias] = spec.price
-            continue
-        for name in [alias, *served_names(spec)]:
-            if name in table:
-                prices[alias] = table[name]
-                break
+        else:
+            for name in [alias, *served_names(spec)]:
+                if name in table:
+                    prices[alias] = table[name]
+                    break
+        if alias in prices and spec.api_type == "anthropic":  # its prompt-cache reads and writes
+            prices[alias] = prices[alias].with_anthropic_cache_rates()
     return prices
 
 
 LEDGER_COLUMNS = (
     "phase", "model", "requests", "retries", "failed", "cache_hits", "replies", "choices", "prompt_tokens",
-    "completion_tokens", "reasoning_tokens", "cached_tokens", "estimated", "estimated_by", "malformed",
-    "malformed_fields", "cost_usd", "batched", "batch_cost_usd", "batch_sync_cost_usd", "wall_s",
-    "at_limit_s",
+    "completion_tokens", "reasoning_tokens", "cached_tokens", "cache_write_tokens", "estimated",
+    "estimated_by", "malformed", "malformed_fields", "cost_usd", "batched", "batch_cost_usd",
+    "batch_sync_cost_usd", "wall_s", "at_limit_s",
 )  # fmt: skip
 
 

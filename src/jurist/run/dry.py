@@ -116,7 +116,12 @@ class DryClient(ModelClient):
         """A managed server is not started: nothing is sent."""
 
     async def _send(
-        self, messages: list[dict[str, Any]], params: dict[str, Any], built: bytes | None, phase: Phase
+        self,
+        messages: list[dict[str, Any]],
+        params: dict[str, Any],
+        built: bytes | None,
+        phase: Phase,
+        shared_prefix: int = 0,
     ) -> Completion:
         self._plan.append(Planned(phase, self.alias, messages, dict(params)))
         raise _NotSent

@@ -96,6 +96,21 @@ def lazy_jobs(
         yield one(job, *args)
 
 
+def announcing(
+    jobs: Iterable[Awaitable[None]], count: int, last: Callable[[], None]
+) -> Iterator[Awaitable[None]]:
+    """``jobs`` (``count`` of them), calling ``last()`` once as the last one is taken (or they end early):
+    a batched model's dispatcher then knows no further job will start."""
+    told = False
+    for index, job in enumerate(jobs, 1):
+        if index >= count and not told:
+            told = True
+            last()
+        yield job
+    if not told:
+        last()
+
+
 async def run_jobs(jobs: Iterable[Awaitable[None]], workers: int) -> None:
     """Await ``jobs`` (lazy coroutines, made one at a time) with at most ``workers`` of them at once."""
     todo = iter(jobs)
@@ -188,7 +203,11 @@ async def generate(
             out = stack.enter_context(JsonlAppender(files[alias]))
             client = engine.client(alias)
             sinks.append(sink := AnswerSink(client, out, progress, bar, failures, written))
-            pools.append(run_jobs(lazy_jobs(_answer_one, todo, sink), workers_for(engine, client, len(todo))))
+            jobs = lazy_jobs(_answer_one, todo, sink)
+            if client.batcher is not None:  # its last batch of answers is cut once every job has started
+                client.batcher.feeding()
+                jobs = announcing(jobs, len(todo), client.batcher.fed)
+            pools.append(run_jobs(jobs, workers_for(engine, client, len(todo))))
         try:
             await asyncio.gather(*pools)
         finally:  # what was answered is written, however the stage ends

@@ -44,10 +44,14 @@ class JobQueue:
     ``stopped()`` says so (the budget ran out: nothing more is started). A job is made (its texts read)
     only when a worker takes it, so the queue holds iterators, never the jobs' texts. Workers are started
     as jobs arrive, up to the pool's size: an idle worker costs about a kilobyte, and a model whose
-    requests wait in provider batches has a pool as large as a batch.
+    requests wait in provider batches has a pool as large as a batch. ``drained`` is called once, when
+    no job will be started any more (closed and empty, or stopped).
     """
 
-    def __init__(self, stopped: Callable[[], bool] = lambda: False) -> None:
+    def __init__(
+        self, stopped: Callable[[], bool] = lambda: False, drained: Callable[[], None] | None = None
+    ) -> None:
+        self._drained = drained
         self._parts: deque[Iterator[Awaitable[None]]] = deque()
         self._waiting: deque[asyncio.Future[None]] = deque()
         self._closed = False
@@ -69,6 +73,14 @@ class JobQueue:
         """No more jobs will come: workers end once the queue is empty."""
         self._closed = True
         self._wake(len(self._waiting))
+        self._drain()
+
+    def _drain(self, *, ended: bool = False) -> None:
+        """Call ``drained`` once no job will start: closed and every job put taken (``_backlog`` is
+        exact for parts that hold what they said), or ``ended`` (a worker found nothing more)."""
+        if self._drained is not None and (ended or self._stopped() or (self._closed and not self._backlog)):
+            drained, self._drained = self._drained, None
+            drained()
 
     def _wake(self, count: int) -> None:
         while count > 0 and self._waiting:
@@ -89,13 +101,15 @@ class JobQueue:
                 job = next(self._parts[0], None)
                 if job is not None:
                     self._backlog = max(self._backlog - 1, 0)
+                    self._drain()
                     return job
                 self._parts.popleft()
             if self._closed:
-                return None
+                break
             waiter = asyncio.get_running_loop().create_future()
             self._waiting.append(waiter)
             await waiter
+        self._drain(ended=True)
         return None
 
     async def _worker(self) -> None:
@@ -133,10 +147,19 @@ class JudgeStage:
         progress: StageProgress,
     ) -> None:
         self._engine, self._run_dir, self._failures, self._progress = engine, run_dir, failures, progress
-        self._queues = {judge: JobQueue(lambda: engine.ledger.stopped) for judge in judges}
+        self._queues = {judge: self._queue(engine.client(judge)) for judge in judges}
         self._stack = ExitStack()
         self._kept = self._stack.enter_context(PartialGames(run_dir.partial_games))
         self._outs: dict[Pair, tuple[JsonlAppender, TaskID]] = {}
+
+    def _queue(self, client: ModelClient) -> JobQueue:
+        """A judge's queue; one whose requests wait in batches tells its dispatcher when it has started
+        its last job, so the last batch is cut then rather than at its age."""
+        batcher = client.batcher
+        if batcher is None:
+            return JobQueue(lambda: self._engine.ledger.stopped)
+        batcher.feeding()
+        return JobQueue(lambda: self._engine.ledger.stopped, batcher.fed)
 
     def add(self, pair: Pair, jobs: Collection[JudgeJob]) -> None:
         """Judge ``jobs`` (answers of ``pair``'s model for ``pair``'s judge); texts are read when a worker

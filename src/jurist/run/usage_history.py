@@ -219,5 +219,6 @@ def spent_by(records: Iterable[Mapping[str, Any]], prices: Mapping[str, Price]) 
         if isinstance(row.get("cost_usd"), (int, float)):
             cost += float(row["cost_usd"])
         elif str(row.get("model")) in prices:
-            cost += prices[str(row["model"])].cost(prompt, completion, int(row.get("cached_tokens") or 0))
+            cached, written = int(row.get("cached_tokens") or 0), int(row.get("cache_write_tokens") or 0)
+            cost += prices[str(row["model"])].cost(prompt, completion, cached, written)
     return cost, tokens

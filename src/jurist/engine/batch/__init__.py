@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jurist.config import ANTHROPIC_API_BASE, ModelSpec
-from jurist.engine.batch.dispatcher import BatchDispatcher, BatchFallback, BatchSettings
+from jurist.engine.batch.dispatcher import BatchDispatcher
 from jurist.engine.batch.journal import JOURNAL_FILE, BatchJournal
 from jurist.engine.batch.openai_batches import OpenAIBatches
+from jurist.engine.batch.settings import BatchFallback, BatchSettings
 from jurist.errors import JuristError
 
 if TYPE_CHECKING:

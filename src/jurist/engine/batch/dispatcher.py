@@ -3,13 +3,20 @@ their answers handed back to the requests that wait for them, exactly once acros
 
 A request (:meth:`BatchDispatcher.request`) waits on a future while its line sits in the next batch,
 which is cut when it holds ``max_requests`` lines or the provider's byte limit would be passed, or when
-its oldest line has waited ``max_age_s``. A cut batch is submitted, recorded in the run directory's
-journal (:mod:`~jurist.engine.batch.journal`) and only then polled, every ``poll_s``. When it ends its
+its oldest line has waited ``max_age_s``. Once every stage that feeds the model has said it will start
+no more work (:meth:`BatchDispatcher.feeding`, :meth:`BatchDispatcher.fed`), the next batch is cut as
+soon as no line has joined it for a moment: only the follow-ups of work already running (the other
+game, a re-ask, a retried line) can still come, and the end of a run does not wait ``max_age_s``.
+
+A cut batch is submitted, recorded in the run directory's journal (:mod:`~jurist.engine.batch.journal`)
+and only then polled, every ``poll_s``. When it ends its
 answers go into the request cache under their custom id (the very key a synchronous call of the same
 request is cached under), the journal records the end, and each waiting request gets its completion.
 
 Lines the batch did not answer are asked again in a new batch when that may help (expired, cancelled,
-a 429 or 5xx line, a batch that failed as a whole), up to ``attempts`` batches in this run; once a
+a 429 or 5xx line, a batch that failed as a whole), up to ``attempts`` batches that did not answer it,
+counted in the journal over every run of the run directory (a run started again does not start the
+count again: a request past it fails at once, until ``--batch-attempts`` is raised); once a
 request has been in batches for ``deadline_s`` it is sent synchronously instead
 (:class:`BatchFallback`), and a batch still running at its lines' deadline is cancelled so that what it
 finished is kept and the rest goes synchronously. A line the provider refused (a 4xx) fails at once,
@@ -28,10 +35,10 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from jurist.engine.batch.journal import BatchJournal
+from jurist.engine.batch.settings import BatchFallback, BatchSettings
 from jurist.engine.batch.wire import BatchState, BatchWire, BatchWireError, LineResult
 from jurist.engine.transport import Completion, RequestFailed
 
@@ -43,29 +50,10 @@ log = logging.getLogger("jurist.engine.batch")
 _WIRE_TRIES = 8  # consecutive failed calls (submit, poll, results) before a batch's requests fail
 _WIRE_BACKOFF_S = (1.0, 60.0)
 _INTENT_FIELDS = ("event", "provider", "model", "intent", "at", "custom_ids")
+_SETTLE_S = 0.5
+"""Once fed, a batch is cut when no line has joined it for this long (the follow-ups of answers just
+handed out join it first)."""
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class BatchSettings:
-    """How a run uses batch APIs (``--batch-*``)."""
-
-    poll_s: float = 30.0
-    max_requests: int | None = None
-    """Cut a batch at this many requests (None: the provider's limit)."""
-    max_age_s: float = 30.0
-    """Or once its oldest request has waited this long (answers arriving now are judged in the next)."""
-    attempts: int = 3
-    """Batches a request is sent in, in one run, before it fails (and is retried by the next run)."""
-    deadline_s: float | None = None
-    """Past this long in batches, a request is sent synchronously (None: never)."""
-    max_pending: int = 200_000
-    """Requests of one model waiting in batches at once (the most workers of a batched model's stage;
-    started as jobs arrive)."""
-
-
-class BatchFallback(Exception):
-    """The request is past ``--batch-deadline``: the caller sends it synchronously."""
 
 
 class BatchDispatcher:
@@ -96,7 +84,8 @@ class BatchDispatcher:
         self._lines: dict[str, bytes] = {}
         self._pending: dict[str, bytes] = {}
         self._pending_bytes = 0
-        self._oldest = 0.0
+        self._oldest = self._newest = 0.0
+        self._feeders, self._fed = 0, False
         self._tries: Counter[str] = Counter()
         self._first: dict[str, float] = {}
         self._polls: dict[str, asyncio.Task[None]] = {}
@@ -109,6 +98,17 @@ class BatchDispatcher:
         return self._wire.provider
 
     # -- requests ---------------------------------------------------------------------------------------
+    def feeding(self) -> None:
+        """A stage will hand this model requests (until its :meth:`fed`): batches wait for their age."""
+        self._feeders += 1
+        self._fed = False
+
+    def fed(self) -> None:
+        """A stage that called :meth:`feeding` starts no more work: once every such stage has said so,
+        the next batch is cut as soon as it settles instead of at its age."""
+        self._feeders = max(self._feeders - 1, 0)
+        self._fed = self._feeders == 0
+
     async def request(self, custom_id: str, body: dict[str, Any], *, fresh: bool = False) -> Completion:
         """The completion of ``body`` through batches; :class:`RequestFailed` when none could be had,
         :class:`BatchFallback` when it is to be sent synchronously. ``fresh``: asked anew (a cache
@@ -151,14 +151,23 @@ class BatchDispatcher:
         if batch_id is not None and batch_id not in self._polls:
             self._watch(batch_id, resumed=True, paid=True)
             return
+        spent = self._journal.unanswered[custom_id]
+        if spent >= self.settings.attempts:  # earlier runs used up its batches: not sent again
+            message = (
+                f"no answer after {spent} batch(es) over earlier runs (--batch-attempts "
+                f"{self.settings.attempts}; raise it to try again, or run without --batch)"
+            )
+            self._fail(custom_id, RequestFailed(message, kind="batch", attempts=0))
+            return
         self._enqueue(custom_id)
 
     def _enqueue(self, custom_id: str) -> None:
         line = self._lines[custom_id]
         if self._pending and self._pending_bytes + len(line) > self._wire.max_bytes:
             self._cut()
+        self._newest = self._clock()
         if not self._pending:
-            self._oldest = self._clock()
+            self._oldest = self._newest
         self._pending[custom_id] = line
         self._pending_bytes += len(line)
         if len(self._pending) >= self._cap:
@@ -168,11 +177,14 @@ class BatchDispatcher:
 
     async def _cut_when_old(self) -> None:
         while self._pending:
-            wait = self._oldest + self.settings.max_age_s - self._clock()
+            due = self._oldest + self.settings.max_age_s
+            if self._fed:
+                due = min(due, self._newest + _SETTLE_S)
+            wait = due - self._clock()
             if wait <= 0:
                 self._cut()
                 return
-            await asyncio.sleep(min(wait, 1.0))
+            await asyncio.sleep(min(wait, _SETTLE_S))
 
     def _cut(self) -> None:
         lines, self._pending, self._pending_bytes = self._pending, {}, 0
@@ -335,7 +347,8 @@ class BatchDispatcher:
 
     def _not_answered(self, cid: str, result: LineResult | None, state: BatchState) -> None:
         why = self._why(result, state)
-        tries = max(self._tries[cid], 1)
+        tries = max(self._tries[cid], 1)  # lines of it sent in this run: what the ledger counts
+        spent = max(self._journal.unanswered[cid], tries)  # batches that left it unanswered, every run
         if result is not None and not result.retry:
             self._fail(
                 cid,
@@ -346,8 +359,8 @@ class BatchDispatcher:
         elif self._past_deadline([cid]):
             self.counts["fallback"] += 1
             self._fail(cid, BatchFallback(why))
-        elif tries >= self.settings.attempts:
-            message = f"no answer after {tries} batch(es): {why}"
+        elif spent >= self.settings.attempts:
+            message = f"no answer after {spent} batch(es): {why}"
             self._fail(
                 cid,
                 RequestFailed(

@@ -5,9 +5,9 @@ submitting their requests again.
 Each line is appended whole in one ``write`` and fsynced before the run goes on: ``submitting`` (what
 a batch is made from, such as OpenAI's uploaded input file, before it is created), ``submitted``
 (provider, model, batch id, its custom ids, when), ``status`` (each change the provider reports while
-it is polled), ``not_submitted`` (a ``submitting`` that a later run
-found was never created) and ``ended`` (the batch's last status, which custom ids it answered, which it
-did not). A custom id is the request's cache key
+it is polled), ``not_submitted`` (a ``submitting`` that a later run found was never created) and
+``ended`` (the batch's last status, which custom ids it answered, which it did not: what bounds a
+request's batches over every run, ``--batch-attempts``). A custom id is the request's cache key
 (:func:`~jurist.engine.cache.request_key`), so the same request in the next run has the same id. A torn
 last line (a write cut by a crash) is skipped: a ``submitted`` line that did not reach the disk is a batch
 this run never saw, as if its creation had failed.
@@ -49,6 +49,7 @@ class BatchJournal:
         self._lock = threading.Lock()
         self.batches: dict[str, JournaledBatch] = {}
         self.submissions: Counter[str] = Counter()  # custom id -> batches it was sent in (every run)
+        self.unanswered: Counter[str] = Counter()  # custom id -> ended batches that did not answer it
         self.intents: dict[str, dict[str, Any]] = {}  # "submitting" records no later line settled
         self._read()
 
@@ -90,6 +91,7 @@ class BatchJournal:
             batch = self.batches[batch_id]
             batch.ended, batch.status = True, str(record.get("status"))
             batch.answered = {str(i) for i in record.get("answered") or []}
+            self.unanswered.update(i for i in batch.custom_ids if i not in batch.answered)
 
     def _append(self, record: dict[str, Any]) -> None:
         line = json.dumps(record, ensure_ascii=False).encode() + b"\n"
