@@ -7,6 +7,7 @@ Ray as training writes them. The real model's Ray sweep is slow.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
@@ -14,22 +15,26 @@ import subprocess
 import sys
 import tarfile
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from conftest import SHARED_DATA
 from jurist.errors import JuristError
 from jurist.run.budget import ledger_of_run, read_run_json
 from jurist.store.jsonl import read_jsonl, rewrite_jsonl_atomic
+from jurist.store.lock import RunDirLock
+from jurist.sweep.checkpoints import Checkpoint
 from jurist.sweep.ray_backend import (
     gpus_per_checkpoint,
     import_ray,
     node_gpus,
     pack,
     placement_problem,
+    ray_generation,
     unpack,
 )
 from jurist.sweep.schedule import run_sweep
@@ -246,6 +251,52 @@ def test_a_watched_sweep_through_ray_takes_each_checkpoint_as_training_writes_it
     ]  # fmt: skip
     assert {r["step"] for r in doc["results"]} == {100, 200, 300}
     assert not (plan.out / "step_400").exists()
+
+
+def test_a_cancelled_watched_ray_sweep_cancels_its_task_and_lets_go_of_the_run_directory(
+    tmp_path: Path, mock_server: Any, local_ray: Path
+) -> None:
+    """Ctrl-C while a checkpoint's task is on Ray and the watcher waits for the next one: the task is
+    cancelled (its server, if it had started, stopped), nothing is reported as generated, the lock is
+    released."""
+    run = checkpoint_dirs(tmp_path / "run", [100])
+    plan = sweep_plan(tmp_path, mock_server().base_url, tasks="ifeval", judges=[], ray="", cache=False)
+    (checkpoint,) = plan.checkpoints
+    outcomes: list[Any] = []
+
+    def locked() -> bool:
+        lock = RunDirLock(plan.run_dir(checkpoint, "ifeval"))
+        try:
+            lock.acquire()
+        except JuristError:
+            return True
+        lock.release()
+        return False
+
+    async def cancelled_sweep() -> bool:
+        submitted = asyncio.Event()
+
+        async def training() -> AsyncIterator[Checkpoint]:
+            yield checkpoint
+            submitted.set()  # asked for the next one: the first is on Ray
+            await asyncio.Event().wait()  # training writes nothing more
+
+        console = Console(file=io.StringIO())
+        generation = asyncio.ensure_future(
+            ray_generation(plan, "", lambda *a: outcomes.append(a), console, checkpoints=training())
+        )
+        await submitted.wait()
+        held = locked()
+        generation.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await generation
+        return held
+
+    assert asyncio.run(cancelled_sweep()) and not locked() and outcomes == []
+    for start in starts(local_ray):
+        if str(run) in " ".join(start["argv"]):
+            with pytest.raises(ProcessLookupError):
+                os.kill(start["pid"], 0)
 
 
 @pytest.mark.slow

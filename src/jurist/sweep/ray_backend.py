@@ -273,6 +273,9 @@ async def ray_generation(
             ray.cancel(ref)  # KeyboardInterrupt in the task: it stops its server on the way out
         if pending:
             await asyncio.wait(list(pending), timeout=CANCEL_GRACE_S)
+        for future in pending:  # their TaskCancelledError is expected: not logged as never retrieved
+            if future.done() and not future.cancelled():
+                future.exception()
         raise
     finally:
         if started:
