@@ -1,36 +1,44 @@
 """``jurist sweep --ray`` on a local Ray instance: each checkpoint's generation is a Ray task that asks for
 the GPUs its server needs (``ray.init(num_gpus=2)`` declares two pretend GPUs; Ray hands each task one as
 its CUDA_VISIBLE_DEVICES), starts the server on its node (the stand-in ``fake_vllm/vllm``), writes into a
-node-local directory and sends the artifacts back; the driver judges. The real model's Ray sweep is slow.
+node-local directory and sends the artifacts back; the driver judges. With ``--watch`` checkpoints go to
+Ray as training writes them. The real model's Ray sweep is slow.
 """
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
 import subprocess
 import sys
 import tarfile
-from collections.abc import Iterator
+import threading
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from conftest import SHARED_DATA
 from jurist.errors import JuristError
 from jurist.run.budget import ledger_of_run, read_run_json
 from jurist.store.jsonl import read_jsonl, rewrite_jsonl_atomic
+from jurist.store.lock import RunDirLock
+from jurist.sweep.checkpoints import Checkpoint
 from jurist.sweep.ray_backend import (
     gpus_per_checkpoint,
     import_ray,
     node_gpus,
     pack,
     placement_problem,
+    ray_generation,
     unpack,
 )
 from jurist.sweep.schedule import run_sweep
+from jurist.sweep.watch import CheckpointWatcher, WatchRules
 from test_sweep import (
     FAKE_VLLM_DIR,
     checkpoint_dirs,
@@ -41,6 +49,8 @@ from test_sweep import (
     starts,
     sweep_plan,
 )
+from test_sweep import _wait_for as wait_for
+from test_sweep_watch import checkpoint as written_checkpoint
 
 ray = pytest.importorskip("ray")
 
@@ -180,6 +190,113 @@ def test_a_checkpoint_no_node_can_hold_fails_at_once_with_the_reason(
     (state,) = json.loads((plan.out / "sweep.json").read_text())["checkpoints"]
     assert state["status"] == "failed" and "at most 2 GPU(s) on one node" in state["error"]
     assert not [s for s in starts(local_ray) if str(tmp_path) in " ".join(s["argv"])]  # nothing started
+
+
+def test_a_watched_sweep_through_ray_takes_each_checkpoint_as_training_writes_it(
+    tmp_path: Path, mock_server: Any, local_ray: Path
+) -> None:
+    """``--watch --ray``: step_200 is written while step_100's task runs on Ray; each is evaluated once,
+    ``--until-step`` ends the sweep, and a rerun evaluates only the checkpoint added since."""
+    judge = mock_server()
+    run, stop_file = tmp_path / "run", tmp_path / "STOP"
+    written_checkpoint(run, 100)
+    plan = sweep_plan(tmp_path, judge.base_url, tasks="ifeval", judges=[], ray="", watch=True, cache=False)
+
+    def mine() -> list[str]:
+        return [served_name(s) for s in starts(local_ray) if str(tmp_path) in " ".join(s["argv"])]
+
+    problems: list[BaseException] = []
+
+    def train() -> None:  # the next checkpoint, written once the first one's server is up on Ray
+        try:
+            wait_for(lambda: "step_100" in mine())
+            written_checkpoint(run, 200)
+        except BaseException as exc:  # noqa: BLE001 - told to the test; the stop file ends the sweep
+            problems.append(exc)
+            stop_file.write_text("")
+
+    def watcher(until: int) -> CheckpointWatcher:
+        return CheckpointWatcher(WatchRules(run, 2.0, until_step=until, stop_file=stop_file, poll_s=0.1))
+
+    first = watcher(200)
+    training = threading.Thread(target=train)
+    training.start()
+    try:
+        result = run_sweep(plan, ray_address="", plots=False, watcher=first)
+    finally:
+        training.join()
+    assert not problems and result.exit_code == 0
+    assert first.stop_reason == "--until-step 200 reached (step_200)"
+    assert mine() == ["step_100", "step_200"]  # each evaluated once
+    doc = json.loads((plan.out / "sweep.json").read_text())
+    entries = {c["name"]: c for c in doc["checkpoints"]}
+    assert [(name, c["status"]) for name, c in entries.items()] == [
+        ("step_100", "complete"), ("step_200", "complete"),
+    ]  # fmt: skip
+    for entry in entries.values():  # the task's first request, on the node, after the watcher found it
+        assert entry["ready_at"] and entry["ready_to_first_request_s"] >= 0
+        assert entry["served_by"] == "cold start"
+    assert {(r["checkpoint"], r["step"]) for r in doc["results"]} == {("step_100", 100), ("step_200", 200)}
+    for n in (100, 200):  # what the tasks wrote on their node is in the driver's directory
+        assert len(read_jsonl(plan.out / f"step_{n}" / "ifeval" / "answers" / f"step_{n}.jsonl")) == 6
+
+    written_checkpoint(run, 300)
+    written_checkpoint(run, 400)  # past --until-step 300: not evaluated
+    again = run_sweep(plan, ray_address="", plots=False, watcher=watcher(300))
+    assert again.exit_code == 0
+    assert mine() == ["step_100", "step_200", "step_300"]  # only what was added since
+    doc = json.loads((plan.out / "sweep.json").read_text())
+    assert [(c["name"], c["status"]) for c in doc["checkpoints"]] == [
+        ("step_100", "complete"), ("step_200", "complete"), ("step_300", "complete"),
+    ]  # fmt: skip
+    assert {r["step"] for r in doc["results"]} == {100, 200, 300}
+    assert not (plan.out / "step_400").exists()
+
+
+def test_a_cancelled_watched_ray_sweep_cancels_its_task_and_lets_go_of_the_run_directory(
+    tmp_path: Path, mock_server: Any, local_ray: Path
+) -> None:
+    """Ctrl-C while a checkpoint's task is on Ray and the watcher waits for the next one: the task is
+    cancelled (its server, if it had started, stopped), nothing is reported as generated, the lock is
+    released."""
+    run = checkpoint_dirs(tmp_path / "run", [100])
+    plan = sweep_plan(tmp_path, mock_server().base_url, tasks="ifeval", judges=[], ray="", cache=False)
+    (checkpoint,) = plan.checkpoints
+    outcomes: list[Any] = []
+
+    def locked() -> bool:
+        lock = RunDirLock(plan.run_dir(checkpoint, "ifeval"))
+        try:
+            lock.acquire()
+        except JuristError:
+            return True
+        lock.release()
+        return False
+
+    async def cancelled_sweep() -> bool:
+        submitted = asyncio.Event()
+
+        async def training() -> AsyncIterator[Checkpoint]:
+            yield checkpoint
+            submitted.set()  # asked for the next one: the first is on Ray
+            await asyncio.Event().wait()  # training writes nothing more
+
+        console = Console(file=io.StringIO())
+        generation = asyncio.ensure_future(
+            ray_generation(plan, "", lambda *a: outcomes.append(a), console, checkpoints=training())
+        )
+        await submitted.wait()
+        held = locked()
+        generation.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await generation
+        return held
+
+    assert asyncio.run(cancelled_sweep()) and not locked() and outcomes == []
+    for start in starts(local_ray):
+        if str(run) in " ".join(start["argv"]):
+            with pytest.raises(ProcessLookupError):
+                os.kill(start["pid"], 0)
 
 
 @pytest.mark.slow

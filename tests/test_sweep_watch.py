@@ -100,7 +100,6 @@ def test_bad_watch_options_are_one_line_errors(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "jurist", "sweep", "--checkpoints", str(tmp_path), "--tasks", "ifeval"]
     for extra, said in (
         (["--settle", "5"], "--settle applies to --watch only"),
-        (["--watch", "--ray", "auto"], "--watch feeds local slots"),
         (["--track", "neptune:x"], "give tensorboard:DIR, mlflow:URI"),
     ):
         done = subprocess.run([*command, *extra], capture_output=True, text=True, timeout=120)

@@ -139,8 +139,6 @@ def build_plan(
         raise JuristError(f"--out: {out} is a file, not a sweep directory")
     if models_file is not None and not models_file.is_file():
         raise JuristError(f"--models-file: {models_file} is not a file")
-    if watch and ray is not None:
-        raise JuristError("--watch feeds local slots as checkpoints appear: it does not take --ray yet")
     found = [] if watch else find_checkpoints(checkpoints)
     suite_file = load_suite(suite) if suite is not None else None
     if tasks is None and suite_file is None:

@@ -6,6 +6,8 @@ ends, so the queue is Ray's own, not a scheduler of jurist's. A task starts the 
 node, writes the runs into a node-local temporary directory (resuming from the partial run directory the
 driver ships with it) and sends the directory back as an archive; the driver unpacks it into
 ``SWEEP_DIR/<checkpoint>/``, so the driver's directory is complete and resumable, and judges there.
+With ``--watch`` the checkpoints arrive one by one as training completes them, each submitted at once;
+a task says when its first request left (the node's clock), for sweep.json's ``ready_to_first_request_s``.
 Ray is optional (``pip install 'jurist[ray]'``) and imported only here.
 """
 
@@ -19,6 +21,7 @@ import shutil
 import socket
 import tarfile
 import tempfile
+from collections.abc import AsyncIterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -104,6 +107,8 @@ class RemoteOutcome:
     exit_code: int
     archive: bytes | None
     host: str
+    first_request_at: float | None = None  # the node's clock (epoch seconds): its first request sent
+    served_by: str | None = None  # how the checkpoint's server came up on the node
 
 
 def generate_remotely(job: RemoteJob) -> RemoteOutcome:
@@ -138,7 +143,13 @@ def generate_remotely(job: RemoteJob) -> RemoteOutcome:
                 )
             )
         return RemoteOutcome(
-            outcome.status, outcome.error, outcome.exit_code, pack(target), socket.gethostname()
+            outcome.status,
+            outcome.error,
+            outcome.exit_code,
+            pack(target),
+            socket.gethostname(),
+            outcome.first_request_at,
+            outcome.served_by,
         )
 
 
@@ -195,56 +206,86 @@ async def ray_generation(
     generated: Any,
     console: Console,
     factory: ServerFactory | None = None,
+    checkpoints: AsyncIterator[Checkpoint] | None = None,
 ) -> None:
     """Every checkpoint's generation as a Ray task; ``generated(checkpoint, outcome)`` as each returns,
-    with its run directories already unpacked under the sweep directory."""
+    with its run directories already unpacked under the sweep directory. ``checkpoints``: where they come
+    from, each submitted as soon as it arrives (``--watch``: a queue the watcher feeds while earlier ones
+    run); default: ``plan.checkpoints``, all at once."""
     ray = import_ray()
     started = _connect(ray, address)
     on_cpu = ray.remote(generate_remotely)
     on_gpu = ray.remote(max_calls=1)(generate_remotely)  # a fresh worker per checkpoint: GPU memory freed
+    source = checkpoints if checkpoints is not None else _listed(plan.checkpoints)
+    arriving: asyncio.Future[Checkpoint] | None = asyncio.ensure_future(anext(source))
     pending: dict[asyncio.Future[Any], tuple[Any, Checkpoint]] = {}
     locks: dict[str, list[RunDirLock]] = {}
-    gpus_per_node = node_gpus(ray.nodes())
+
+    def submit(checkpoint: Checkpoint, stack: ExitStack) -> None:
+        width = gpus_per_checkpoint(plan, checkpoint)
+        # the cluster as it is now (a watched sweep runs for as long as training does; nodes come and go)
+        problem = placement_problem(width, node_gpus(ray.nodes())) if width else None
+        if problem is not None:
+            generated(checkpoint, PhaseOutcome("failed", problem))
+            return
+        try:
+            locks[checkpoint.name] = _lock_runs(plan, checkpoint, stack)
+        except JuristError as exc:
+            generated(checkpoint, PhaseOutcome("failed", one_line(exc)))
+            return
+        # the task's own checkpoint only (its node's models file), and no API key leaves this host
+        shipped = dataclasses.replace(
+            plan, checkpoints=(checkpoint,), model_strings=plan.model_strings.without_key()
+        )
+        job = RemoteJob(shipped, checkpoint, pack(plan.out / checkpoint.name), width, factory)
+        remote = on_gpu if width else on_cpu
+        ref = remote.options(num_gpus=width, num_cpus=1, max_retries=0).remote(job)
+        pending[asyncio.wrap_future(ref.future())] = (ref, checkpoint)
+        console.print(
+            f"{checkpoint.name}: queued on Ray ({width} GPU)" if width else
+            f"{checkpoint.name}: queued on Ray (CPU)",
+            style="dim", markup=False, highlight=False,
+        )  # fmt: skip
+
     try:
         with ExitStack() as stack:
-            for checkpoint in plan.checkpoints:
-                width = gpus_per_checkpoint(plan, checkpoint)
-                problem = placement_problem(width, gpus_per_node)
-                if problem is not None:
-                    generated(checkpoint, PhaseOutcome("failed", problem))
-                    continue
-                try:
-                    locks[checkpoint.name] = _lock_runs(plan, checkpoint, stack)
-                except JuristError as exc:
-                    generated(checkpoint, PhaseOutcome("failed", one_line(exc)))
-                    continue
-                shipped = dataclasses.replace(plan, model_strings=plan.model_strings.without_key())
-                job = RemoteJob(shipped, checkpoint, pack(plan.out / checkpoint.name), width, factory)
-                remote = on_gpu if width else on_cpu
-                ref = remote.options(num_gpus=width, num_cpus=1, max_retries=0).remote(job)
-                pending[asyncio.wrap_future(ref.future())] = (ref, checkpoint)
-                console.print(
-                    f"{checkpoint.name}: queued on Ray ({width} GPU)" if width else
-                    f"{checkpoint.name}: queued on Ray (CPU)",
-                    style="dim", markup=False, highlight=False,
-                )  # fmt: skip
-            while pending:
-                done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                for future in done:
+            while pending or arriving is not None:
+                waiting = set(pending) if arriving is None else {*pending, arriving}
+                done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                if arriving is not None and arriving in done:
+                    try:
+                        checkpoint = arriving.result()
+                    except StopAsyncIteration:  # no more checkpoints: wait for the tasks out
+                        arriving = None
+                    else:
+                        arriving = asyncio.ensure_future(anext(source))
+                        submit(checkpoint, stack)
+                for future in done & pending.keys():
                     _, checkpoint = pending.pop(future)
                     outcome = _received(plan, checkpoint, future, console)
                     for lock in locks.pop(checkpoint.name, []):
                         lock.release()
                     generated(checkpoint, outcome)
-    except asyncio.CancelledError:
+    except BaseException:  # Ctrl-C / SIGTERM (cancelled), or an error here: no task goes on without us
+        if arriving is not None:
+            arriving.cancel()
         for ref, _ in pending.values():
             ray.cancel(ref)  # KeyboardInterrupt in the task: it stops its server on the way out
         if pending:
             await asyncio.wait(list(pending), timeout=CANCEL_GRACE_S)
+        for future in pending:  # their TaskCancelledError is expected: not logged as never retrieved
+            if future.done() and not future.cancelled():
+                future.exception()
         raise
     finally:
         if started:
             ray.shutdown()
+
+
+async def _listed(checkpoints: Sequence[Checkpoint]) -> AsyncIterator[Checkpoint]:
+    """A fixed list of checkpoints as a source that has them all at once."""
+    for checkpoint in checkpoints:
+        yield checkpoint
 
 
 def _lock_runs(plan: SweepPlan, checkpoint: Checkpoint, stack: ExitStack) -> list[RunDirLock]:
@@ -268,5 +309,9 @@ def _received(
     if result.archive is not None:
         unpack(result.archive, plan.out / checkpoint.name)
     console.print(f"{checkpoint.name}: answers back from {result.host}", style="dim", markup=False)
-    outcome = PhaseOutcome(result.status, result.error)
-    return outcome
+    return PhaseOutcome(
+        result.status,
+        result.error,
+        first_request_at=result.first_request_at,
+        served_by=result.served_by,
+    )

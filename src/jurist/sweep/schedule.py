@@ -10,10 +10,10 @@ As each checkpoint's answers are in, its judging starts under the judges' own li
 on. One checkpoint failing is recorded and skipped. Ctrl-C / SIGTERM cancel everything: each phase stops
 its servers and marks its runs interrupted, and sweep.json is written with what is done.
 
-With ``--watch`` (:mod:`jurist.sweep.watch`) the queue is fed as training writes checkpoints: each one is
-queued once it is complete on disk, sweep.json, the plots and the trackers (:mod:`jurist.track`) are
-brought up to date after each, and checkpoints an earlier sweep of the same folder finished are kept as
-they are instead of being evaluated again.
+With ``--watch`` (:mod:`jurist.sweep.watch`) the queue (or Ray, with ``--ray``) is fed as training writes
+checkpoints: each one is queued once it is complete on disk, sweep.json, the plots and the trackers
+(:mod:`jurist.track`) are brought up to date after each, and checkpoints an earlier sweep of the same
+folder finished are kept as they are instead of being evaluated again.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import json
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -131,17 +131,18 @@ class Sweep:
         interrupt.attach()
         with new_progress(self.console, self.plan.progress) as bars:
             judging = JudgePhase(self.plan, self.console, bars, self.live)
+            generated = self._generated(judging)
             try:
                 if self.ray_address is not None:
                     from jurist.sweep.ray_backend import ray_generation
 
-                    await ray_generation(
-                        self.plan, self.ray_address, self._generated(judging), self.console, self.factory
-                    )
+                    watched = self._arrivals(self.watcher) if self.watcher is not None else None
+                    address, factory = self.ray_address, self.factory
+                    await ray_generation(self.plan, address, generated, self.console, factory, watched)
                 elif self.watcher is not None:
-                    await self._watched_generation(self.watcher, bars, self._generated(judging))
+                    await self._watched_generation(self.watcher, bars, generated)
                 else:
-                    await self._local_generation(bars, self._generated(judging))
+                    await self._local_generation(bars, generated)
                 await all_or_none(list(self._judging))
             finally:
                 for task in self._judging:
@@ -197,20 +198,13 @@ class Sweep:
     async def _watched_generation(
         self, watcher: CheckpointWatcher, bars: StageProgress, generated: Generated
     ) -> None:
-        """Slots take checkpoints from a queue that a look at the folder every ``poll_s`` feeds; once
-        watching stops (stop file, --until-step), the slots finish what is queued and the sweep ends."""
+        """Slots take checkpoints from a queue that the watcher's arrivals feed; once watching stops (stop
+        file, --until-step), the slots finish what is queued and the sweep ends."""
         queue: asyncio.Queue[Checkpoint | None] = asyncio.Queue()
-        self._say(f"watching {watcher.rules.directory} for complete checkpoints")
 
         async def feed() -> None:
-            while True:
-                for checkpoint in await asyncio.to_thread(watcher.look):
-                    self._add(checkpoint)
-                    queue.put_nowait(checkpoint)
-                if watcher.stop_reason is not None:
-                    self._say(f"watching stopped: {watcher.stop_reason}; finishing what is queued")
-                    break
-                await asyncio.sleep(watcher.rules.poll_s)
+            async for checkpoint in self._arrivals(watcher):
+                queue.put_nowait(checkpoint)
             for _ in self.plan.slots:
                 queue.put_nowait(None)
 
@@ -223,6 +217,19 @@ class Sweep:
                 await _stop_kept(keep)
 
         await all_or_none([feed(), *(slot(gpus) for gpus in self.plan.slots)])
+
+    async def _arrivals(self, watcher: CheckpointWatcher) -> AsyncIterator[Checkpoint]:
+        """Each checkpoint as training completes it (a look at the folder every ``poll_s``), joined to
+        the plan and sweep.json, until watching stops; the slots' queue or Ray (``--ray``) takes them."""
+        self._say(f"watching {watcher.rules.directory} for complete checkpoints")
+        while True:
+            for checkpoint in await asyncio.to_thread(watcher.look):
+                self._add(checkpoint)
+                yield checkpoint
+            if watcher.stop_reason is not None:
+                self._say(f"watching stopped: {watcher.stop_reason}; finishing what is queued")
+                return
+            await asyncio.sleep(watcher.rules.poll_s)
 
     def _add(self, checkpoint: Checkpoint) -> None:
         """A checkpoint training just completed joins the plan, the models file and sweep.json."""
