@@ -38,7 +38,8 @@ from jurist.sweep.phases import PhaseOutcome, Status, one_line
 from jurist.sweep.plan import SweepPlan
 
 RAY_HINT = "pip install 'jurist[ray]'"
-CANCEL_GRACE_S = 30.0  # how long a cancelled task has to stop its server before the driver goes on
+CANCEL_GRACE_S = 15.0  # how long a cancelled task has to stop its server before the driver goes on:
+# under the interrupt handler's grace (run/interrupts.py GRACE_S, 20 s), which then stops everything
 # The driver's settings that a task on its node needs to find data and the cache the same way.
 _FORWARDED_ENV = ("JURIST_DATA_DIR", "JURIST_CACHE_DIR", "NLTK_DATA", "HF_HOME")
 
