@@ -31,9 +31,11 @@ ALLOWED: dict[str, set[str]] = {
     "benchmarks": {"config", "errors", "judging", "ratings", "rules", "store", "tokens"},
     "scoring": {"benchmarks", "errors", "judging", "ratings", "rules", "store", "tokens"},
     "report": {"benchmarks", "errors", "scoring"},
+    "audit": {"engine", "errors", "judging", "ratings", "rules", "store"},  # the judge card's probes
     "plots": {"errors"},
     "view": {"benchmarks", "errors", "scoring", "store"},
     "run": {
+        "audit",
         "benchmarks",
         "config",
         "engine",
@@ -61,6 +63,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     "interop": {"benchmarks", "errors", "judging", "ratings", "scoring", "store", "tokens"},
     "commands": {
+        "audit",
         "benchmarks",
         "config",
         "engine",

@@ -13,7 +13,9 @@ if TYPE_CHECKING:
     from jurist.judging.alpaca_protocol import preference_battles
     from jurist.judging.base import CacheMode, JudgeItem, JudgeKind, PartialJudgment
     from jurist.judging.kinds import JudgeKindName, JudgePromptSource, judge_kind_for, judge_kind_outcome
-    from jurist.judging.pairwise import battles_from_judgment, judgment_key
+    from jurist.judging.pairwise import PairwiseJudge, battles_from_judgment, judgment_key
+    from jurist.judging.protocols import JudgeProtocol
+    from jurist.judging.rubric import RubricJudge
     from jurist.judging.verdict import canonical_label, swap_label
 
 _HOMES = {
@@ -26,6 +28,9 @@ _HOMES = {
     "JudgePromptSource": "kinds",
     "judge_kind_for": "kinds",
     "judge_kind_outcome": "kinds",
+    "PairwiseJudge": "pairwise",
+    "JudgeProtocol": "protocols",
+    "RubricJudge": "rubric",
     "battles_from_judgment": "pairwise",
     "judgment_key": "pairwise",
     "canonical_label": "verdict",
@@ -41,7 +46,10 @@ __all__ = [
     "JudgeKind",
     "JudgeKindName",
     "JudgePromptSource",
+    "PairwiseJudge",
+    "JudgeProtocol",
     "PartialJudgment",
+    "RubricJudge",
     "battles_from_judgment",
     "canonical_label",
     "judge_kind_for",

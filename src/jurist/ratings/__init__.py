@@ -53,6 +53,15 @@ if TYPE_CHECKING:
         rank_by_rating,
         soft_preference,
     )
+    from jurist.ratings.probe_stats import (
+        Calibration,
+        GoldAgreement,
+        ProbeInterval,
+        calibration,
+        gold_agreement,
+        mean_interval,
+        pair_decision,
+    )
     from jurist.ratings.repeated import across_runs
     from jurist.ratings.style_control import (
         StyleControlResult,
@@ -94,6 +103,13 @@ _HOMES = {
     "rank_by_ci": "placement",
     "rank_by_rating": "placement",
     "soft_preference": "placement",
+    "Calibration": "probe_stats",
+    "GoldAgreement": "probe_stats",
+    "ProbeInterval": "probe_stats",
+    "calibration": "probe_stats",
+    "gold_agreement": "probe_stats",
+    "mean_interval": "probe_stats",
+    "pair_decision": "probe_stats",
     "across_runs": "repeated",
     "StyleControlResult": "style_control",
     "style_controlled_win_rates": "style_control",
@@ -107,6 +123,13 @@ __getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [
+    "Calibration",
+    "GoldAgreement",
+    "ProbeInterval",
+    "calibration",
+    "gold_agreement",
+    "mean_interval",
+    "pair_decision",
     "BTResult",
     "BattleCells",
     "GLMWeights",

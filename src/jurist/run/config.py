@@ -53,6 +53,8 @@ class RunConfig:
     max_cost: float | None = None  # --max-cost USD over the run directory's requests (jurist.run.budget)
     max_tokens: int | None = None  # --max-tokens: prompt + completion tokens over the run directory
     local: bool = False  # --local: models with a serve block run in this process (jurist.engine.local)
+    judge_card: int | None = None  # probe items per judge-card probe; None: the default; 0: no card
+    judge_gate: bool = False  # --judge-gate: a flagged judge-card probe ends the run with exit 4
 
     def scoring_settings(self) -> dict[str, Any]:
         """The options that shape the scores (run.json's ``scoring``: what ``jurist show`` scores with)."""

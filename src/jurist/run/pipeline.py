@@ -26,6 +26,7 @@ from jurist.redact import mask
 from jurist.report.progress import StageProgress
 from jurist.run.adopt import adopt_schema1_judgments
 from jurist.run.budget import BUDGET_STOPPED, RunLedger
+from jurist.run.card import card_wanted, check_gate, gate, probe_judges, show_card
 from jurist.run.config import Mode, RunConfig, RunResult
 from jurist.run.finish import score_finished_run
 from jurist.run.generate import AnswerJob, FailureLog
@@ -57,7 +58,10 @@ class Pipeline:
         self.run_id = uuid.uuid4().hex[:12]
         self.indexes = RunIndexes(self.run_dir, self.bench.shipped_answers)
         self.accounts = RunLedger(plan.budget)  # prices and the budget, known before the first request
+        check_gate(plan)
 
+    card: dict[str, Any] | None = None
+    """The judge card's document (judge_card.json), once the judge stage's probes have run."""
     failures: FailureLog
     """This run's failed requests (failures.jsonl), opened by :meth:`open_run`."""
     _fields: dict[str, Any]
@@ -216,6 +220,9 @@ class Pipeline:
         )
         self.indexes.release()  # scored: nothing reads them again
         exit_code = BUDGET_STOPPED if stopped else 1 if failures.count or not outcome.scored else 0
+        if self.card is not None:  # under the leaderboard; --judge-gate may end the run with its own code
+            show_card(self.card, self.plan, self.console)
+            exit_code = gate(self.card, self.plan, exit_code, self.console)
         usage = engine.stats.summary()
         summary = {
             "exit_code": exit_code,
@@ -260,6 +267,8 @@ class Pipeline:
         await answer_and_judge(
             engine, work, files, judging, shipped, self.failures, progress, overlap=self.overlap_stages
         )
+        if card_wanted(self.plan) and not engine.ledger.stopped:  # the judge card (jurist.audit)
+            self.card = await probe_judges(engine, self.plan, self.judge_work())
 
     async def _write_shipped(self, aliases: list[str]) -> None:
         """The benchmark's own answers written (in a thread), their files' indexes kept for the judge
