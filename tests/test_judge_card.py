@@ -13,6 +13,7 @@ import pytest
 from conftest import SHARED_DATA, write_models_file
 from jurist.audit import CARD_FILE, GATE_EXIT, SCHEMA
 from jurist.audit.perturb import INJECTION, exact_filler, padded, planted
+from test_cli import jurist
 from test_rubric_judge import criterion_of, met_rule, write_hb_prompt
 
 MODELS = ["strong", "better", "worse", "weak", "mixed"]
@@ -175,3 +176,48 @@ def test_a_grader_that_meets_every_item_is_flagged_lenient_alone(
         assert audit["probes"]["lenience"]["n"] >= 10 and audit["probes"]["rubric_verbosity"]["n"] >= 10
     assert card["judges"]["g-lenient"]["probes"]["lenience"]["estimate"] == 1.0
     assert card["judges"]["g-fair"]["probes"]["lenience"]["estimate"] == 0.0
+
+
+def test_a_budget_spent_on_probes_still_scores_the_whole_judging(
+    pairwise: tuple[Any, Path], tmp_path: Path, run_quiet: Any
+) -> None:
+    _, models = pairwise
+    common = {"models_file": models, "models": MODELS, "judges": ["judge-longer"]}
+    whole = run_quiet(**common, out=tmp_path / "a", judge_card=0)  # answers and judgments now cached
+    broke = run_quiet(**common, out=tmp_path / "b", max_tokens=1)  # cached requests cost nothing; probes do
+    assert broke.exit_code == 0 and broke.leaderboard == whole.leaderboard
+    card = json.loads((tmp_path / "b" / CARD_FILE).read_text())["judges"]["judge-longer"]
+    assert card["failed_probe_requests"] == card["probe_requests"] > 0
+    assert any("budget" in note for note in card["notes"]) and card["probes"]["verbosity"]["n"] == 0
+    run_json = json.loads((tmp_path / "b" / "run.json").read_text())
+    assert run_json["status"] == "finished" and run_json["ledger"]["budget"]["stopped"]
+
+
+def test_the_cli_runs_gates_and_prints_the_card(pairwise: tuple[Any, Path], tmp_path: Path) -> None:
+    _, models = pairwise
+    base = ["run", "--models-file", str(models), "--judge", "judge-longer", "--no-progress", "--no-check"]
+    run = jurist(*base, "--model", ",".join(MODELS), "--out", "run", "--judge-gate", cwd=tmp_path)
+    assert run.returncode == GATE_EXIT, run.stderr
+    assert "judge card" in run.stdout and "FLAGGED" in run.stdout
+    assert "warning: judge-longer: verbosity bias +1.00 [1.00, 1.00] toward the longer answer" in run.stderr
+    shown = jurist("judges", "card", "run", cwd=tmp_path)
+    assert shown.returncode == 0 and "verbosity" in shown.stdout and "judge-longer: verbosity" in shown.stderr
+    as_json = jurist("judges", "card", "run", "--format", "json", cwd=tmp_path)
+    assert json.loads(as_json.stdout) == json.loads((tmp_path / "run" / CARD_FILE).read_text())
+    both = jurist(*base, "--model", "strong", "--out", "x", "--no-judge-card", "--judge-gate", cwd=tmp_path)
+    assert both.returncode == 2 and "--no-judge-card excludes --judge-gate" in both.stderr
+    missing = jurist("judges", "card", "x", cwd=tmp_path)
+    assert missing.returncode == 2 and "no judge card" in missing.stderr
+
+
+def test_a_logprob_judge_gets_a_calibration_probe_against_the_swapped_game(
+    pairwise: tuple[Any, Path], tmp_path: Path, run_quiet: Any
+) -> None:
+    _, models = pairwise
+    run_quiet(models_file=models, models=["strong", "worse"], judges=["judge-good"], judge_protocol="logprob",
+              out=tmp_path / "run")  # fmt: skip
+    probe = json.loads((tmp_path / "run" / CARD_FILE).read_text())["judges"]["judge-good"]["probes"][
+        "calibration"
+    ]
+    assert probe["against"] == "the swapped game" and probe["n"] == 2 * 2 * 24
+    assert 0.0 < probe["estimate"] < 0.25 and not probe["flagged"]  # sure of the right side, at ~0.6+

@@ -118,6 +118,8 @@ class JudgeCardRun:
         else:
             audit.notes.append(f"the judge card has no probes for judge kind {kind.name!r} yet")
         audit.probe_requests, audit.failed_requests = asker.sent, asker.failed
+        if stopped() and asker.failed:
+            audit.notes.append("the budget (--max-cost / --max-tokens) refused probe requests: fewer items")
         if asker.unreadable:
             audit.notes.append(f"{asker.unreadable} probe reply(ies) gave no verdict and were left out")
         audit.notes += [f"probe request failed: {error}" for error in asker.errors]

@@ -62,6 +62,8 @@ class Pipeline:
 
     card: dict[str, Any] | None = None
     """The judge card's document (judge_card.json), once the judge stage's probes have run."""
+    card_stopped = False
+    """Whether the budget ran out during the card's probes (after every judgment was made)."""
     failures: FailureLog
     """This run's failed requests (failures.jsonl), opened by :meth:`open_run`."""
     _fields: dict[str, Any]
@@ -212,7 +214,9 @@ class Pipeline:
     def finish(self, engine: Engine) -> RunResult:
         """Score what is on disk, write run.json as finished, say what is still missing."""
         failures, fields = self.failures, {**self._fields, **self.accounts.fields()}
-        stopped = self.accounts.stopped  # the budget ran out: all is saved, scored once a run completes it
+        # the budget ran out: all is saved, scored once a run completes it (unless only the card's probes
+        # were left: the run's judgments are whole, the card says which probes the budget refused)
+        stopped = self.accounts.stopped and not self.card_stopped
         outcome = (
             Outcome([], scored=False)
             if stopped
@@ -269,6 +273,7 @@ class Pipeline:
         )
         if card_wanted(self.plan) and not engine.ledger.stopped:  # the judge card (jurist.audit)
             self.card = await probe_judges(engine, self.plan, self.judge_work())
+            self.card_stopped = engine.ledger.stopped  # the budget ran out on probes: the judging is whole
 
     async def _write_shipped(self, aliases: list[str]) -> None:
         """The benchmark's own answers written (in a thread), their files' indexes kept for the judge
