@@ -221,3 +221,35 @@ def test_a_logprob_judge_gets_a_calibration_probe_against_the_swapped_game(
     ]
     assert probe["against"] == "the swapped game" and probe["n"] == 2 * 2 * 24
     assert 0.0 < probe["estimate"] < 0.25 and not probe["flagged"]  # sure of the right side, at ~0.6+
+
+
+def test_a_preference_judge_gets_position_from_the_swapped_order_and_nothing_else_flagged(
+    tmp_path: Path, run_quiet: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from test_alpaca_eval_bench import BIAS, STRENGTH, AlpacaMock, _fake_template, needs_registry, sigmoid
+
+    if needs_registry.args[0]:
+        pytest.skip("alpaca-eval is not registered")
+    server = AlpacaMock()
+    server.start()
+    try:
+        monkeypatch.setenv("JURIST_DATA_DIR", str(SHARED_DATA))
+        models = write_models_file(
+            tmp_path / "m.yaml", server.base_url, {"strong": {}, "close": {}, "judge-lp": {}}
+        )
+        run_quiet(bench="alpaca-eval", models_file=models, out=tmp_path / "run", limit=160, models=["strong", "close"],
+                  judges=["judge-lp"], judge_prompt=_fake_template(tmp_path), n_bootstrap=0)  # fmt: skip
+    finally:
+        server.stop()
+    card = json.loads((tmp_path / "run" / CARD_FILE).read_text())["judges"]["judge-lp"]
+    assert card["kind"] == "preference" and card["judge_requests"] == 320
+    assert 0 < card["probe_requests"] <= 32
+    probes = card["probes"]
+    for item in probes["position"]["items"]:  # the mock leans BIAS (in logits) toward the first answer
+        gap = STRENGTH[item["model"]] - 2.0  # the reference's answers are strength 2
+        lean = (sigmoid(gap + BIAS) + sigmoid(-gap + BIAS) - 1.0) / 2
+        assert item["value"] == pytest.approx(lean, abs=1e-6)
+    assert probes["position"]["estimate"] > 0 and probes["position"]["n"] == 10
+    assert probes["verbosity"]["estimate"] == pytest.approx(0.0, abs=1e-9)  # it reads the answers' tags only
+    assert probes["injection"]["estimate"] == 0.0 and probes["calibration"]["against"] == "the swapped game"
+    assert not any(probes[name]["flagged"] for name in ("verbosity", "injection"))

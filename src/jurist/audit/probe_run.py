@@ -11,17 +11,18 @@ when the share allows fewer, and is skipped, with a note saying so, below :data:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from jurist.audit.asking import Asker
 from jurist.audit.card import JudgeAudit, ProbeResult, card_document
 from jurist.audit.pairwise import PairwiseProbes, calibration_probe, gold_probe, position_probes
+from jurist.audit.preference import PreferenceProbes
 from jurist.audit.rubric import RubricProbes
-from jurist.audit.verdicts import Grades, Verdicts, grades_of, verdicts_of
+from jurist.audit.verdicts import Grades, Preference, Verdicts, grades_of, preference_of, verdicts_of
 from jurist.engine.client import ModelClient
-from jurist.judging import JudgeItem, JudgeKind, PairwiseJudge, RubricJudge
+from jurist.judging import AlpacaJudge, JudgeItem, JudgeKind, PairwiseJudge, RubricJudge
 from jurist.store.records import Question
 
 BUDGET_SHARE = 0.10
@@ -32,6 +33,7 @@ MIN_ITEMS = 10
 """A request probe with fewer items than this is skipped: its interval would say nothing."""
 
 Fetch = Callable[[str, str, int], JudgeItem | None]
+T = TypeVar("T")
 
 
 @dataclass
@@ -39,6 +41,7 @@ class _Judge:
     kind: JudgeKind
     verdicts: list[Verdicts] = field(default_factory=list)
     grades: list[Grades] = field(default_factory=list)
+    preferences: list[Preference] = field(default_factory=list)
     requests: int = 0
 
 
@@ -72,6 +75,9 @@ class JudgeCardRun:
             verdicts = verdicts_of(record)
             entry.verdicts.append(verdicts)
             entry.requests += len(verdicts.games)
+        elif isinstance(entry.kind, AlpacaJudge):
+            entry.preferences.append(preference_of(record))
+            entry.requests += 1
         elif isinstance(entry.kind, RubricJudge):
             grader, items = entry.kind.grader, record.get("items") or []
             values = [grader.value(e) if e.get("status") == "scored" else None for e in items]
@@ -91,32 +97,48 @@ class JudgeCardRun:
         self, judge: str, client: ModelClient, fetch: Fetch, stopped: Callable[[], bool]
     ) -> JudgeAudit:
         entry = self._judges[judge]
-        budget = int(entry.requests * BUDGET_SHARE)
-        audit = JudgeAudit(judge, entry.kind.name, entry.requests, budget)
+        audit = JudgeAudit(judge, entry.kind.name, entry.requests, int(entry.requests * BUDGET_SHARE))
         asker = Asker(client, fetch)
-        kind = entry.kind
+        kind, sized = entry.kind, _Sized()
+        asks: dict[tuple[str, ...], Ask] = {}
         if isinstance(kind, PairwiseJudge):
-            audit.probes += position_probes(entry.verdicts, seed=self.seed)
-            for found in (
-                gold_probe(entry.verdicts, self.questions, seed=self.seed),
-                calibration_probe(entry.verdicts, self.questions, seed=self.seed),
-            ):
-                audit.probes += [found] if found is not None else []
-            probes = PairwiseProbes(kind, asker, judge, seed=self.seed, per_probe=0)
-            asks = {"verbosity": probes.verbosity, "injection": probes.injection}
-            if _temperature(kind, client) == 0:
-                audit.probes.append(
-                    ProbeResult("self_consistency", note="skipped: the judge's temperature is 0")
-                )
-            else:
-                asks["self_consistency"] = probes.self_consistency
-            audit.probes += await self._asked(audit, asks, probes, entry.verdicts, stopped)
+            verdicts, seed = entry.verdicts, self.seed
+            audit.probes += position_probes(verdicts, seed=seed)
+            free = (
+                gold_probe(verdicts, self.questions, seed=seed),
+                calibration_probe(verdicts, self.questions, seed=seed),
+            )
+            audit.probes += [found for found in free if found is not None]
+            games = PairwiseProbes(kind, asker, judge, seed=seed, per_probe=0)
+            sized.probes = games
+            asks = {
+                ("verbosity",): _listed(games.verbosity, verdicts),
+                ("injection",): _listed(games.injection, verdicts),
+                ("self_consistency",): _listed(games.self_consistency, verdicts),
+            }
+        elif isinstance(kind, AlpacaJudge):
+            preferences = PreferenceProbes(kind, asker, judge, seed=self.seed, per_probe=0)
+            sized.probes = preferences
+            found = entry.preferences
+            asks = {
+                ("position", "calibration"): lambda: preferences.position_and_calibration(found),
+                ("verbosity",): lambda: preferences.verbosity(found),
+                ("injection",): lambda: preferences.injection(found),
+                ("self_consistency",): lambda: preferences.self_consistency(found),
+            }
         elif isinstance(kind, RubricJudge):
             graders = RubricProbes(kind, asker, judge, seed=self.seed, per_probe=0)
-            asks_r = {"lenience": graders.lenience, "rubric_verbosity": graders.verbosity}
-            audit.probes += await self._asked(audit, asks_r, graders, entry.grades, stopped)
+            sized.probes = graders
+            asks = {
+                ("lenience",): _listed(graders.lenience, entry.grades),
+                ("rubric_verbosity",): _listed(graders.verbosity, entry.grades),
+            }
         else:
             audit.notes.append(f"the judge card has no probes for judge kind {kind.name!r} yet")
+        if ("self_consistency",) in asks and _temperature(kind, client) == 0:
+            del asks[("self_consistency",)]
+            audit.probes.append(ProbeResult("self_consistency", note="skipped: the judge's temperature is 0"))
+        audit.probes += await self._asked(audit, asks, sized, stopped)
         audit.probe_requests, audit.failed_requests = asker.sent, asker.failed
         if stopped() and asker.failed:
             audit.notes.append("the budget (--max-cost / --max-tokens) refused probe requests: fewer items")
@@ -125,16 +147,48 @@ class JudgeCardRun:
         audit.notes += [f"probe request failed: {error}" for error in asker.errors]
         return audit
 
-    async def _asked(self, audit: JudgeAudit, asks: Mapping[str, Any], probes: Any, records: Any,
-                     stopped: Callable[[], bool]) -> list[ProbeResult]:  # fmt: skip
-        """The request probes in ``asks``, each on as many items as the budget's share allows."""
-        per = min(self.sample, audit.probe_budget // max(len(asks), 1))
+    async def _asked(
+        self,
+        audit: JudgeAudit,
+        asks: Mapping[tuple[str, ...], Ask],
+        sized: _Sized,
+        stopped: Callable[[], bool],
+    ) -> list[ProbeResult]:
+        """The request probes in ``asks`` (each key: the probes one set of requests measures), each set on
+        as many items as the budget's share allows."""
+        if not asks:
+            return []
+        per = min(self.sample, audit.probe_budget // len(asks))
         if per < MIN_ITEMS or stopped():
             why = (
                 "skipped: the budget stopped the run" if stopped() else
                 f"skipped: {audit.judge_requests} judge requests allow {audit.probe_budget} probe requests "
                 f"({BUDGET_SHARE:.0%}), fewer than {MIN_ITEMS} per probe"
             )  # fmt: skip
-            return [ProbeResult(name, note=why) for name in asks]
-        probes.per_probe = per
-        return list(await asyncio.gather(*(ask(records) for ask in asks.values())))
+            return [ProbeResult(name, note=why) for names in asks for name in names]
+        if sized.probes is not None:
+            sized.probes.per_probe = per
+        found = await asyncio.gather(*(ask() for ask in asks.values()))
+        return [result for results in found for result in results]
+
+
+Ask = Callable[[], Awaitable[list[ProbeResult]]]
+"""One set of probe requests, and the probes they measure."""
+
+
+class _PerProbe(Protocol):
+    per_probe: int
+
+
+@dataclass
+class _Sized:
+    """The probes object whose sample size the budget sets once it is known."""
+
+    probes: _PerProbe | None = None
+
+
+def _listed(probe: Callable[[Sequence[T]], Awaitable[ProbeResult]], records: Sequence[T]) -> Ask:
+    async def ask() -> list[ProbeResult]:
+        return [await probe(records)]
+
+    return ask

@@ -91,3 +91,30 @@ def grades_of(record: Mapping[str, Any], values: Sequence[float | None]) -> Grad
         for n, (entry, value) in enumerate(zip(record.get("items") or (), values, strict=True))
     )
     return Grades(str(record["model"]), str(record["uid"]), int(record.get("sample", 0)), items)
+
+
+@dataclass(frozen=True, slots=True)
+class Preference:
+    """One stored preference judgment (AlpacaEval's one game): P(the model's answer is better)."""
+
+    model: str
+    baseline: str
+    uid: str
+    sample: int
+    p_model: float | None
+
+
+def preference_of(record: Mapping[str, Any]) -> Preference:
+    p = record.get("p_model")
+    return Preference(
+        str(record["model"]),
+        str(record["baseline"]),
+        str(record["uid"]),
+        int(record.get("sample", 0)),
+        None if p is None or record.get("invalid") else float(p),
+    )
+
+
+def hard(p: float) -> float:
+    """A probability that one side is better as a verdict for that side: 1 won, 0.5 a tie, 0 lost."""
+    return 1.0 if p > 0.5 else 0.0 if p < 0.5 else 0.5

@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING
 from jurist import lazy_face
 
 if TYPE_CHECKING:
-    from jurist.judging.alpaca_protocol import preference_battles
+    from jurist.judging.alpaca_protocol import (
+        AlpacaJudge,
+        first_label_probability,
+        is_switched,
+        preference_battles,
+        text_probability,
+    )
     from jurist.judging.base import CacheMode, JudgeItem, JudgeKind, PartialJudgment
     from jurist.judging.kinds import JudgeKindName, JudgePromptSource, judge_kind_for, judge_kind_outcome
     from jurist.judging.pairwise import PairwiseJudge, battles_from_judgment, judgment_key
@@ -19,7 +25,11 @@ if TYPE_CHECKING:
     from jurist.judging.verdict import canonical_label, swap_label
 
 _HOMES = {
+    "AlpacaJudge": "alpaca_protocol",
+    "first_label_probability": "alpaca_protocol",
+    "is_switched": "alpaca_protocol",
     "preference_battles": "alpaca_protocol",
+    "text_probability": "alpaca_protocol",
     "CacheMode": "base",
     "JudgeItem": "base",
     "JudgeKind": "base",
@@ -41,6 +51,10 @@ __getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [
+    "AlpacaJudge",
+    "first_label_probability",
+    "is_switched",
+    "text_probability",
     "CacheMode",
     "JudgeItem",
     "JudgeKind",
