@@ -237,8 +237,16 @@ def test_a_preference_judge_gets_position_from_the_swapped_order_and_nothing_els
         models = write_models_file(
             tmp_path / "m.yaml", server.base_url, {"strong": {}, "close": {}, "judge-lp": {}}
         )
-        run_quiet(bench="alpaca-eval", models_file=models, out=tmp_path / "run", limit=160, models=["strong", "close"],
-                  judges=["judge-lp"], judge_prompt=_fake_template(tmp_path), n_bootstrap=0)  # fmt: skip
+        run_quiet(
+            bench="alpaca-eval",
+            models_file=models,
+            out=tmp_path / "run",
+            limit=160,
+            models=["strong", "close"],
+            judges=["judge-lp"],
+            judge_prompt=_fake_template(tmp_path),
+            n_bootstrap=0,
+        )
     finally:
         server.stop()
     card = json.loads((tmp_path / "run" / CARD_FILE).read_text())["judges"]["judge-lp"]
