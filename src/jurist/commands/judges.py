@@ -215,16 +215,26 @@ def card(
     format: Annotated[Literal["table", "json"], typer.Option("--format", help="table or json")] = "table",
 ) -> None:
     """The run's judge card (judge_card.json): each judge's probes, intervals, thresholds and flags."""
+    if format == "json":
+        from jurist.audit import read_card
+
+        typer.echo(json.dumps(read_card(run_dir), indent=2, ensure_ascii=False))
+        return
+    print_run_card(run_dir, "table")
+
+
+def print_run_card(run_dir: Path, fmt: str, *, missing_ok: bool = False) -> None:
+    """The run's judge card as ``jurist run`` printed it: the table on stdout (table format only), notes
+    and warnings on stderr; ``missing_ok``: a run without a card prints nothing."""
     from rich.console import Console
 
-    from jurist.audit import read_card
+    from jurist.audit import CARD_FILE, read_card
     from jurist.report import print_card, table_console
 
-    document = read_card(run_dir)
-    if format == "json":
-        typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
+    if missing_ok and not (run_dir / CARD_FILE).is_file():
         return
-    print_card(document, out=table_console(), err=Console(stderr=True))
+    document = read_card(run_dir)
+    print_card(document, out=table_console() if fmt == "table" else None, err=Console(stderr=True))
 
 
 def register(app: typer.Typer) -> None:
