@@ -99,7 +99,8 @@ class JudgeCardRun:
         entry = self._judges[judge]
         audit = JudgeAudit(judge, entry.kind.name, entry.requests, int(entry.requests * BUDGET_SHARE))
         asker = Asker(client, fetch)
-        kind, sized = entry.kind, _Sized()
+        kind = entry.kind
+        prober: _PerProbe | None = None
         asks: dict[tuple[str, ...], Ask] = {}
         if isinstance(kind, PairwiseJudge):
             verdicts, seed = entry.verdicts, self.seed
@@ -109,16 +110,14 @@ class JudgeCardRun:
                 calibration_probe(verdicts, self.questions, seed=seed),
             )
             audit.probes += [found for found in free if found is not None]
-            games = PairwiseProbes(kind, asker, judge, seed=seed, per_probe=0)
-            sized.probes = games
+            prober = games = PairwiseProbes(kind, asker, judge, seed=seed, per_probe=0)
             asks = {
                 ("verbosity",): _listed(games.verbosity, verdicts),
                 ("injection",): _listed(games.injection, verdicts),
                 ("self_consistency",): _listed(games.self_consistency, verdicts),
             }
         elif isinstance(kind, AlpacaJudge):
-            preferences = PreferenceProbes(kind, asker, judge, seed=self.seed, per_probe=0)
-            sized.probes = preferences
+            prober = preferences = PreferenceProbes(kind, asker, judge, seed=self.seed, per_probe=0)
             found = entry.preferences
             asks = {
                 ("position", "calibration"): lambda: preferences.position_and_calibration(found),
@@ -127,8 +126,7 @@ class JudgeCardRun:
                 ("self_consistency",): lambda: preferences.self_consistency(found),
             }
         elif isinstance(kind, RubricJudge):
-            graders = RubricProbes(kind, asker, judge, seed=self.seed, per_probe=0)
-            sized.probes = graders
+            prober = graders = RubricProbes(kind, asker, judge, seed=self.seed, per_probe=0)
             asks = {
                 ("lenience",): _listed(graders.lenience, entry.grades),
                 ("rubric_verbosity",): _listed(graders.verbosity, entry.grades),
@@ -138,7 +136,7 @@ class JudgeCardRun:
         if ("self_consistency",) in asks and _temperature(kind, client) == 0:
             del asks[("self_consistency",)]
             audit.probes.append(ProbeResult("self_consistency", note="skipped: the judge's temperature is 0"))
-        audit.probes += await self._asked(audit, asks, sized, stopped)
+        audit.probes += await self._asked(audit, asks, prober, stopped)
         audit.probe_requests, audit.failed_requests = asker.sent, asker.failed
         if stopped() and asker.failed:
             audit.notes.append("the budget (--max-cost / --max-tokens) refused probe requests: fewer items")
@@ -151,7 +149,7 @@ class JudgeCardRun:
         self,
         audit: JudgeAudit,
         asks: Mapping[tuple[str, ...], Ask],
-        sized: _Sized,
+        prober: _PerProbe | None,
         stopped: Callable[[], bool],
     ) -> list[ProbeResult]:
         """The request probes in ``asks`` (each key: the probes one set of requests measures), each set on
@@ -166,8 +164,8 @@ class JudgeCardRun:
                 f"({BUDGET_SHARE:.0%}), fewer than {MIN_ITEMS} per probe"
             )  # fmt: skip
             return [ProbeResult(name, note=why) for names in asks for name in names]
-        if sized.probes is not None:
-            sized.probes.per_probe = per
+        if prober is not None:
+            prober.per_probe = per
         found = await asyncio.gather(*(ask() for ask in asks.values()))
         return [result for results in found for result in results]
 
@@ -177,14 +175,9 @@ Ask = Callable[[], Awaitable[list[ProbeResult]]]
 
 
 class _PerProbe(Protocol):
+    """The probes of one judge, whose items per probe the budget sets once their number is known."""
+
     per_probe: int
-
-
-@dataclass
-class _Sized:
-    """The probes object whose sample size the budget sets once it is known."""
-
-    probes: _PerProbe | None = None
 
 
 def _listed(probe: Callable[[Sequence[T]], Awaitable[ProbeResult]], records: Sequence[T]) -> Ask:
