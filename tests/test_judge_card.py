@@ -157,11 +157,11 @@ def test_a_grader_that_meets_every_item_is_flagged_lenient_alone(
     monkeypatch.setenv("JURIST_DATA_DIR", str(SHARED_DATA))
     result = run_quiet(
         bench="healthbench",
-        limit=20,
+        limit=30,
         models=["m"],
         judges=["g-fair", "g-lenient"],
         models_file=write_models_file(
-            tmp_path / "m.yaml", server.base_url, {"m": {}, "g-fair": {}, "g-lenient": {}}
+            tmp_path / "m.yaml", server.base_url, {"m": {}, "g-fair": {"temperature": 0.5}, "g-lenient": {}}
         ),
         judge_prompt=write_hb_prompt(tmp_path / "grader.py"),
         out=tmp_path / "run",
@@ -175,6 +175,9 @@ def test_a_grader_that_meets_every_item_is_flagged_lenient_alone(
         assert audit["kind"] == "rubric" and 0 < audit["probe_requests"] <= audit["judge_requests"] // 10
         assert audit["probes"]["lenience"]["n"] >= 10 and audit["probes"]["rubric_verbosity"]["n"] >= 10
     assert card["judges"]["g-lenient"]["probes"]["lenience"]["estimate"] == 1.0
+    assert "temperature is 0" in card["judges"]["g-lenient"]["probes"]["self_consistency"]["note"]
+    again = card["judges"]["g-fair"]["probes"]["self_consistency"]  # a deterministic mock at 0.5
+    assert again["n"] >= 10 and again["estimate"] == 1.0 and not again["flagged"]
     assert card["judges"]["g-fair"]["probes"]["lenience"]["estimate"] == 0.0
 
 

@@ -190,7 +190,7 @@ def run(
     judge_card: Annotated[
         int | None,
         typer.Option(
-            min=1, help="items per judge-card probe [50]; all probes stay within 10% of the judge requests"
+            min=10, help="items per judge-card probe [50]; all probes stay within 10% of the judge requests"
         ),
     ] = None,
     no_judge_card: Annotated[

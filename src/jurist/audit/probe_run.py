@@ -130,6 +130,7 @@ class JudgeCardRun:
             asks = {
                 ("lenience",): _listed(graders.lenience, entry.grades),
                 ("rubric_verbosity",): _listed(graders.verbosity, entry.grades),
+                ("self_consistency",): _listed(graders.self_consistency, entry.grades),
             }
         else:
             audit.notes.append(f"the judge card has no probes for judge kind {kind.name!r} yet")
@@ -160,6 +161,8 @@ class JudgeCardRun:
         if per < MIN_ITEMS or stopped():
             why = (
                 "skipped: the budget stopped the run" if stopped() else
+                f"skipped: --judge-card {self.sample} is fewer than the {MIN_ITEMS} items a probe needs"
+                if self.sample < MIN_ITEMS else
                 f"skipped: {audit.judge_requests} judge requests allow {audit.probe_budget} probe requests "
                 f"({BUDGET_SHARE:.0%}), fewer than {MIN_ITEMS} per probe"
             )  # fmt: skip

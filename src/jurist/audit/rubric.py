@@ -3,7 +3,8 @@
 Lenience grades an off-topic answer on items drawn from the run's own: a grader that marks them met
 rewards answers for nothing. Verbosity grades a drawn item again on its answer padded with content-free
 text: a grade that rises rewards length. Only items with positive points are drawn for lenience (a
-negative item, one that describes a fault, may fairly be met by an off-topic answer).
+negative item, one that describes a fault, may fairly be met by an off-topic answer). Self-consistency
+grades a drawn item again, unchanged, as a new sample (skipped at temperature 0).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import asyncio
 from collections.abc import Awaitable, Sequence
 from typing import Any
 
-from jurist.audit.asking import Asker, draw
+from jurist.audit.asking import RESAMPLE, Asker, draw
 from jurist.audit.card import ProbeResult
 from jurist.audit.perturb import OFF_TOPIC, padded
 from jurist.audit.verdicts import Grades
@@ -30,18 +31,23 @@ class RubricProbes:
     def __init__(self, kind: RubricJudge, asker: Asker, judge: str, *, seed: int, per_probe: int) -> None:
         self.kind, self.asker, self.judge, self.seed, self.per_probe = kind, asker, judge, seed, per_probe
 
-    async def _grade(self, grades: Grades, index: int, answer: str | None) -> float | None:
+    async def _grade(
+        self, grades: Grades, index: int, answer: str | None, *, again: bool = False
+    ) -> float | None:
         """The grader's value for item ``index`` of ``grades``'s question on ``answer`` (None: the run's own
-        answer padded), or None when it could not be had."""
+        answer, padded unless ``again``: then asked again unchanged, as a new sample), or None when it
+        could not be had."""
         item = self.asker.fetch(grades.model, grades.uid, grades.sample)
         if item is None:
             return None
         if answer is None:
-            own, _ = visible_text(item.answer)
-            answer = padded(own, longer_than=len(own), question=item.question.prompt)
+            answer, _ = visible_text(item.answer)
+            if not again:
+                answer = padded(answer, longer_than=len(answer), question=item.question.prompt)
         grader = self.kind.grader
         messages = grader.messages(item.question, answer, index)
-        reply = await self.asker.send(list(messages), grades.sample, dict(self.kind.params))
+        sample = grades.sample + RESAMPLE if again else grades.sample
+        reply = await self.asker.send(list(messages), sample, dict(self.kind.params))
         if reply is None:
             return None
         grade = grader.read(reply.text)
@@ -49,12 +55,14 @@ class RubricProbes:
         return None if grade is None else grader.value(grade)
 
     async def _run(self, name: str, chosen: Sequence[ItemRef], answer: str | None) -> ProbeResult:
+        again = name == "self_consistency"
+
         async def one(ref: ItemRef) -> dict[str, Any] | None:
             grades, index, before = ref
-            after = await self._grade(grades, index, answer)
+            after = await self._grade(grades, index, answer, again=again)
             if after is None:
                 return None
-            value = after if answer is not None else after - before
+            value = after if answer is not None else float(after == before) if again else after - before
             return {"model": grades.model, "uid": grades.uid, "sample": grades.sample, "item": index,
                     "before": before, "after": after, "value": value}  # fmt: skip
 
@@ -83,3 +91,9 @@ class RubricProbes:
         chosen = draw(self._refs(records, positive=False), self.per_probe, seed=self.seed, judge=self.judge,
                       probe="rubric_verbosity")  # fmt: skip
         return await self._run("rubric_verbosity", chosen, None)
+
+    async def self_consistency(self, records: Sequence[Grades]) -> ProbeResult:
+        """The share of drawn items graded the same when asked again unchanged, as a new sample."""
+        chosen = draw(self._refs(records, positive=False), self.per_probe, seed=self.seed, judge=self.judge,
+                      probe="self_consistency")  # fmt: skip
+        return await self._run("self_consistency", chosen, None)
