@@ -5,6 +5,7 @@
 * ``lc_winrate``: AlpacaEval 2 win rate and length-controlled win rate.
 * ``placement``: placing judged models among human-voted arena models (JudgeArena's method).
 * ``winrate``: weighted win rate against one baseline with a question/entry bootstrap.
+* ``probe_stats``: the judge card's intervals, gold agreement (JudgeBench's rule, kappa) and calibration.
 """
 
 from __future__ import annotations
@@ -123,19 +124,15 @@ __getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [
-    "Calibration",
-    "GoldAgreement",
-    "ProbeInterval",
-    "calibration",
-    "gold_agreement",
-    "mean_interval",
-    "pair_decision",
     "BTResult",
     "BattleCells",
+    "Calibration",
     "GLMWeights",
     "GamedRows",
+    "GoldAgreement",
     "LCWinRate",
     "Placement",
+    "ProbeInterval",
     "StyleControlResult",
     "WinRate",
     "WinRateVsAnchor",
@@ -148,15 +145,19 @@ __all__ = [
     "bradley_terry",
     "bt_mle",
     "calibrate_temperature",
+    "calibration",
     "collapse_five_to_three",
     "elo_win_probability",
     "ensemble_mean",
     "estimate_instruction_difficulty",
     "gamed_rows",
+    "gold_agreement",
     "kappa_five",
     "kappa_three",
     "length_controlled_win_rate",
     "length_controlled_win_rates",
+    "mean_interval",
+    "pair_decision",
     "place_models",
     "rank_by_ci",
     "rank_by_rating",
