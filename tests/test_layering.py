@@ -31,7 +31,7 @@ ALLOWED: dict[str, set[str]] = {
     "benchmarks": {"config", "errors", "judging", "ratings", "rules", "store", "tokens"},
     "scoring": {"benchmarks", "errors", "judging", "ratings", "rules", "store", "tokens"},
     "report": {"benchmarks", "errors", "scoring"},
-    "audit": {"engine", "errors", "judging", "ratings", "rules", "store"},  # the judge card's probes
+    "audit": {"config", "engine", "errors", "judging", "ratings", "rules", "store"},  # the judge card
     "plots": {"errors"},
     "view": {"benchmarks", "errors", "scoring", "store"},
     "run": {

@@ -13,7 +13,14 @@ from jurist import lazy_face
 
 if TYPE_CHECKING:
     from jurist.audit.card import CARD_FILE, GATE_EXIT, RULES, SCHEMA, flagged, read_card, write_card
-    from jurist.audit.probe_run import BUDGET_SHARE, DEFAULT_SAMPLE, MIN_ITEMS, JudgeCardRun
+    from jurist.audit.probe_run import (
+        BUDGET_SHARE,
+        DEFAULT_SAMPLE,
+        MIN_ITEMS,
+        JudgeCardRun,
+        items_per_probe,
+        request_sets,
+    )
 
 _HOMES = {
     "CARD_FILE": "card",
@@ -27,6 +34,8 @@ _HOMES = {
     "DEFAULT_SAMPLE": "probe_run",
     "MIN_ITEMS": "probe_run",
     "JudgeCardRun": "probe_run",
+    "items_per_probe": "probe_run",
+    "request_sets": "probe_run",
 }
 
 __getattr__ = lazy_face(__name__, _HOMES)
@@ -41,6 +50,8 @@ __all__ = [
     "SCHEMA",
     "JudgeCardRun",
     "flagged",
+    "items_per_probe",
     "read_card",
+    "request_sets",
     "write_card",
 ]

@@ -21,6 +21,7 @@ from jurist.audit.pairwise import PairwiseProbes, calibration_probe, gold_probe,
 from jurist.audit.preference import PreferenceProbes
 from jurist.audit.rubric import RubricProbes
 from jurist.audit.verdicts import Grades, Preference, Verdicts, grades_of, preference_of, verdicts_of
+from jurist.config import ModelSpec
 from jurist.engine.client import ModelClient
 from jurist.judging import AlpacaJudge, JudgeItem, JudgeKind, PairwiseJudge, RubricJudge
 from jurist.store.records import Question
@@ -45,12 +46,28 @@ class _Judge:
     requests: int = 0
 
 
-def _temperature(kind: JudgeKind, client: ModelClient) -> float | None:
+def temperature(kind: JudgeKind, spec: ModelSpec) -> float | None:
     """The temperature the judge's requests are sent at (None: the server's default)."""
-    if client.spec.temperature is not None:
-        return float(client.spec.temperature)
+    if spec.temperature is not None:
+        return float(spec.temperature)
     preset = getattr(kind, "params", {}).get("temperature")
     return None if preset is None else float(preset)
+
+
+def request_sets(kind: JudgeKind, spec: ModelSpec) -> int:
+    """How many sets of probe requests a judge's card sends (one per request probe; the preference
+    kind's position and calibration share one): self-consistency is left out at temperature 0."""
+    sets = 3 if isinstance(kind, PairwiseJudge | RubricJudge) else 4 if isinstance(kind, AlpacaJudge) else 0
+    return sets - 1 if sets and temperature(kind, spec) == 0 else sets
+
+
+def items_per_probe(judge_requests: int, sets: int, sample: int) -> int:
+    """Items per request probe: ``sample``, fewer when a tenth of the judge requests split between the
+    ``sets`` allows fewer, and 0 (the probes skipped) below :data:`MIN_ITEMS`."""
+    if not sets:
+        return 0
+    per = min(sample, int(judge_requests * BUDGET_SHARE) // sets)
+    return per if per >= MIN_ITEMS else 0
 
 
 class JudgeCardRun:
@@ -134,7 +151,7 @@ class JudgeCardRun:
             }
         else:
             audit.notes.append(f"the judge card has no probes for judge kind {kind.name!r} yet")
-        if ("self_consistency",) in asks and _temperature(kind, client) == 0:
+        if ("self_consistency",) in asks and temperature(kind, client.spec) == 0:
             del asks[("self_consistency",)]
             audit.probes.append(ProbeResult("self_consistency", note="skipped: the judge's temperature is 0"))
         audit.probes += await self._asked(audit, asks, prober, stopped)
@@ -157,8 +174,8 @@ class JudgeCardRun:
         as many items as the budget's share allows."""
         if not asks:
             return []
-        per = min(self.sample, audit.probe_budget // len(asks))
-        if per < MIN_ITEMS or stopped():
+        per = items_per_probe(audit.judge_requests, len(asks), self.sample)
+        if not per or stopped():
             why = (
                 "skipped: the budget stopped the run" if stopped() else
                 f"skipped: --judge-card {self.sample} is fewer than the {MIN_ITEMS} items a probe needs"

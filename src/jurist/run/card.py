@@ -6,16 +6,25 @@ leaderboard when it is. The probes never reach the leaderboard: scoring reads th
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from jurist.audit import GATE_EXIT, JudgeCardRun, flagged, write_card
+from jurist.audit import (
+    DEFAULT_SAMPLE,
+    GATE_EXIT,
+    JudgeCardRun,
+    flagged,
+    items_per_probe,
+    request_sets,
+    write_card,
+)
 from jurist.engine.client import Engine
 from jurist.errors import JuristError
 from jurist.judging import JudgeItem
 from jurist.report import print_card, table_console
+from jurist.run.budget import Estimate
 from jurist.run.work import JudgeWork
 
 if TYPE_CHECKING:
@@ -52,6 +61,35 @@ async def probe_judges(engine: Engine, plan: RunPlan, work: JudgeWork) -> dict[s
     document = await card.probe(engine.client, fetch, lambda: engine.ledger.stopped)
     write_card(plan.run_dir.root, document)
     return document
+
+
+def probe_estimates(
+    plan: RunPlan, rows: Mapping[tuple[str, str], Estimate]
+) -> dict[tuple[str, str], Estimate]:
+    """``--dry-run``'s rows for the judge card's probes, as the card would size them from each judge's
+    requests (new, cached and on disk), each as large as that judge's average new request: an upper
+    bound (a probe finds fewer items than it may send when few judgments qualify, e.g. for injection)."""
+    if not card_wanted(plan):
+        return {}
+    sample = plan.config.judge_card or DEFAULT_SAMPLE
+    found: dict[tuple[str, str], Estimate] = {}
+    for (phase, alias), row in rows.items():
+        if phase != "judge" or not row.requests or alias not in plan.kinds:
+            continue
+        sets = request_sets(plan.kinds[alias], plan.specs[alias])
+        probes = sets * items_per_probe(row.requests + row.cached + row.done, sets, sample)
+        if probes:
+            scale = probes / row.requests
+            found[("probe", alias)] = Estimate(
+                requests=probes,
+                prompt=round(row.prompt * scale),
+                prompt_low=round(row.prompt_low * scale),
+                prompt_high=round(row.prompt_high * scale),
+                completion=round(row.completion * scale),
+                completion_high=None if row.completion_high is None else round(row.completion_high * scale),
+                basis=set(row.basis),
+            )
+    return found
 
 
 def show_card(document: dict[str, Any], plan: RunPlan, console: Console) -> None:
