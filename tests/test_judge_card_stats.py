@@ -110,3 +110,33 @@ def test_position_probes_from_two_games() -> None:
 )
 def test_flag_rule_per_direction(name: str, interval: ProbeInterval, flagged: bool) -> None:
     assert ProbeResult(name, interval).flagged is flagged
+
+
+def test_a_judgment_the_card_cannot_read_is_left_out_and_said() -> None:
+    import asyncio
+
+    from jurist.audit.probe_run import JudgeCardRun
+    from jurist.config import ModelSpec
+    from jurist.judging.pairwise import PairwiseJudge
+    from jurist.judging.protocols import protocol_set
+
+    spec = ModelSpec(model="j", temperature=0.0)
+    protocol, _ = protocol_set("jurist-pairwise", spec, None, "jurist-pairwise")
+    card = JudgeCardRun({"j": PairwiseJudge(protocol, spec)}, {}, seed=0, sample=None)
+    card.add("j", {"uid": "q", "games": [{"label": "A>B"}]})  # an import with no model, baseline or sides
+    card.add("j", _record_dict("q2"))
+
+    class Client:
+        spec = ModelSpec(model="j", temperature=0.0)
+
+    document = asyncio.run(card.probe(lambda _: Client(), lambda _: lambda *a: None, lambda: False))  # type: ignore[arg-type, return-value]
+    judge = document["judges"]["j"]
+    assert judge["judge_requests"] == 2 and any("1 stored judgment(s)" in note for note in judge["notes"])
+
+
+def _record_dict(uid: str) -> dict[str, object]:
+    games = [
+        {"game": 1, "a": "base", "b": "m", "label": "B>A"},
+        {"game": 2, "a": "m", "b": "base", "label": "A>B"},
+    ]
+    return {"model": "m", "baseline": "base", "uid": uid, "sample": 0, "games": games}

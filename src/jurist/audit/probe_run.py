@@ -44,6 +44,7 @@ class _Judge:
     grades: list[Grades] = field(default_factory=list)
     preferences: list[Preference] = field(default_factory=list)
     requests: int = 0
+    unread: int = 0
 
 
 def temperature(kind: JudgeKind, spec: ModelSpec) -> float | None:
@@ -86,8 +87,15 @@ class JudgeCardRun:
         self._judges = {judge: _Judge(kind) for judge, kind in kinds.items()}
 
     def add(self, judge: str, record: Mapping[str, Any]) -> None:
-        """One stored judgment of ``judge`` (kept as its verdicts only)."""
+        """One stored judgment of ``judge`` (kept as its verdicts only); one the card cannot read (an
+        imported judgment without the fields it needs) is counted and left out, never fatal."""
         entry = self._judges[judge]
+        try:
+            self._add(entry, record)
+        except (KeyError, TypeError, ValueError):
+            entry.unread += 1
+
+    def _add(self, entry: _Judge, record: Mapping[str, Any]) -> None:
         if isinstance(entry.kind, PairwiseJudge):
             verdicts = verdicts_of(record)
             entry.verdicts.append(verdicts)
@@ -156,6 +164,10 @@ class JudgeCardRun:
             audit.probes.append(ProbeResult("self_consistency", note="skipped: the judge's temperature is 0"))
         audit.probes += await self._asked(audit, asks, prober, stopped)
         audit.probe_requests, audit.failed_requests = asker.sent, asker.failed
+        if entry.unread:
+            audit.notes.append(
+                f"{entry.unread} stored judgment(s) lacked what the card reads and were left out"
+            )
         if stopped() and asker.failed:
             audit.notes.append("the budget (--max-cost / --max-tokens) refused probe requests: fewer items")
         if asker.unreadable:
