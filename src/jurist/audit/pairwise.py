@@ -23,18 +23,19 @@ from jurist.store.records import Question
 
 
 def position_probes(records: Sequence[Verdicts], *, seed: int) -> list[ProbeResult]:
-    """First-position preference (share of decisive games won by position A, less one half; the two games
-    of a question resampled together) and consistency (share of questions whose two games name the same
-    winner, a tie in both counting as the same), from the run's own two-game judgments."""
+    """First-position preference (share of decisive games won by position A, less one half) and
+    consistency (share of questions whose two games name the same winner, a tie in both counting as the
+    same), from the run's own two-game judgments; a question's games and samples are resampled together."""
     swapped = [r for r in records if r.valid and len(r.games) == 2]
     if not swapped:
         note = "no question judged in both answer orders"
         return [ProbeResult("position", note=note), ProbeResult("consistency", note=note)]
-    first = [(n, float(game.label.startswith("A")) - 0.5) for n, r in enumerate(swapped) for game in r.games
+    first = [(r.uid, float(game.label.startswith("A")) - 0.5) for r in swapped for game in r.games
              if game.label is not None and game.label != "A=B"]  # fmt: skip
     same = [float(r.games[0].winner() == r.games[1].winner()) for r in swapped]
-    position = mean_interval([v for _, v in first], [n for n, _ in first], seed=seed)
-    return [ProbeResult("position", position), ProbeResult("consistency", mean_interval(same, seed=seed))]
+    position = mean_interval([v for _, v in first], [uid for uid, _ in first], seed=seed)
+    consistency = mean_interval(same, [r.uid for r in swapped], seed=seed)
+    return [ProbeResult("position", position), ProbeResult("consistency", consistency)]
 
 
 def gold_label(question: Question) -> str | None:
@@ -113,7 +114,7 @@ async def _run(
     items = [found for found in results if found is not None]
     if not items:
         return ProbeResult(name, note=why_none if not chosen else "no probe request gave a verdict")
-    interval = mean_interval([item["value"] for item in items], seed=seed)
+    interval = mean_interval([item["value"] for item in items], [item["uid"] for item in items], seed=seed)
     return ProbeResult(name, interval, items=items)
 
 

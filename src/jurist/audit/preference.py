@@ -79,7 +79,8 @@ class PreferenceProbes:
             return ProbeResult(
                 name, note="no valid judgment" if not chosen else "no probe reply was readable"
             )
-        return ProbeResult(name, mean_interval([i["value"] for i in items], seed=self.seed), items=items)
+        interval = mean_interval([i["value"] for i in items], [i["uid"] for i in items], seed=self.seed)
+        return ProbeResult(name, interval, items=items)
 
     async def position_and_calibration(self, records: Sequence[Preference]) -> list[ProbeResult]:
         """Each drawn item asked in the other order: position bias, and calibration against that game."""

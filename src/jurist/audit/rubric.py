@@ -70,7 +70,8 @@ class RubricProbes:
         items = [found for found in await asyncio.gather(*asked) if found is not None]
         if not items:
             return ProbeResult(name, note="no scored rubric item" if not chosen else "no grade could be read")
-        return ProbeResult(name, mean_interval([i["value"] for i in items], seed=self.seed), items=items)
+        interval = mean_interval([i["value"] for i in items], [i["uid"] for i in items], seed=self.seed)
+        return ProbeResult(name, interval, items=items)
 
     def _refs(self, records: Sequence[Grades], *, positive: bool) -> list[ItemRef]:
         return [
