@@ -79,7 +79,7 @@ def calibration_probe(
     """Brier score (with its interval) and expected calibration error of the probabilities a judge gave
     (the logprob protocol's P(B better)), against the gold label where there is one, else against the
     verdict of the same question's swapped game; None when the judge gave no probabilities."""
-    stated, happened, against = [], [], "the swapped game"
+    stated, happened, questions_of, against = [], [], [], "the swapped game"
     for record in records:
         question = questions.get(record.uid)
         label = gold_label(question) if question is not None else None
@@ -96,10 +96,12 @@ def calibration_probe(
                     continue
                 happened.append(other[0].score(game.b))
             stated.append(float(game.p_b_better))
+            questions_of.append(record.uid)
     if not stated:
         return None
     found = calibration(stated, happened)
-    brier = mean_interval([(p - y) ** 2 for p, y in zip(stated, happened, strict=True)], seed=seed)
+    squared = [(p - y) ** 2 for p, y in zip(stated, happened, strict=True)]
+    brier = mean_interval(squared, questions_of, seed=seed)
     return ProbeResult("calibration", brier, extra={"ece": round(found.ece, 4), "against": against})
 
 

@@ -106,7 +106,8 @@ class PreferenceProbes:
         if not items:
             return [position, ProbeResult("calibration", note=position.note)]
         stated, outcomes = [i["p_model"] for i in items], [i["outcome"] for i in items]
-        brier = mean_interval([(p - y) ** 2 for p, y in zip(stated, outcomes, strict=True)], seed=self.seed)
+        squared = [(p - y) ** 2 for p, y in zip(stated, outcomes, strict=True)]
+        brier = mean_interval(squared, [i["uid"] for i in items], seed=self.seed)
         ece = calibration(stated, outcomes).ece
         extra = {"ece": round(ece, 4), "against": "the swapped game"}
         return [position, ProbeResult("calibration", brier, extra=extra)]
