@@ -106,10 +106,14 @@ def test_position_probes_from_two_games() -> None:
         ("injection", ProbeInterval(0.2, 0.11, 0.3, 50), True),
         ("self_consistency", ProbeInterval(0.6, 0.5, 0.79, 50), True),
         ("self_consistency", ProbeInterval(0.7, 0.5, 0.9, 50), False),
+        ("position", ProbeInterval(0.5, 0.5, 0.5, 3), False),  # three games all in position A: too few
     ],
 )
 def test_flag_rule_per_direction(name: str, interval: ProbeInterval, flagged: bool) -> None:
-    assert ProbeResult(name, interval).flagged is flagged
+    probe = ProbeResult(name, interval)
+    assert probe.flagged is flagged
+    if interval.n < 10:
+        assert probe.beyond and "fewer than 10 items: not flagged" in probe.document()["note"]
 
 
 def test_a_judgment_the_card_cannot_read_is_left_out_and_said() -> None:

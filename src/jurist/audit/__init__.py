@@ -12,11 +12,19 @@ from typing import TYPE_CHECKING
 from jurist import lazy_face
 
 if TYPE_CHECKING:
-    from jurist.audit.card import CARD_FILE, GATE_EXIT, RULES, SCHEMA, flagged, read_card, write_card
+    from jurist.audit.card import (
+        CARD_FILE,
+        GATE_EXIT,
+        MIN_ITEMS,
+        RULES,
+        SCHEMA,
+        flagged,
+        read_card,
+        write_card,
+    )
     from jurist.audit.probe_run import (
         BUDGET_SHARE,
         DEFAULT_SAMPLE,
-        MIN_ITEMS,
         JudgeCardRun,
         items_per_probe,
         request_sets,
@@ -32,7 +40,7 @@ _HOMES = {
     "write_card": "card",
     "BUDGET_SHARE": "probe_run",
     "DEFAULT_SAMPLE": "probe_run",
-    "MIN_ITEMS": "probe_run",
+    "MIN_ITEMS": "card",
     "JudgeCardRun": "probe_run",
     "items_per_probe": "probe_run",
     "request_sets": "probe_run",

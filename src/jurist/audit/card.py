@@ -23,6 +23,11 @@ CARD_FILE = "judge_card.json"
 GATE_EXIT = 4
 """The exit code of a run that ``--judge-gate`` ends because a probe is flagged (everything saved)."""
 
+MIN_ITEMS = 10
+"""A probe on fewer items is never flagged (its interval is shown, with a note): a bootstrap of a handful
+of identical values has no width, and would flag three games as surely as three hundred. A request probe
+that would get fewer items is not sent at all."""
+
 Direction = Literal["above", "below", "both"]
 
 
@@ -82,6 +87,11 @@ class ProbeResult:
 
     @property
     def flagged(self) -> bool:
+        return self.beyond and self.interval is not None and self.interval.n >= MIN_ITEMS
+
+    @property
+    def beyond(self) -> bool:
+        """Whether the interval lies beyond the threshold, however few its items."""
         if self.interval is None or self.interval.n == 0 or math.isnan(self.interval.low):
             return False
         rule, low, high = self.rule, self.interval.low, self.interval.high
@@ -103,8 +113,11 @@ class ProbeResult:
             "direction": self.rule.direction,
             "flagged": self.flagged,
         }
-        if self.note:
-            doc["note"] = self.note
+        note = self.note
+        if note is None and self.beyond and not self.flagged:
+            note = f"beyond the threshold, but on fewer than {MIN_ITEMS} items: not flagged"
+        if note:
+            doc["note"] = note
         doc.update(self.extra)
         if self.items:
             doc["items"] = self.items

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from jurist.audit.asking import Asker
-from jurist.audit.card import JudgeAudit, ProbeResult, card_document
+from jurist.audit.card import MIN_ITEMS, JudgeAudit, ProbeResult, card_document
 from jurist.audit.pairwise import PairwiseProbes, calibration_probe, gold_probe, position_probes
 from jurist.audit.preference import PreferenceProbes
 from jurist.audit.rubric import RubricProbes
@@ -30,8 +30,6 @@ BUDGET_SHARE = 0.10
 """The probes of a judge send at most this share of the judge requests its judgments in the run hold."""
 DEFAULT_SAMPLE = 50
 """Items per request probe when ``--judge-card`` gives no number (fewer when the share allows fewer)."""
-MIN_ITEMS = 10
-"""A request probe with fewer items than this is skipped: its interval would say nothing."""
 
 Fetch = Callable[[str, str, int], JudgeItem | None]
 T = TypeVar("T")
