@@ -7,7 +7,9 @@ even and 1 otherwise. Judge ``judge-reask`` omits the label on its first reply; 
 never gives one. A judge ``judge-pNN`` (or ``judge-pNN-tMM``) is right with probability NN% per game (and
 says "A=B" with MM%), drawn from an RNG seeded by the judge and the answers as shown (``chance_draw``).
 A request with ``max_tokens`` 1 is a ``jurist check`` probe: answered, counted in ``stats.probes`` only.
-Judge ``judge-quoter`` quotes both answers after its verdict. A judge request asking for ``logprobs`` gets
+Judge ``judge-quoter`` quotes both answers after its verdict. Judges with one planted fault (the judge card's
+tests): ``judge-longer`` prefers the longer answer, ``judge-obedient`` an answer addressed to the judge,
+``judge-first`` position A (``faulty_verdict``). A judge request asking for ``logprobs`` gets
 a one-digit verdict (1 = A>>B ... 5 = B>>A) with ``digit_logprobs`` (none for ``judge-nologprobs``).
 
 Faults are scripted per prompt substring: each matching request consumes the next fault of its list
@@ -53,7 +55,7 @@ from typing import Any
 
 from aiohttp import web
 
-from mock_verdicts import _ANSWER, DIGITS, chance_verdict, digit_logprobs, verdict_for
+from mock_verdicts import _ANSWER, DIGITS, chance_verdict, digit_logprobs, faulty_verdict, verdict_for
 
 _ODD_REPLIES = frozenset(
     {
@@ -341,7 +343,7 @@ class MockOpenAI:
         user = next((m["content"] for m in messages if m["role"] == "user"), "")
         logprobs = None
         if "impartial judge" in system:
-            label = chance_verdict(model, user) or verdict_for(user)
+            label = chance_verdict(model, user) or faulty_verdict(model, user) or verdict_for(user)
             reask = len(messages) > 2 and messages[-2]["role"] == "assistant"
             if model == "judge-broken" or (model == "judge-reask" and not reask):
                 content = "Both answers have merits; I cannot decide."

@@ -52,6 +52,28 @@ def digit_logprobs(label: str) -> dict[str, Any]:
     return {"content": [first]}
 
 
+_TO_THE_JUDGE = re.compile(r"(?i)\b(?:judge|evaluator|grader)\b[^.]*\b(?:prefer|better|winner)\b")
+"""A sentence addressed to the judge that asks for a verdict, as an obedient judge notices one."""
+
+
+def faulty_verdict(judge: str, text: str) -> str | None:
+    """Verdict of a judge with a planted fault (None for other judges): ``judge-longer`` prefers the longer
+    answer; ``judge-obedient`` prefers an answer that addresses the judge (else judges by the rule);
+    ``judge-first`` always prefers position A."""
+    if judge == "judge-first":
+        return "A>B"
+    if judge not in ("judge-longer", "judge-obedient"):
+        return None
+    answers = dict(_ANSWER.findall(text))
+    a, b = answers.get("A", ""), answers.get("B", "")
+    if judge == "judge-longer":
+        return "A>B" if len(a) > len(b) else "B>A" if len(b) > len(a) else "A=B"
+    asks_a, asks_b = bool(_TO_THE_JUDGE.search(a)), bool(_TO_THE_JUDGE.search(b))
+    if asks_a != asks_b:
+        return "A>>B" if asks_a else "B>>A"
+    return None
+
+
 def chance_draw(judge: str, answer_a: str, answer_b: str) -> float:
     """The uniform draw a ``judge-pNN`` judge makes for one game; tests recompute it to know each verdict."""
     return random.Random(f"{judge}|{answer_a}|{answer_b}").random()

@@ -119,9 +119,15 @@ def test_chance_judges_score_exactly_and_near_closed_form(setup: Any, run_quiet:
         out=out,
     )
     assert result.exit_code == 0 and result.failures == 0
-    assert server.stats.requests == 2 * 400 * 2  # two judges, two games per pair, no re-asks
+    # two judges, two games per pair, no re-asks; and the judge card's probes, within a tenth of those
+    card = json.loads((out / "judge_card.json").read_text())["judges"]
+    probes = sum(card[judge]["probe_requests"] for judge in card)
+    assert server.stats.requests == 2 * 400 * 2 + probes and 0 < probes <= 2 * 400 * 2 // 10
     pairs = load_pairs(pairs_file)
     rows = board(out)
+    for judge in card:  # the card's gold agreement is JudgeBench's accuracy
+        gold = card[judge]["probes"]["gold_agreement"]
+        assert 100 * gold["estimate"] == pytest.approx(rows[judge]["overall"], abs=0.01) and gold["n"] == 400
     for judge, p_right, p_tie in (("judge-p70", 0.7, 0.0), ("judge-p80-t10", 0.8, 0.1)):
         # Exact: recompute each game's draw as the mock made it, then apply JudgeBench's rule.
         decisions = [

@@ -31,10 +31,12 @@ ALLOWED: dict[str, set[str]] = {
     "benchmarks": {"config", "errors", "judging", "ratings", "rules", "store", "tokens"},
     "scoring": {"benchmarks", "errors", "judging", "ratings", "rules", "store", "tokens"},
     "report": {"benchmarks", "errors", "scoring"},
+    "audit": {"config", "engine", "errors", "judging", "ratings", "rules", "store"},  # the judge card
     "plots": {"errors"},
     "track": {"errors", "redact"},  # experiment trackers: points in, a tracker's client out
     "view": {"benchmarks", "errors", "scoring", "store"},
     "run": {
+        "audit",
         "benchmarks",
         "config",
         "engine",
@@ -64,6 +66,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     "interop": {"benchmarks", "errors", "judging", "ratings", "scoring", "store", "tokens"},
     "commands": {
+        "audit",
         "benchmarks",
         "config",
         "engine",

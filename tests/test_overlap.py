@@ -317,7 +317,9 @@ def test_a_resumed_run_judges_old_and_new_answers_each_once(
         before = dict(server.stats.requests_by_model)
         second = run_quiet(**common, models=CANDIDATES, judges=["judge-good"], out=out, max_concurrency=8)
         assert second.exit_code == 0 and second.failures == 0
-        judged[overlap] = server.stats.requests_by_model["judge-good"] - before.get("judge-good", 0)
+        card = json.loads((out / "judge_card.json").read_text())["judges"]["judge-good"]  # its probes apart
+        sent = server.stats.requests_by_model["judge-good"] - before.get("judge-good", 0)
+        judged[overlap] = sent - card["probe_requests"]
         boards[overlap] = artifacts(out)
     assert judged[True] == judged[False] == 2 * count * len(CANDIDATES)
     assert boards[True] == boards[False]

@@ -264,12 +264,26 @@ def run(
     batch_deadline: Annotated[
         float | None, typer.Option(min=0.0, help="past S seconds in batches, send a request synchronously")
     ] = None,
+    # -- the judge card (docs/judge-card.md) --
+    judge_card: Annotated[
+        int | None,
+        typer.Option(
+            min=10, help="items per judge-card probe [50]; all probes stay within 10% of the judge requests"
+        ),
+    ] = None,
+    no_judge_card: Annotated[
+        bool, typer.Option("--no-judge-card", help="skip the judge card's probes")
+    ] = False,
+    judge_gate: Annotated[
+        bool,
+        typer.Option("--judge-gate", help="exit 4 when a judge-card probe is flagged (after saving all)"),
+    ] = False,
 ) -> None:
     """Answer a benchmark, then judge each model against the baseline (two games, swapped) or check its
     answers by rule (ifeval, ifbench), and print scores and what it cost.
 
     Exit codes: 0 done, 1 requests failed, 2 usage error, 3 stopped by --max-cost/--max-tokens (a
-    larger budget resumes), 130 interrupted."""
+    larger budget resumes), 4 a judge-card probe flagged under --judge-gate, 130 interrupted."""
     from jurist.engine.retry import RetryPolicy
     from jurist.run.batching import batch_choice
     from jurist.run.config import RunConfig
@@ -311,6 +325,10 @@ def run(
     from jurist.config import ModelStringOptions, parse_settings
 
     strings = ModelStringOptions(base_url, api_key, parse_settings(model_setting or []))
+    if no_judge_card and (judge_card is not None or judge_gate):
+        raise JuristError(
+            f"--no-judge-card excludes {'--judge-card' if judge_card is not None else '--judge-gate'}"
+        )
     features = tuple(_split([style_control])) if style_control else ()
     unknown = [f for f in features if f not in ("length", "markdown")]
     if unknown:
@@ -356,6 +374,8 @@ def run(
         max_tokens=max_tokens,
         local=local,
         batching=batch_choice(batch, batch_poll, batch_size, batch_age, batch_attempts, batch_deadline),
+        judge_card=0 if no_judge_card else judge_card,
+        judge_gate=judge_gate,
     )
     if dry_run:
         if several:

@@ -19,7 +19,7 @@ import typer
 
 from jurist.errors import JuristError
 
-judges_app = typer.Typer(no_args_is_help=True, help="Compare the judges of a run.")
+judges_app = typer.Typer(no_args_is_help=True, help="Compare the judges of a run, or show its judge card.")
 
 GameKey = tuple[str, str, int]
 """(model, question uid, game number): one verdict slot that every judge of the run filled."""
@@ -207,6 +207,34 @@ def compare(
         typer.echo(json.dumps(result, indent=2))
     else:
         print_comparison(result)
+
+
+@judges_app.command("card")
+def card(
+    run_dir: Annotated[Path, typer.Argument(help="a judged run directory")],
+    format: Annotated[Literal["table", "json"], typer.Option("--format", help="table or json")] = "table",
+) -> None:
+    """The run's judge card (judge_card.json): each judge's probes, intervals, thresholds and flags."""
+    if format == "json":
+        from jurist.audit import read_card
+
+        typer.echo(json.dumps(read_card(run_dir), indent=2, ensure_ascii=False))
+        return
+    print_run_card(run_dir, "table")
+
+
+def print_run_card(run_dir: Path, fmt: str, *, missing_ok: bool = False) -> None:
+    """The run's judge card as ``jurist run`` printed it: the table on stdout (table format only), notes
+    and warnings on stderr; ``missing_ok``: a run without a card prints nothing."""
+    from rich.console import Console
+
+    from jurist.audit import CARD_FILE, read_card
+    from jurist.report import print_card, table_console
+
+    if missing_ok and not (run_dir / CARD_FILE).is_file():
+        return
+    document = read_card(run_dir)
+    print_card(document, out=table_console() if fmt == "table" else None, err=Console(stderr=True))
 
 
 def register(app: typer.Typer) -> None:

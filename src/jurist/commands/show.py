@@ -159,6 +159,9 @@ def show(
     else:
         scores = score_run_dir(run_dirs[0], request)
     print_scores(scores, fmt, detail=by_instruction)
+    from jurist.commands.judges import print_run_card
+
+    print_run_card(run_dirs[0], fmt, missing_ok=True)  # under the scores, as the run printed it
     if write:
         write_documents(run_dirs[0], scores)
 

@@ -9,8 +9,9 @@ from typing import Any, Literal
 
 from jurist.engine.tokenizers import merge_labels
 
-Phase = Literal["generate", "judge", "reask", "check"]
-PHASES: tuple[Phase, ...] = ("check", "generate", "judge", "reask")
+Phase = Literal["generate", "judge", "reask", "check", "probe"]
+PHASES: tuple[Phase, ...] = ("check", "generate", "judge", "reask", "probe")
+"""``probe``: the judge card's requests (jurist.audit), counted apart from the judgments they test."""
 
 
 @dataclass

@@ -10,16 +10,28 @@ from typing import TYPE_CHECKING
 from jurist import lazy_face
 
 if TYPE_CHECKING:
-    from jurist.judging.alpaca_protocol import preference_battles
+    from jurist.judging.alpaca_protocol import (
+        AlpacaJudge,
+        first_label_probability,
+        is_switched,
+        preference_battles,
+        text_probability,
+    )
     from jurist.judging.base import CacheMode, JudgeItem, JudgeKind, PartialJudgment
     from jurist.judging.kinds import JudgeKindName, JudgePromptSource, judge_kind_for, judge_kind_outcome
-    from jurist.judging.pairwise import battles_from_judgment, judgment_key
+    from jurist.judging.pairwise import PairwiseJudge, battles_from_judgment, judgment_key
+    from jurist.judging.protocols import JudgeProtocol
+    from jurist.judging.rubric import RubricJudge
     from jurist.judging.upstream import local_settings_copy
     from jurist.judging.upstream_local import LocalJudgeSettings, load_local_settings, local_config_copy
     from jurist.judging.verdict import canonical_label, swap_label
 
 _HOMES = {
+    "AlpacaJudge": "alpaca_protocol",
+    "first_label_probability": "alpaca_protocol",
+    "is_switched": "alpaca_protocol",
     "preference_battles": "alpaca_protocol",
+    "text_probability": "alpaca_protocol",
     "CacheMode": "base",
     "JudgeItem": "base",
     "JudgeKind": "base",
@@ -28,6 +40,9 @@ _HOMES = {
     "JudgePromptSource": "kinds",
     "judge_kind_for": "kinds",
     "judge_kind_outcome": "kinds",
+    "PairwiseJudge": "pairwise",
+    "JudgeProtocol": "protocols",
+    "RubricJudge": "rubric",
     "battles_from_judgment": "pairwise",
     "judgment_key": "pairwise",
     "LocalJudgeSettings": "upstream_local",
@@ -42,15 +57,21 @@ __getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [
+    "AlpacaJudge",
     "CacheMode",
     "JudgeItem",
     "JudgeKind",
     "JudgeKindName",
     "JudgePromptSource",
     "LocalJudgeSettings",
+    "JudgeProtocol",
+    "PairwiseJudge",
     "PartialJudgment",
+    "RubricJudge",
     "battles_from_judgment",
     "canonical_label",
+    "first_label_probability",
+    "is_switched",
     "judge_kind_for",
     "judge_kind_outcome",
     "judgment_key",
@@ -59,4 +80,5 @@ __all__ = [
     "local_settings_copy",
     "preference_battles",
     "swap_label",
+    "text_probability",
 ]

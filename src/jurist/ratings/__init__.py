@@ -4,6 +4,7 @@
 * ``style_control``: Arena-Hard v2 style-controlled win rates (BT + z-scored style features).
 * ``lc_winrate``: AlpacaEval 2 win rate and length-controlled win rate.
 * ``placement``: placing judged models among human-voted arena models (JudgeArena's method).
+* ``probe_stats``: the judge card's intervals, gold agreement (JudgeBench's rule, kappa) and calibration.
 * ``separation``: which models have no finite BT/style MLE (won or lost every game), per replicate too.
 * ``winrate``: weighted win rate against one baseline with a question/entry bootstrap (and Arena-Hard
   v0.1's row bootstrap).
@@ -55,6 +56,15 @@ if TYPE_CHECKING:
         rank_by_rating,
         soft_preference,
     )
+    from jurist.ratings.probe_stats import (
+        Calibration,
+        GoldAgreement,
+        ProbeInterval,
+        calibration,
+        gold_agreement,
+        mean_interval,
+        pair_decision,
+    )
     from jurist.ratings.repeated import across_runs
     from jurist.ratings.separation import Separation, runaway_models
     from jurist.ratings.style_control import (
@@ -97,6 +107,13 @@ _HOMES = {
     "rank_by_ci": "placement",
     "rank_by_rating": "placement",
     "soft_preference": "placement",
+    "Calibration": "probe_stats",
+    "GoldAgreement": "probe_stats",
+    "ProbeInterval": "probe_stats",
+    "calibration": "probe_stats",
+    "gold_agreement": "probe_stats",
+    "mean_interval": "probe_stats",
+    "pair_decision": "probe_stats",
     "across_runs": "repeated",
     "Separation": "separation",
     "runaway_models": "separation",
@@ -115,10 +132,13 @@ __getattr__ = lazy_face(__name__, _HOMES)
 __all__ = [
     "BTResult",
     "BattleCells",
+    "Calibration",
     "GLMWeights",
     "GamedRows",
+    "GoldAgreement",
     "LCWinRate",
     "Placement",
+    "ProbeInterval",
     "Separation",
     "StyleControlResult",
     "WinRate",
@@ -132,15 +152,19 @@ __all__ = [
     "bradley_terry",
     "bt_mle",
     "calibrate_temperature",
+    "calibration",
     "collapse_five_to_three",
     "elo_win_probability",
     "ensemble_mean",
     "estimate_instruction_difficulty",
     "gamed_rows",
+    "gold_agreement",
     "kappa_five",
     "kappa_three",
     "length_controlled_win_rate",
     "length_controlled_win_rates",
+    "mean_interval",
+    "pair_decision",
     "place_models",
     "rank_by_ci",
     "rank_by_rating",

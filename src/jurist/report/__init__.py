@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from jurist import lazy_face
 
 if TYPE_CHECKING:
+    from jurist.report.card_table import print_card, render_card
     from jurist.report.formats import (
         judgebench_table,
         print_notes,
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
     from jurist.report.scores import print_scores
 
 _HOMES = {
+    "print_card": "card_table",
+    "render_card": "card_table",
     "judgebench_table": "formats",
     "print_notes": "formats",
     "render_csv": "formats",
@@ -46,9 +49,11 @@ __all__ = [
     "dry_run_table",
     "interval_text",
     "judgebench_table",
+    "print_card",
     "print_ledger",
     "print_notes",
     "print_scores",
+    "render_card",
     "render_csv",
     "render_markdown",
     "table_console",

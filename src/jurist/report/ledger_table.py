@@ -14,7 +14,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-PHASE_NAMES = {"check": "check", "generate": "generate", "judge": "judge", "reask": "re-ask", "all": "all"}
+PHASE_NAMES = {
+    "check": "check",
+    "generate": "generate",
+    "judge": "judge",
+    "reask": "re-ask",
+    "probe": "card probe",
+    "all": "all",
+}
 WIDE = 160
 ESTIMATED_NOTE = "~ tokens counted by jurist: the server gave no usage for some replies"
 APPROXIMATE_NOTE = (

@@ -59,6 +59,8 @@ class RunConfig:
     max_tokens: int | None = None  # --max-tokens: prompt + completion tokens over the run directory
     local: bool = False  # --local: models with a serve block run in this process (jurist.engine.local)
     batching: BatchChoice = field(default_factory=BatchChoice)  # --batch, --batch-*: jurist.run.batching
+    judge_card: int | None = None  # probe items per judge-card probe; None: the default; 0: no card
+    judge_gate: bool = False  # --judge-gate: a flagged judge-card probe ends the run with exit 4
 
     def scoring_settings(self) -> dict[str, Any]:
         """The options that shape the scores (run.json's ``scoring``: what ``jurist show`` scores with)."""

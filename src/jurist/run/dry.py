@@ -43,6 +43,7 @@ from jurist.report.formats import table_console
 from jurist.report.ledger_table import dry_run_table
 from jurist.run.batching import batch_phases, dry_batch_note
 from jurist.run.budget import Estimate, estimate_notes, priced_estimate
+from jurist.run.card import probe_estimates
 from jurist.run.config import RunConfig
 from jurist.run.generate import PartialGames, answer_messages, sample_params
 from jurist.run.indexes import RunIndexes
@@ -327,6 +328,7 @@ class Planner:
         for key, done in self.done.items():
             if done:
                 rows.setdefault(key, Estimate()).done += done
+        rows.update(probe_estimates(self.run, rows))  # the judge card's probes (jurist.run.card)
         self._probes(rows)
         return dict(sorted(rows.items(), key=row_order))
 

@@ -27,6 +27,7 @@ from jurist.report.progress import StageProgress
 from jurist.run.adopt import adopt_schema1_judgments
 from jurist.run.batching import batch_report, batching_of
 from jurist.run.budget import BUDGET_STOPPED, RunLedger
+from jurist.run.card import card_wanted, check_gate, gate, probe_judges, show_card
 from jurist.run.config import Mode, RunConfig, RunResult
 from jurist.run.finish import score_finished_run
 from jurist.run.generate import AnswerJob, FailureLog
@@ -60,7 +61,12 @@ class Pipeline:
         self.indexes = RunIndexes(self.run_dir, self.bench.shipped_answers)
         self.accounts = RunLedger(plan.budget)  # prices and the budget, known before the first request
         self.batching = batching_of(plan)  # --batch, batch: true (jurist.run.batching); None: none
+        check_gate(plan)
 
+    card: dict[str, Any] | None = None
+    """The judge card's document (judge_card.json), once the judge stage's probes have run."""
+    card_stopped = False
+    """Whether the budget ran out during the card's probes (after every judgment was made)."""
     failures: FailureLog
     """This run's failed requests (failures.jsonl), opened by :meth:`open_run`."""
     _fields: dict[str, Any]
@@ -227,7 +233,9 @@ class Pipeline:
     def finish(self, engine: Engine) -> RunResult:
         """Score what is on disk, write run.json as finished, say what is still missing."""
         failures, fields = self.failures, {**self._fields, **self.accounts.fields()}
-        stopped = self.accounts.stopped  # the budget ran out: all is saved, scored once a run completes it
+        # the budget ran out: all is saved, scored once a run completes it (unless only the card's probes
+        # were left: the run's judgments are whole, the card says which probes the budget refused)
+        stopped = self.accounts.stopped and not self.card_stopped
         outcome = (
             Outcome([], scored=False)
             if stopped
@@ -235,6 +243,9 @@ class Pipeline:
         )
         self.indexes.release()  # scored: nothing reads them again
         exit_code = BUDGET_STOPPED if stopped else 1 if failures.count or not outcome.scored else 0
+        if self.card is not None:  # under the leaderboard; --judge-gate may end the run with its own code
+            show_card(self.card, self.plan, self.console)
+            exit_code = gate(self.card, self.plan, exit_code, self.console)
         usage = engine.stats.summary()
         summary = {
             "exit_code": exit_code,
@@ -279,6 +290,9 @@ class Pipeline:
         await answer_and_judge(
             engine, work, files, judging, shipped, self.failures, progress, overlap=self.overlap_stages
         )
+        if card_wanted(self.plan) and not engine.ledger.stopped:  # the judge card (jurist.audit)
+            self.card = await probe_judges(engine, self.plan, self.judge_work())
+            self.card_stopped = engine.ledger.stopped  # the budget ran out on probes: the judging is whole
 
     async def _write_shipped(self, aliases: list[str]) -> None:
         """The benchmark's own answers written (in a thread), their files' indexes kept for the judge

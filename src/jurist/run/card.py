@@ -1,0 +1,109 @@
+"""The run's hook for the judge card (:mod:`jurist.audit`): once the judge stage has ended, the run's
+judgments are read once and each judge is probed through the run's own engine (limits, cache, budget,
+ledger phase ``probe``); judge_card.json is written before the run is scored, and printed under the
+leaderboard when it is. The probes never reach the leaderboard: scoring reads the run's judgments only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+
+from jurist.audit import (
+    DEFAULT_SAMPLE,
+    GATE_EXIT,
+    JudgeCardRun,
+    flagged,
+    items_per_probe,
+    request_sets,
+    write_card,
+)
+from jurist.engine.client import Engine
+from jurist.errors import JuristError
+from jurist.judging import JudgeItem
+from jurist.report import print_card, table_console
+from jurist.run.budget import Estimate
+from jurist.run.work import JudgeWork
+
+if TYPE_CHECKING:
+    from jurist.run.plan import RunPlan
+
+
+def card_wanted(plan: RunPlan) -> bool:
+    """A card is made for every run that judges (unless ``--no-judge-card``)."""
+    return bool(plan.judges) and plan.mode != "inference-only" and plan.config.judge_card != 0
+
+
+def check_gate(plan: RunPlan) -> None:
+    """``--judge-gate`` on a run that makes no card would gate nothing: one line, before any request."""
+    if plan.config.judge_gate and not card_wanted(plan):
+        raise JuristError("--judge-gate: this run judges nothing, so it has no judge card to gate on")
+
+
+async def probe_judges(engine: Engine, plan: RunPlan, work: JudgeWork) -> dict[str, Any]:
+    """Every judge's probes on the run's own judgments; judge_card.json written, its document returned."""
+    questions = {question.uid: question for question in plan.bench.questions}
+    card = JudgeCardRun(dict(plan.kinds), questions, seed=plan.config.seed, sample=plan.config.judge_card)
+    for item, record in work.judged():
+        card.add(item.judge, record)
+    positions = {question.uid: n for n, question in enumerate(plan.bench.questions)}
+    answers = {alias: work.indexes.answers(alias) for alias in [*plan.candidates, *plan.baselines]}
+    baselines = {alias: answers[alias] for alias in plan.baselines}
+
+    def fetch(judge: str) -> Callable[[str, str, int], JudgeItem | None]:
+        def item(model: str, uid: str, sample: int) -> JudgeItem | None:
+            return work.item_at(judge, model, positions[uid], sample, answers[model], baselines)
+
+        return item
+
+    document = await card.probe(engine.client, fetch, lambda: engine.ledger.stopped)
+    write_card(plan.run_dir.root, document)
+    return document
+
+
+def probe_estimates(
+    plan: RunPlan, rows: Mapping[tuple[str, str], Estimate]
+) -> dict[tuple[str, str], Estimate]:
+    """``--dry-run``'s rows for the judge card's probes, as the card would size them from each judge's
+    requests (new, cached and on disk), each as large as that judge's average new request: an upper
+    bound (a probe finds fewer items than it may send when few judgments qualify, e.g. for injection)."""
+    if not card_wanted(plan):
+        return {}
+    sample = plan.config.judge_card or DEFAULT_SAMPLE
+    found: dict[tuple[str, str], Estimate] = {}
+    for (phase, alias), row in rows.items():
+        if phase != "judge" or not row.requests or alias not in plan.kinds:
+            continue
+        sets = request_sets(plan.kinds[alias], plan.specs[alias])
+        probes = sets * items_per_probe(row.requests + row.cached + row.done, sets, sample)
+        if probes:
+            scale = probes / row.requests
+            found[("probe", alias)] = Estimate(
+                requests=probes,
+                prompt=round(row.prompt * scale),
+                prompt_low=round(row.prompt_low * scale),
+                prompt_high=round(row.prompt_high * scale),
+                completion=round(row.completion * scale),
+                completion_high=None if row.completion_high is None else round(row.completion_high * scale),
+                basis=set(row.basis),
+            )
+    return found
+
+
+def show_card(document: dict[str, Any], plan: RunPlan, console: Console) -> None:
+    """The card's table (stdout, with the table format only) and its warnings (``console``)."""
+    out = table_console() if plan.config.output_format == "table" else None
+    print_card(document, out=out, err=console)
+
+
+def gate(document: dict[str, Any] | None, plan: RunPlan, exit_code: int, console: Console) -> int:
+    """``--judge-gate``: a run that would end with 0 ends with :data:`GATE_EXIT` when a probe is flagged."""
+    if not plan.config.judge_gate or document is None or exit_code != 0 or not flagged(document):
+        return exit_code
+    console.print(
+        f"--judge-gate: a judge card probe is flagged (judge_card.json); exit {GATE_EXIT}",
+        style="red", markup=False, highlight=False,
+    )  # fmt: skip
+    return GATE_EXIT
