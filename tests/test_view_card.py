@@ -167,3 +167,56 @@ def test_a_rubric_graders_items_show_the_off_topic_and_padded_answers(runs: dict
     padded = probe_of(lenient, "rubric_verbosity")["items"]
     assert padded and all("To restate the question" in item["sides"][0]["added"] for item in padded)
     assert all(any(shown(item["sides"][0], card) in user for user in asked) for item in padded)
+
+
+def test_a_preference_judges_items_are_rebuilt_as_sent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """AlpacaEval's one-game judge: the position items say the order was swapped, the verbosity and
+    injection items' answers are the ones the judge was sent (its requests, as the mock kept them)."""
+    from conftest import FAST_RETRY, write_models_file
+    from jurist.run.pipeline import RunConfig, run_pipeline
+    from test_alpaca_eval_bench import AlpacaMock, _fake_template, needs_registry
+
+    if needs_registry.args[0]:
+        pytest.skip("alpaca-eval is not registered")
+    monkeypatch.setenv("JURIST_DATA_DIR", str(SHARED_DATA))
+    server = AlpacaMock()
+    server.start()
+    try:
+        aliases: dict[str, dict[str, Any]] = {"strong": {}, "close": {}, "judge-lp": {}}
+        run_pipeline(
+            RunConfig(
+                progress=False,
+                retry=FAST_RETRY,
+                check=False,
+                bench="alpaca-eval",
+                models_file=write_models_file(tmp_path / "m.yaml", server.base_url, aliases),
+                out=tmp_path / "run",
+                limit=160,
+                models=["strong", "close"],
+                judges=["judge-lp"],
+                judge_prompt=_fake_template(tmp_path),
+                n_bootstrap=0,
+            )
+        )
+    finally:
+        server.stop()
+    card = card_of(tmp_path / "run")
+    judge = judge_of(card, "judge-lp")
+    assert judge["kind"] == "preference"
+    position = probe_of(judge, "position")
+    assert position["items"] and all(item["note"] == "the same answers, shown in the other order"
+                                     for item in position["items"])  # fmt: skip
+    asked = [
+        "\n".join(str(m["content"]) for m in body["messages"])
+        for body in server.judge_bodies
+        if body.get("model") == "judge-lp"
+    ]
+    for name in ("verbosity", "injection"):
+        items = probe_of(judge, name)["items"]
+        assert items, name
+        for item in items:
+            texts = [shown(side, card) for side in item["sides"]]
+            assert len(texts) == 2 and any("added" in side for side in item["sides"])
+            assert any(all(text in user for text in texts) for user in asked), (name, item["uid"])
