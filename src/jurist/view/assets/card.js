@@ -50,7 +50,8 @@ function verdictLine(item) {
   for (const key of Object.keys(verdicts)) {
     const part = el('span', 'verdict verdict-' + key);
     part.appendChild(el('span', 'dim', (VERDICT_NAMES[key] || key) + ' '));
-    part.appendChild(el('span', 'label', cardNumber(verdicts[key])));
+    const value = key === 'item' && typeof verdicts[key] === 'number' ? verdicts[key] + 1 : verdicts[key]; // 1-based, as the question page
+    part.appendChild(el('span', 'label', cardNumber(value)));
     line.appendChild(part);
   }
   return line;
