@@ -34,7 +34,14 @@ ALLOWED: dict[str, set[str]] = {
     "audit": {"config", "engine", "errors", "judging", "ratings", "rules", "store"},  # the judge card
     "plots": {"errors"},
     "track": {"errors", "redact"},  # experiment trackers: points in, a tracker's client out
-    "view": {"benchmarks", "errors", "scoring", "store"},
+    "view": {
+        "audit",
+        "benchmarks",
+        "errors",
+        "rules",
+        "scoring",
+        "store",
+    },  # audit, rules: the judge card's texts
     "run": {
         "audit",
         "benchmarks",

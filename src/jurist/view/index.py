@@ -9,7 +9,7 @@ every raw field) is built from disk when asked, so a 100k-answer run is never he
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from typing import Any
 from jurist.errors import JuristError
 from jurist.store.line_index import answer_text
 from jurist.view import codes
+from jurist.view.card import card_view
 from jurist.view.collect import Files, RunData, read_run
 
 TITLE_CHARS = 160
@@ -222,7 +223,15 @@ class ViewData:
             "cells": codes.encode(cells),
             "ans": codes.encode(answers),
             "summary": summary,
+            "cards": [card_view(run, self.files, self._prompt_of(run)) for run in self.runs],
         }
+
+    def _prompt_of(self, run: RunData) -> Callable[[str], str | None]:
+        def prompt(uid: str) -> str | None:
+            found = self.questions.get((run.bench, uid))
+            return found.prompt if found else None
+
+        return prompt
 
     def _run_entry(self, r: int, run: RunData) -> dict[str, Any]:
         info = {key: run.info[key] for key in _RUN_FIELDS if key in run.info}

@@ -27,7 +27,7 @@ from jurist.errors import JuristError
 from jurist.view.index import ViewData
 from jurist.view.summary import summarize
 
-SCRIPTS = ("md.js", "data.js", "list.js", "rubric.js", "question.js", "summary.js", "main.js")
+SCRIPTS = ("md.js", "data.js", "list.js", "rubric.js", "question.js", "summary.js", "card.js", "main.js")
 STYLE = "page.css"
 CHUNK_ROWS = 128
 """Rows per payload block: small enough to parse in a few ms when one question opens."""

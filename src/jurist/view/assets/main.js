@@ -1,4 +1,4 @@
-// Start-up and routing: #/ the list, #/q/<row> a question, #/summary the summary. Only the location's
+// Start-up and routing: #/ the list, #/q/<row> a question, #/summary the summary, #/card the judge card. Only the location's
 // fragment changes, so moving around never loads anything.
 
 function setTab(name) {
@@ -15,6 +15,9 @@ function route() {
   } else if (hash === '#/summary') {
     setTab('summary');
     renderSummary(main);
+  } else if (hash === '#/card') {
+    setTab('card');
+    renderCard(main);
   } else {
     setTab('list');
     const back = S.current;
@@ -30,7 +33,7 @@ function header() {
   const brand = el('span', 'brand', 'jurist view');
   const runs = el('span', 'runs', IX.runs.map((run) => run.name).join(' \u00b7 '));
   const tabs = el('nav', 'tabs');
-  for (const [name, label, href] of [['list', 'Questions', '#/'], ['summary', 'Summary', '#/summary']]) {
+  for (const [name, label, href] of [['list', 'Questions', '#/'], ['summary', 'Summary', '#/summary'], ['card', 'Judge card', '#/card']]) {
     const link = el('a', null, label);
     link.href = href;
     link.dataset.tab = name;
