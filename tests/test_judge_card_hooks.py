@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +20,10 @@ import pytest
 from arena_synth import build_arena, write_jsonl
 from conftest import write_models_file
 from jurist.audit import CARD_FILE
+from jurist.audit.asking import Asker
+from jurist.audit.card import ProbeResult
 from jurist.audit.gold import gold_label, preference_gold
-from jurist.audit.hooks import HOOK, ProbeContext
+from jurist.audit.hooks import HOOK, Ask, KindProbes, ProbeContext
 from jurist.audit.pairwise import PairwiseCard, gold_probe
 from jurist.audit.probe_run import JudgeCardRun, request_sets
 from jurist.audit.verdicts import Game, Preference, Verdicts
@@ -34,6 +36,7 @@ from jurist.judging import kinds
 from jurist.judging.kinds import JudgeKindSetup, judge_kind_probes
 from jurist.judging.pairwise import PairwiseJudge
 from jurist.judging.pairwise import judge_kind as pairwise_kind
+from jurist.ratings import ProbeInterval
 from jurist.store.jsonl import read_jsonl
 from jurist.store.run_dir import RunDir
 
@@ -61,9 +64,51 @@ class ToyProbes(PairwiseCard):
     request_sets = (("verbosity",),)
 
 
-def card_probes(kind: ToyKind, context: ProbeContext) -> ToyProbes:
-    """This module is the toy kind's probes module: the hook the registry line names."""
-    return ToyProbes(kind, context)
+def card_probes(kind: PairwiseJudge, context: ProbeContext) -> KindProbes:
+    """This module is the toy kinds' probes module: the hook their registry lines name."""
+    return MergeProbes() if kind.name == "merge-kind" else ToyProbes(kind, context)
+
+
+class MergeProbes:
+    """Calibration read from gold labels (free) and measured against the swapped game (asked)."""
+
+    request_sets = (("position", "calibration"),)
+
+    def add(self, record: Mapping[str, Any]) -> int:
+        return 100
+
+    def free(self) -> list[ProbeResult]:
+        return [ProbeResult("calibration", ProbeInterval(0.1, 0.05, 0.15, 20), extra={"against": "gold"})]
+
+    def asks(self, asker: Asker, per_probe: int) -> dict[tuple[str, ...], Ask]:
+        async def ask() -> list[ProbeResult]:
+            swapped = {"against": "the swapped game"}
+            return [
+                ProbeResult("position", ProbeInterval(0.0, -0.05, 0.05, per_probe)),
+                ProbeResult("calibration", ProbeInterval(0.3, 0.2, 0.4, per_probe), extra=swapped),
+            ]
+
+        return {("position", "calibration"): ask}
+
+
+def test_a_probe_read_from_gold_labels_is_kept_over_the_same_probe_asked() -> None:
+    kinds.register("merge-kind", pairwise_kind, probes=__name__)
+    try:
+
+        class MergeKind(PairwiseJudge):
+            name = "merge-kind"
+
+        spec = ModelSpec(model="j", temperature=0.0)
+        card = JudgeCardRun(
+            {"j": MergeKind(pairwise_kind(_setup(spec)).protocol, spec)}, {}, seed=0, sample=None
+        )
+        card.add("j", {})
+        document = asyncio.run(card.probe(lambda _: _Client(), lambda _: lambda *a: None, lambda: False))  # type: ignore[arg-type, return-value]
+    finally:
+        kinds.unregister("merge-kind")
+    probes = document["judges"]["j"]["probes"]
+    assert probes["calibration"]["against"] == "gold" and probes["calibration"]["estimate"] == 0.1
+    assert probes["position"]["n"] == 10  # the set was still asked, for position
 
 
 def toy_kind(setup: JudgeKindSetup) -> ToyKind:
@@ -267,3 +312,33 @@ def test_a_card_summary_keeps_each_probe_and_its_judges_warnings(tmp_path: Path)
         },
         "j-ab": {"probes": {}, "warnings": []},  # a judge whose name starts like another's gets none of its
     }
+
+
+def test_a_question_files_gold_labels_reach_the_card(
+    tmp_path: Path, mock_server: Any, run_quiet: Any
+) -> None:
+    """Human annotations carried as ``gold_label`` in a question file: gold agreement by JudgeBench's rule
+    over the two stored games, as counted again here from the judgments."""
+    server = mock_server()
+    labels = {f"q{i}": "B>A" if i % 3 else "A>B" for i in range(12)}
+    questions = tmp_path / "question.jsonl"
+    questions.write_text("".join(json.dumps({"uid": u, "prompt": f"question {u}?", "gold_label": g}) + "\n"
+                                 for u, g in labels.items()))  # fmt: skip
+    aliases = {"strong": {}, "baseline": {}, "judge-good": {}}
+    models = write_models_file(tmp_path / "m.yaml", server.base_url, aliases)
+    result = run_quiet(bench=str(questions), models_file=models, models=["strong"], baseline="baseline",
+                       judges=["judge-good"], out=tmp_path / "run")  # fmt: skip
+    assert result.exit_code == 0
+    gold = json.loads((tmp_path / "run" / CARD_FILE).read_text())["judges"]["judge-good"]["probes"]
+    right = 0
+    for record in read_jsonl(RunDir(tmp_path / "run").judgments("judge-good", "strong")):
+        better = "baseline" if labels[record["uid"]] == "A>B" else "strong"
+        points = 0
+        for game in record["games"]:
+            label = game.get("label")
+            if label in ("A>B", "A>>B", "B>A", "B>>A"):
+                points += 1 if (game["a"] if label[0] == "A" else game["b"]) == better else -1
+        right += points > 0
+    found = gold["gold_agreement"]
+    assert (found["n"], found["against"]) == (12, "gold labels")
+    assert found["estimate"] == pytest.approx(right / 12, abs=1e-4) and 0 < right < 12
