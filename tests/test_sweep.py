@@ -402,6 +402,21 @@ def test_a_sweep_runs_every_checkpoint_on_its_gpus_and_a_rerun_sends_nothing(
             assert run_json["status"] == "finished" and run_json["scoring"]["ci_level"] == 0.95
             assert lines(sweep / name / task / "answers" / f"{name}.jsonl") == answers
     assert doc["usage"]["total"]["requests"] == 3 * requests_per_checkpoint() + judge.stats.requests
+    # each checkpoint's judged run wrote its own card; sweep.json keeps each judge's probes per checkpoint
+    cards = {(e["checkpoint"], e["task"], e["judge"]): e for e in doc["judge_card"]}
+    assert set(cards) == {(name, "starter", "judge-good") for name in names}  # ifeval has no judge
+    for name, step in zip(names, (100, 200, 300), strict=True):
+        entry, card = (
+            cards[(name, "starter", "judge-good")],
+            _read(sweep / name / "starter" / "judge_card.json"),
+        )
+        probes = card["judges"]["judge-good"]["probes"]
+        assert (entry["step"], entry["run_dir"], entry["warnings"]) == (step, f"{name}/starter", [])
+        assert set(entry["probes"]) == set(probes) >= {"position", "consistency"}
+        for probe, found in entry["probes"].items():
+            low, high = probes[probe]["ci_low"], probes[probe]["ci_high"]
+            ci = None if low is None else [low, high]
+            assert found == {key: probes[probe][key] for key in ("estimate", "n", "flagged")} | {"ci": ci}
     table = (sweep / "sweep.csv").read_text().splitlines()
     assert table[0] == (
         "checkpoint,step,task,judge,metric,value,ci95_low,ci95_high,std,sem,per_sample,n_samples,fraction,run_dir"
@@ -416,6 +431,7 @@ def test_a_sweep_runs_every_checkpoint_on_its_gpus_and_a_rerun_sends_nothing(
         r["value"] for r in doc["results"]
     ]
     assert _read(sweep / "sweep.json")["created"] == doc["created"]
+    assert _read(sweep / "sweep.json")["judge_card"] == doc["judge_card"]
 
     # a checkpoint's directory resumes alone with jurist run --tasks (answers, then judging)
     alone = RunConfig(

@@ -15,8 +15,10 @@ from typing import Any
 
 from jurist.audit.asking import RESAMPLE, Asker, draw
 from jurist.audit.card import ProbeResult
+from jurist.audit.gold import gold_label, gold_source
+from jurist.audit.hooks import Ask, ProbeContext, listed
 from jurist.audit.perturb import padded, planted
-from jurist.audit.verdicts import Game, Verdicts
+from jurist.audit.verdicts import Game, Verdicts, verdicts_of
 from jurist.judging import JudgeItem, PairwiseJudge
 from jurist.ratings import calibration, gold_agreement, mean_interval
 from jurist.store.records import Question
@@ -38,14 +40,6 @@ def position_probes(records: Sequence[Verdicts], *, seed: int) -> list[ProbeResu
     return [ProbeResult("position", position), ProbeResult("consistency", consistency)]
 
 
-def gold_label(question: Question) -> str | None:
-    """The question's gold verdict with the baseline's answer as A ("A>B": the baseline's is better), where
-    the benchmark has one: JudgeBench's pair label (its response_A is the baseline), or ``gold_label``."""
-    pair = question.metadata.get("pair")
-    label = getattr(pair, "label", None) if pair is not None else question.metadata.get("gold_label")
-    return label if label in ("A>B", "B>A") else None
-
-
 def _pair_order(game: Game, baseline: str) -> str | None:
     """A game's verdict in the pair's own order (the baseline as A), whichever position each was shown in."""
     if game.label is None:
@@ -60,17 +54,19 @@ def gold_probe(
     """Accuracy against the gold labels, by JudgeBench's rule (a pair is right when its games' points,
     +1 for the gold side, -1 for the other, 0 for a tie or no verdict, sum above zero), and Cohen's kappa;
     None when the benchmark has no gold labels."""
-    labels, games = [], []
+    labels, games, sources = [], [], set()
     for record in records:
         question = questions.get(record.uid)
         label = gold_label(question) if question is not None else None
-        if label is not None:
+        if question is not None and label is not None:
+            sources.add(gold_source(question))
             labels.append(label)
             games.append([_pair_order(game, record.baseline) for game in record.games])
     if not labels:
         return None
     found = gold_agreement(labels, games, seed=seed)
-    return ProbeResult("gold_agreement", found.accuracy, extra={"kappa": round(found.kappa, 4)})
+    extra = {"kappa": round(found.kappa, 4), "against": " and ".join(sorted(sources))}
+    return ProbeResult("gold_agreement", found.accuracy, extra=extra)
 
 
 def calibration_probe(
@@ -207,3 +203,41 @@ class PairwiseProbes:
 
     def _draw(self, probe: str, candidates: Sequence[Verdicts]) -> list[Verdicts]:
         return draw(candidates, self.per_probe, seed=self.seed, judge=self.judge, probe=probe)
+
+
+class PairwiseCard:
+    """The card hook of the pairwise kind (:mod:`jurist.audit.hooks`): position, consistency, gold
+    agreement and calibration from the run's own games; verbosity, injection and self-consistency asked."""
+
+    request_sets = (("verbosity",), ("injection",), ("self_consistency",))
+
+    def __init__(self, kind: PairwiseJudge, context: ProbeContext) -> None:
+        self.kind, self.context = kind, context
+        self.records: list[Verdicts] = []
+
+    def add(self, record: Mapping[str, Any]) -> int:
+        verdicts = verdicts_of(record)
+        self.records.append(verdicts)
+        return len(verdicts.games)
+
+    def free(self) -> list[ProbeResult]:
+        seed, questions = self.context.seed, self.context.questions
+        found = position_probes(self.records, seed=seed)
+        read = (
+            gold_probe(self.records, questions, seed=seed),
+            calibration_probe(self.records, questions, seed=seed),
+        )
+        return found + [result for result in read if result is not None]
+
+    def asks(self, asker: Asker, per_probe: int) -> dict[tuple[str, ...], Ask]:
+        context = self.context
+        games = PairwiseProbes(self.kind, asker, context.judge, seed=context.seed, per_probe=per_probe)
+        return {
+            ("verbosity",): listed(games.verbosity, self.records),
+            ("injection",): listed(games.injection, self.records),
+            ("self_consistency",): listed(games.self_consistency, self.records),
+        }
+
+
+def card_probes(kind: PairwiseJudge, context: ProbeContext) -> PairwiseCard:
+    return PairwiseCard(kind, context)

@@ -11,13 +11,15 @@ injection and self-consistency ask in the stored order, as the pairwise probes d
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from jurist.audit.asking import RESAMPLE, Asker, draw
 from jurist.audit.card import ProbeResult
+from jurist.audit.gold import preference_gold
+from jurist.audit.hooks import Ask, ProbeContext
 from jurist.audit.perturb import padded, planted
-from jurist.audit.verdicts import Preference, hard
+from jurist.audit.verdicts import Preference, hard, preference_of
 from jurist.judging import AlpacaJudge, JudgeItem, first_label_probability, is_switched, text_probability
 from jurist.ratings import calibration, mean_interval
 
@@ -170,3 +172,36 @@ class PreferenceProbes:
 
         chosen = self._draw("self_consistency", records)
         return [self._result("self_consistency", await self._each(chosen, one), chosen)]
+
+
+class PreferenceCard:
+    """The card hook of the preference kind (:mod:`jurist.audit.hooks`): gold agreement and calibration
+    against gold labels where the questions carry them; every other probe asked (position and calibration
+    against the swapped game share one set)."""
+
+    request_sets = (("position", "calibration"), ("verbosity",), ("injection",), ("self_consistency",))
+
+    def __init__(self, kind: AlpacaJudge, context: ProbeContext) -> None:
+        self.kind, self.context = kind, context
+        self.records: list[Preference] = []
+
+    def add(self, record: Mapping[str, Any]) -> int:
+        self.records.append(preference_of(record))
+        return 1
+
+    def free(self) -> list[ProbeResult]:
+        return preference_gold(self.records, self.context.questions, seed=self.context.seed)
+
+    def asks(self, asker: Asker, per_probe: int) -> dict[tuple[str, ...], Ask]:
+        found, context = self.records, self.context
+        probes = PreferenceProbes(self.kind, asker, context.judge, seed=context.seed, per_probe=per_probe)
+        return {
+            ("position", "calibration"): lambda: probes.position_and_calibration(found),
+            ("verbosity",): lambda: probes.verbosity(found),
+            ("injection",): lambda: probes.injection(found),
+            ("self_consistency",): lambda: probes.self_consistency(found),
+        }
+
+
+def card_probes(kind: AlpacaJudge, context: ProbeContext) -> PreferenceCard:
+    return PreferenceCard(kind, context)

@@ -11,19 +11,16 @@ when the share allows fewer, and is skipped, with a note saying so, below :data:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from jurist.audit.asking import Asker
 from jurist.audit.card import MIN_ITEMS, JudgeAudit, ProbeResult, card_document
-from jurist.audit.pairwise import PairwiseProbes, calibration_probe, gold_probe, position_probes
-from jurist.audit.preference import PreferenceProbes
-from jurist.audit.rubric import RubricProbes
-from jurist.audit.verdicts import Grades, Preference, Verdicts, grades_of, preference_of, verdicts_of
+from jurist.audit.hooks import SELF_CONSISTENCY, Ask, KindProbes, ProbeContext, kind_probes
 from jurist.config import ModelSpec
 from jurist.engine.client import ModelClient
-from jurist.judging import AlpacaJudge, JudgeItem, JudgeKind, PairwiseJudge, RubricJudge
+from jurist.judging import JudgeItem, JudgeKind
 from jurist.store.records import Question
 
 BUDGET_SHARE = 0.10
@@ -32,15 +29,12 @@ DEFAULT_SAMPLE = 50
 """Items per request probe when ``--judge-card`` gives no number (fewer when the share allows fewer)."""
 
 Fetch = Callable[[str, str, int], JudgeItem | None]
-T = TypeVar("T")
 
 
 @dataclass
 class _Judge:
     kind: JudgeKind
-    verdicts: list[Verdicts] = field(default_factory=list)
-    grades: list[Grades] = field(default_factory=list)
-    preferences: list[Preference] = field(default_factory=list)
+    probes: KindProbes | None
     requests: int = 0
     unread: int = 0
 
@@ -54,10 +48,15 @@ def temperature(kind: JudgeKind, spec: ModelSpec) -> float | None:
 
 
 def request_sets(kind: JudgeKind, spec: ModelSpec) -> int:
-    """How many sets of probe requests a judge's card sends (one per request probe; the preference
-    kind's position and calibration share one): self-consistency is left out at temperature 0."""
-    sets = 3 if isinstance(kind, PairwiseJudge | RubricJudge) else 4 if isinstance(kind, AlpacaJudge) else 0
-    return sets - 1 if sets and temperature(kind, spec) == 0 else sets
+    """How many sets of probe requests a judge's card sends (its kind's probe hook says which; one
+    request per item per set): self-consistency is left out at temperature 0."""
+    probes = kind_probes(kind, ProbeContext("", 0, {}))
+    return 0 if probes is None else len(_sent_sets(probes, kind, spec))
+
+
+def _sent_sets(probes: KindProbes, kind: JudgeKind, spec: ModelSpec) -> list[tuple[str, ...]]:
+    skip = temperature(kind, spec) == 0
+    return [names for names in probes.request_sets if not (skip and names == SELF_CONSISTENCY)]
 
 
 def items_per_probe(judge_requests: int, sets: int, sample: int) -> int:
@@ -82,30 +81,21 @@ class JudgeCardRun:
     ) -> None:
         self.questions, self.seed = questions, seed
         self.sample = DEFAULT_SAMPLE if sample is None else sample
-        self._judges = {judge: _Judge(kind) for judge, kind in kinds.items()}
+        self._judges = {
+            judge: _Judge(kind, kind_probes(kind, ProbeContext(judge, seed, questions)))
+            for judge, kind in kinds.items()
+        }
 
     def add(self, judge: str, record: Mapping[str, Any]) -> None:
         """One stored judgment of ``judge`` (kept as its verdicts only); one the card cannot read (an
         imported judgment without the fields it needs) is counted and left out, never fatal."""
         entry = self._judges[judge]
+        if entry.probes is None:
+            return
         try:
-            self._add(entry, record)
+            entry.requests += entry.probes.add(record)
         except (KeyError, TypeError, ValueError):
             entry.unread += 1
-
-    def _add(self, entry: _Judge, record: Mapping[str, Any]) -> None:
-        if isinstance(entry.kind, PairwiseJudge):
-            verdicts = verdicts_of(record)
-            entry.verdicts.append(verdicts)
-            entry.requests += len(verdicts.games)
-        elif isinstance(entry.kind, AlpacaJudge):
-            entry.preferences.append(preference_of(record))
-            entry.requests += 1
-        elif isinstance(entry.kind, RubricJudge):
-            grader, items = entry.kind.grader, record.get("items") or []
-            values = [grader.value(e) if e.get("status") == "scored" else None for e in items]
-            entry.grades.append(grades_of(record, values))
-            entry.requests += len(items)
 
     async def probe(
         self, client: Callable[[str], ModelClient], fetch: Callable[[str], Fetch], stopped: Callable[[], bool]
@@ -122,45 +112,22 @@ class JudgeCardRun:
         entry = self._judges[judge]
         audit = JudgeAudit(judge, entry.kind.name, entry.requests, int(entry.requests * BUDGET_SHARE))
         asker = Asker(client, fetch)
-        kind = entry.kind
-        prober: _PerProbe | None = None
-        asks: dict[tuple[str, ...], Ask] = {}
-        if isinstance(kind, PairwiseJudge):
-            verdicts, seed = entry.verdicts, self.seed
-            audit.probes += position_probes(verdicts, seed=seed)
-            free = (
-                gold_probe(verdicts, self.questions, seed=seed),
-                calibration_probe(verdicts, self.questions, seed=seed),
-            )
-            audit.probes += [found for found in free if found is not None]
-            prober = games = PairwiseProbes(kind, asker, judge, seed=seed, per_probe=0)
-            asks = {
-                ("verbosity",): _listed(games.verbosity, verdicts),
-                ("injection",): _listed(games.injection, verdicts),
-                ("self_consistency",): _listed(games.self_consistency, verdicts),
-            }
-        elif isinstance(kind, AlpacaJudge):
-            prober = preferences = PreferenceProbes(kind, asker, judge, seed=self.seed, per_probe=0)
-            found = entry.preferences
-            asks = {
-                ("position", "calibration"): lambda: preferences.position_and_calibration(found),
-                ("verbosity",): lambda: preferences.verbosity(found),
-                ("injection",): lambda: preferences.injection(found),
-                ("self_consistency",): lambda: preferences.self_consistency(found),
-            }
-        elif isinstance(kind, RubricJudge):
-            prober = graders = RubricProbes(kind, asker, judge, seed=self.seed, per_probe=0)
-            asks = {
-                ("lenience",): _listed(graders.lenience, entry.grades),
-                ("rubric_verbosity",): _listed(graders.verbosity, entry.grades),
-                ("self_consistency",): _listed(graders.self_consistency, entry.grades),
-            }
+        kind, probes = entry.kind, entry.probes
+        if probes is None:
+            audit.notes.append(f"judge kind {kind.name!r} declares no judge-card probes")
         else:
-            audit.notes.append(f"the judge card has no probes for judge kind {kind.name!r} yet")
-        if ("self_consistency",) in asks and temperature(kind, client.spec) == 0:
-            del asks[("self_consistency",)]
-            audit.probes.append(ProbeResult("self_consistency", note="skipped: the judge's temperature is 0"))
-        audit.probes += await self._asked(audit, asks, prober, stopped)
+            free = probes.free()
+            audit.probes += free
+            sent = _sent_sets(probes, kind, client.spec)
+            if SELF_CONSISTENCY in probes.request_sets and SELF_CONSISTENCY not in sent:
+                skipped = "skipped: the judge's temperature is 0"
+                audit.probes.append(ProbeResult("self_consistency", note=skipped))
+            per = items_per_probe(audit.judge_requests, len(sent), self.sample)
+            asks = probes.asks(asker, per)
+            asked = await self._asked(audit, {names: asks[names] for names in sent}, per, stopped)
+            # a probe read from gold labels is kept over the same probe measured against the swapped game
+            read = {result.name for result in free}
+            audit.probes += [result for result in asked if result.name not in read]
         audit.probe_requests, audit.failed_requests = asker.sent, asker.failed
         if entry.unread:
             audit.notes.append(
@@ -177,14 +144,13 @@ class JudgeCardRun:
         self,
         audit: JudgeAudit,
         asks: Mapping[tuple[str, ...], Ask],
-        prober: _PerProbe | None,
+        per: int,
         stopped: Callable[[], bool],
     ) -> list[ProbeResult]:
         """The request probes in ``asks`` (each key: the probes one set of requests measures), each set on
-        as many items as the budget's share allows."""
+        ``per`` items, as many as the budget's share allows."""
         if not asks:
             return []
-        per = items_per_probe(audit.judge_requests, len(asks), self.sample)
         if not per or stopped():
             why = (
                 "skipped: the budget stopped the run" if stopped() else
@@ -194,24 +160,5 @@ class JudgeCardRun:
                 f"({BUDGET_SHARE:.0%}), fewer than {MIN_ITEMS} per probe"
             )  # fmt: skip
             return [ProbeResult(name, note=why) for names in asks for name in names]
-        if prober is not None:
-            prober.per_probe = per
         found = await asyncio.gather(*(ask() for ask in asks.values()))
         return [result for results in found for result in results]
-
-
-Ask = Callable[[], Awaitable[list[ProbeResult]]]
-"""One set of probe requests, and the probes they measure."""
-
-
-class _PerProbe(Protocol):
-    """The probes of one judge, whose items per probe the budget sets once their number is known."""
-
-    per_probe: int
-
-
-def _listed(probe: Callable[[Sequence[T]], Awaitable[ProbeResult]], records: Sequence[T]) -> Ask:
-    async def ask() -> list[ProbeResult]:
-        return [await probe(records)]
-
-    return ask

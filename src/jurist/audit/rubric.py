@@ -10,13 +10,14 @@ grades a drawn item again, unchanged, as a new sample (skipped at temperature 0)
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any
 
 from jurist.audit.asking import RESAMPLE, Asker, draw
 from jurist.audit.card import ProbeResult
+from jurist.audit.hooks import Ask, ProbeContext, listed
 from jurist.audit.perturb import OFF_TOPIC, padded
-from jurist.audit.verdicts import Grades
+from jurist.audit.verdicts import Grades, grades_of
 from jurist.judging import RubricJudge
 from jurist.ratings import mean_interval
 from jurist.rules import visible_text
@@ -98,3 +99,35 @@ class RubricProbes:
         chosen = draw(self._refs(records, positive=False), self.per_probe, seed=self.seed, judge=self.judge,
                       probe="self_consistency")  # fmt: skip
         return await self._run("self_consistency", chosen, None)
+
+
+class RubricCard:
+    """The card hook of the rubric kind (:mod:`jurist.audit.hooks`): every probe asked."""
+
+    request_sets = (("lenience",), ("rubric_verbosity",), ("self_consistency",))
+
+    def __init__(self, kind: RubricJudge, context: ProbeContext) -> None:
+        self.kind, self.context = kind, context
+        self.records: list[Grades] = []
+
+    def add(self, record: Mapping[str, Any]) -> int:
+        grader, items = self.kind.grader, record.get("items") or []
+        values = [grader.value(e) if e.get("status") == "scored" else None for e in items]
+        self.records.append(grades_of(record, values))
+        return len(items)
+
+    def free(self) -> list[ProbeResult]:
+        return []
+
+    def asks(self, asker: Asker, per_probe: int) -> dict[tuple[str, ...], Ask]:
+        context = self.context
+        graders = RubricProbes(self.kind, asker, context.judge, seed=context.seed, per_probe=per_probe)
+        return {
+            ("lenience",): listed(graders.lenience, self.records),
+            ("rubric_verbosity",): listed(graders.verbosity, self.records),
+            ("self_consistency",): listed(graders.self_consistency, self.records),
+        }
+
+
+def card_probes(kind: RubricJudge, context: ProbeContext) -> RubricCard:
+    return RubricCard(kind, context)

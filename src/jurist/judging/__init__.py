@@ -18,7 +18,13 @@ if TYPE_CHECKING:
         text_probability,
     )
     from jurist.judging.base import CacheMode, JudgeItem, JudgeKind, PartialJudgment
-    from jurist.judging.kinds import JudgeKindName, JudgePromptSource, judge_kind_for, judge_kind_outcome
+    from jurist.judging.kinds import (
+        JudgeKindName,
+        JudgePromptSource,
+        judge_kind_for,
+        judge_kind_outcome,
+        judge_kind_probes,
+    )
     from jurist.judging.pairwise import PairwiseJudge, battles_from_judgment, judgment_key
     from jurist.judging.protocols import JudgeProtocol
     from jurist.judging.rubric import RubricJudge
@@ -40,6 +46,7 @@ _HOMES = {
     "JudgePromptSource": "kinds",
     "judge_kind_for": "kinds",
     "judge_kind_outcome": "kinds",
+    "judge_kind_probes": "kinds",
     "PairwiseJudge": "pairwise",
     "JudgeProtocol": "protocols",
     "RubricJudge": "rubric",
@@ -74,6 +81,7 @@ __all__ = [
     "is_switched",
     "judge_kind_for",
     "judge_kind_outcome",
+    "judge_kind_probes",
     "judgment_key",
     "load_local_settings",
     "local_config_copy",

@@ -4,7 +4,9 @@ A benchmark names its judge kind (``Benchmark.judge_kind``) and hands it its pro
 (:class:`JudgePromptSource`): the judge kind never reaches into a benchmark module. Built-in kinds are
 imported only when named, so naming a kind costs nothing until a judge is built; ``register`` adds one from
 outside the package (a plugin, or a test). Adding a judge kind = one module with a factory + one line in
-:data:`_BUILTIN`.
+:data:`_BUILTIN` (or one ``register`` call), which also names the module holding the kind's judge-card
+probes: a dotted name the card (:mod:`jurist.audit`) imports when it probes, so this package never imports
+the card.
 """
 
 from __future__ import annotations
@@ -63,26 +65,42 @@ class JudgeKindSetup:
 JudgeKindFactory: TypeAlias = "Callable[[JudgeKindSetup], JudgeKind]"
 """Builds a judge kind (raising JuristError, one line, on a setup it cannot serve)."""
 
-_BUILTIN: dict[str, str] = {
-    "pairwise": "jurist.judging.pairwise",
-    "preference": "jurist.judging.alpaca_protocol",
-    "rubric": "jurist.judging.rubric",
+_BUILTIN: dict[str, tuple[str, str]] = {
+    "pairwise": ("jurist.judging.pairwise", "jurist.audit.pairwise"),
+    "preference": ("jurist.judging.alpaca_protocol", "jurist.audit.preference"),
+    "rubric": ("jurist.judging.rubric", "jurist.audit.rubric"),
 }
-"""Kind name -> module whose ``judge_kind`` factory builds it."""
+"""Kind name -> (module whose ``judge_kind`` factory builds it, module whose ``card_probes`` probes it)."""
 _registered: dict[str, JudgeKindFactory] = {}
 _registered_outcomes: dict[str, OutcomeKind] = {}
+_registered_probes: dict[str, str | None] = {}
 
 
-def register(name: str, factory: JudgeKindFactory, *, outcome: OutcomeKind = "battle") -> None:
+def register(
+    name: str, factory: JudgeKindFactory, *, outcome: OutcomeKind = "battle", probes: str | None = None
+) -> None:
     """Make ``Benchmark(judge_kind=name)`` judge with the kinds ``factory`` builds (a registered name
-    comes before a built-in one of the same name); ``outcome``: what its judgments become."""
+    comes before a built-in one of the same name); ``outcome``: what its judgments become; ``probes``: the
+    dotted name of the module whose ``card_probes(kind, context)`` gives its judge-card probes
+    (:mod:`jurist.audit.hooks`), imported only when a card is made; None: a card with no probes."""
     _registered[name] = factory
     _registered_outcomes[name] = outcome
+    _registered_probes[name] = probes
 
 
 def unregister(name: str) -> None:
     _registered.pop(name, None)
     _registered_outcomes.pop(name, None)
+    _registered_probes.pop(name, None)
+
+
+def judge_kind_probes(name: str) -> str | None:
+    """The module holding the judge-card probes of kind ``name`` (not imported here); None when the kind
+    declares none or is not in this registry."""
+    if name in _registered:
+        return _registered_probes.get(name)
+    builtin = _BUILTIN.get(name)
+    return None if builtin is None else builtin[1]
 
 
 def judge_kind_outcome(name: str) -> OutcomeKind:
@@ -108,10 +126,10 @@ def _factory(name: str) -> JudgeKindFactory:
 
 def _builtin_module(name: str) -> Any:
     """The module of built-in kind ``name``, imported now; one line naming the known kinds if none."""
-    module = _BUILTIN.get(name)
-    if module is None:
+    builtin = _BUILTIN.get(name)
+    if builtin is None:
         raise JuristError(f"unknown judge kind {name!r} (known: {', '.join(judge_kind_names())})")
-    return importlib.import_module(module)
+    return importlib.import_module(builtin[0])
 
 
 def judge_kind_for(

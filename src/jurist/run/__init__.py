@@ -12,6 +12,7 @@ from jurist import lazy_face
 if TYPE_CHECKING:
     from jurist.run.batching import BatchChoice, batch_choice
     from jurist.run.budget import show_usage, usage_of_runs
+    from jurist.run.card import card_summary
     from jurist.run.config import RunConfig, RunResult
     from jurist.run.dry import dry_run
     from jurist.run.generate import new_progress
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from jurist.run.tracking import run_rows, track_rows
 
 _HOMES = {
+    "card_summary": "card",
     "run_rows": "tracking",
     "track_rows": "tracking",
     "BatchChoice": "batching",
@@ -71,6 +73,7 @@ __getattr__ = lazy_face(__name__, _HOMES)
 __all__ = [
     "run_rows",
     "track_rows",
+    "card_summary",
     "BatchChoice",
     "FORCED_STOP",
     "GracefulInterrupt",

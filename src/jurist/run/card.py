@@ -7,16 +7,19 @@ leaderboard when it is. The probes never reach the leaderboard: scoring reads th
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from jurist.audit import (
+    CARD_FILE,
     DEFAULT_SAMPLE,
     GATE_EXIT,
     JudgeCardRun,
     flagged,
     items_per_probe,
+    read_card,
     request_sets,
     write_card,
 )
@@ -107,3 +110,27 @@ def gate(document: dict[str, Any] | None, plan: RunPlan, exit_code: int, console
         style="red", markup=False, highlight=False,
     )  # fmt: skip
     return GATE_EXIT
+
+
+def card_summary(root: Path) -> dict[str, dict[str, Any]] | None:
+    """A run's judge card cut down to what a sweep keeps per checkpoint: per judge, each probe's
+    ``{estimate, ci, n, flagged}`` (``ci`` null where not measured) and that judge's warning lines; None
+    when the run has no card (it judged nothing, or ran with ``--no-judge-card``)."""
+    if not (root / CARD_FILE).is_file():
+        return None
+    document = read_card(root)
+    warnings = [str(line) for line in document.get("warnings") or []]
+    summary: dict[str, dict[str, Any]] = {}
+    for judge, audit in (document.get("judges") or {}).items():
+        probes = {}
+        for name, probe in (audit.get("probes") or {}).items():
+            low, high = probe.get("ci_low"), probe.get("ci_high")
+            probes[name] = {
+                "estimate": probe.get("estimate"),
+                "ci": None if low is None or high is None else [low, high],
+                "n": probe.get("n", 0),
+                "flagged": bool(probe.get("flagged")),
+            }
+        mine = [line for line in warnings if line.startswith(f"{judge}: ")]
+        summary[judge] = {"probes": probes, "warnings": mine}
+    return summary

@@ -13,16 +13,19 @@ from __future__ import annotations
 import csv
 import io
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from jurist.errors import JuristError
 from jurist.ratings.repeated import across_runs
+from jurist.run import card_summary
 from jurist.run.config import RunResult
 from jurist.run.plan import RunPlan, judges_against_baselines
 from jurist.run.tasks import headline
 from jurist.store.jsonl import write_json_atomic
 from jurist.sweep.checkpoints import Checkpoint
+from jurist.sweep.phases import one_line
 from jurist.sweep.plan import SweepPlan
 
 SWEEP_JSON = "sweep.json"
@@ -125,6 +128,28 @@ def result_rows(
     return rows
 
 
+def card_entries(
+    plan: SweepPlan, checkpoint: Checkpoint, task: str, run: RunPlan, say: Callable[[str, str], None]
+) -> list[dict[str, Any]]:
+    """sweep.json's ``judge_card`` entries of one checkpoint's task: per judge, each probe's estimate,
+    interval and flag from the run's judge_card.json (none when the run made no card), so a judge's drift
+    over a training run reads from one file. A card that cannot be read is said (``say``) and left out:
+    the scores stand without it."""
+    try:
+        summary = card_summary(run.run_dir.root)
+    except (JuristError, OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        say(f"{checkpoint.name}: {task}: judge card not read: {one_line(exc)}", "yellow")
+        return []
+    if summary is None:
+        return []
+    where = str(plan.run_dir(checkpoint, task).relative_to(plan.out))
+    return [
+        {"checkpoint": checkpoint.name, "step": checkpoint.step, "task": task, "judge": judge, **found,
+         "run_dir": where}
+        for judge, found in summary.items()
+    ]  # fmt: skip
+
+
 def summed_usage(plan: SweepPlan) -> dict[str, Any]:
     """The ledger of every run directory of the sweep added up (issue 16: a sweep sums its runs)."""
     from jurist.run.budget import usage_of_runs
@@ -162,9 +187,11 @@ def sweep_document(
     results: Sequence[Mapping[str, Any]],
     judges: Sequence[str],
     timings: Mapping[str, Mapping[str, Any]] | None = None,
+    cards: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """sweep.json's content: ``states`` maps a checkpoint to (status, one-line error); ``timings`` (a
-    watched sweep's) to when it was found complete and how long until its first request."""
+    watched sweep's) to when it was found complete and how long until its first request; ``cards``: the
+    judge-card entries (:func:`card_entries`) of every checkpoint x task x judge."""
     timings = timings or {}
     return {
         "version": VERSION,
@@ -187,6 +214,7 @@ def sweep_document(
         "baselines": dict(plan.baselines),
         "judges": list(judges),
         "results": [dict(row) for row in results],
+        "judge_card": [dict(entry) for entry in cards],
         "usage": summed_usage(plan),
     }
 

@@ -43,7 +43,7 @@ from jurist.sweep.generation import generate_checkpoint, slot_words
 from jurist.sweep.judging import JudgePhase
 from jurist.sweep.phases import LiveEngines, PhaseOutcome, one_line
 from jurist.sweep.plan import SweepPlan, write_models_file
-from jurist.sweep.results import SWEEP_JSON, result_rows, sweep_document, write_sweep_files
+from jurist.sweep.results import SWEEP_JSON, card_entries, result_rows, sweep_document, write_sweep_files
 from jurist.sweep.watch import CheckpointWatcher
 from jurist.track import Trackers
 
@@ -60,6 +60,7 @@ class CheckpointState:
     status: str = "incomplete"  # complete | incomplete | failed
     error: str | None = None
     rows: list[dict[str, Any]] = field(default_factory=list)
+    cards: list[dict[str, Any]] = field(default_factory=list)  # sweep.json's judge_card entries
     exit_code: int = 1
     timing: dict[str, Any] = field(default_factory=dict)  # ready_at, ready_to_first_request_s, served_by
 
@@ -252,6 +253,7 @@ class Sweep:
         if not isinstance(earlier, dict):
             return
         rows = [r for r in earlier.get("results") or [] if isinstance(r, dict)]
+        cards = [e for e in earlier.get("judge_card") or [] if isinstance(e, dict)]
         kept = []
         for entry in earlier.get("checkpoints") or []:
             if not isinstance(entry, dict) or entry.get("status") != "complete":
@@ -261,6 +263,7 @@ class Sweep:
                 continue
             state = self.states[name] = CheckpointState("complete", exit_code=0)
             state.rows = [row for row in rows if row.get("checkpoint") == name]
+            state.cards = [entry for entry in cards if entry.get("checkpoint") == name]
             state.timing = {k: entry[k] for k in _TIMING if k in entry}
             kept.append(Checkpoint(name, step, Path(path)))
             watcher.known.add(name)
@@ -291,14 +294,15 @@ class Sweep:
     async def _judge(self, judging: JudgePhase, checkpoint: Checkpoint, generated: PhaseOutcome) -> None:
         outcome = await judging.judge(checkpoint, self.runs_console(checkpoint))
         state = self.states[checkpoint.name]
-        rows = []
+        rows, cards = [], []
         for task, result in outcome.results.items():
             try:
                 rows.extend(result_rows(self.plan, checkpoint, task, outcome.plans[task], result))
             except (OSError, ValueError, KeyError, TypeError) as exc:  # a run directory it cannot read
                 log.exception("%s: the results of %s", checkpoint.name, task)
                 outcome.status, outcome.error = "incomplete", f"{task}: results not read: {one_line(exc)}"
-        state.rows = rows
+            cards.extend(card_entries(self.plan, checkpoint, task, outcome.plans[task], self._say))
+        state.rows, state.cards = rows, cards
         errors = [e for e in (generated.error, outcome.error) if e]
         state.error = "; ".join(errors) or None
         both_done = generated.status == "done" and outcome.status == "done"
@@ -339,7 +343,8 @@ class Sweep:
     def _document(self) -> dict[str, Any]:
         states = {name: (state.status, state.error) for name, state in self.states.items()}
         timings = {name: state.timing for name, state in self.states.items() if state.timing}
-        return sweep_document(self.plan, states, self._rows(), self._judges(), timings)
+        cards = [entry for c in self.plan.checkpoints for entry in self.states[c.name].cards]
+        return sweep_document(self.plan, states, self._rows(), self._judges(), timings, cards)
 
     def _write(self) -> None:
         write_sweep_files(self.plan, self._document())
