@@ -118,8 +118,8 @@ def test_pre_run_check_stops_a_run_before_any_request(
 def test_cli_no_check_flag_and_check_without_probe_counts(tmp_path: Path, mock_server: Any) -> None:
     server = mock_server()
     write_models_file(tmp_path / "m.yaml", server.base_url, {"strong": {}, "judge-good": {}})
-    args = ["run", "--models-file", "m.yaml", "--model", "strong", "--judge", "judge-good", "--limit", "2"]
-    result = jurist(*args, "--no-progress", cwd=tmp_path)
+    args = ["run", "--models-file", "m.yaml", "--model", "strong", "--judge", "judge-good"]
+    result = jurist(*args, "--limit", "2", "--no-progress", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert server.stats.probes == 2 and server.stats.requests == 2 + 2 * 2
     again = jurist(*args, "--no-progress", "--limit", "3", "--no-check", cwd=tmp_path)
