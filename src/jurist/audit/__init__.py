@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         read_card,
         write_card,
     )
+    from jurist.audit.gold_file import gold_card, read_gold
     from jurist.audit.probe_run import (
         BUDGET_SHARE,
         DEFAULT_SAMPLE,
@@ -38,6 +39,8 @@ _HOMES = {
     "flagged": "card",
     "read_card": "card",
     "write_card": "card",
+    "gold_card": "gold_file",
+    "read_gold": "gold_file",
     "BUDGET_SHARE": "probe_run",
     "DEFAULT_SAMPLE": "probe_run",
     "MIN_ITEMS": "card",
@@ -58,8 +61,10 @@ __all__ = [
     "SCHEMA",
     "JudgeCardRun",
     "flagged",
+    "gold_card",
     "items_per_probe",
     "read_card",
+    "read_gold",
     "request_sets",
     "write_card",
 ]

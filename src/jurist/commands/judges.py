@@ -213,8 +213,20 @@ def compare(
 def card(
     run_dir: Annotated[Path, typer.Argument(help="a judged run directory")],
     format: Annotated[Literal["table", "json"], typer.Option("--format", help="table or json")] = "table",
+    gold: Annotated[
+        Path | None,
+        typer.Option(
+            "--gold",
+            help="a JSONL of human labels (uid, model, label or winner): the card's gold agreement against "
+            "them, from the stored judgments (no request), written to judge_card.json",
+        ),
+    ] = None,
 ) -> None:
     """The run's judge card (judge_card.json): each judge's probes, intervals, thresholds and flags."""
+    if gold is not None:
+        from jurist.audit import gold_card
+
+        gold_card(run_dir, gold)
     if format == "json":
         from jurist.audit import read_card
 
