@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from conftest import write_models_file
-from jurist.audit import CARD_FILE
+from jurist.audit import CARD_FILE, gold_card
 from mock_verdicts import STRENGTH
 from test_cli import jurist
 
@@ -102,7 +102,9 @@ def test_gold_agreement_from_a_gold_file_matches_a_count_by_hand(
         probe = card["judges"][judge]["probes"]["gold_agreement"]
         accuracy, kappa, n = counted_by_hand(run, judge)
         assert (probe["estimate"], probe["kappa"], probe["n"]) == (round(accuracy, 4), round(kappa, 4), n)
-        assert probe["against"] == "imported human annotations (gold.jsonl, 48 of its lines matched)"
+        assert probe["against"] == (
+            "imported human annotations (gold.jsonl: 48 of its lines matched; 1 tie(s) left out)"
+        )
         assert probe["gold_ties_left_out"] == 1 and probe["ci_low"] <= probe["estimate"] <= probe["ci_high"]
         others = {k: v for k, v in card["judges"][judge]["probes"].items() if k != "gold_agreement"}
         assert others == before["judges"][judge]["probes"]  # the other probes are kept as they were
@@ -115,7 +117,10 @@ def test_gold_agreement_from_a_gold_file_matches_a_count_by_hand(
     assert len(gold_warnings) == 1 and gold_warnings[0].startswith("judge-p20: gold agreement 0.")
     assert set(card["warnings"]) - set(gold_warnings) == set(before["warnings"])
     again = jurist("judges", "card", str(run), "--gold", str(gold), cwd=tmp_path)  # the table, idempotent
-    assert again.returncode == 0 and "gold" in again.stdout
+    assert again.returncode == 0
+    kappa = card["judges"]["judge-p80"]["probes"]["gold_agreement"]["kappa"]
+    assert f"judge-p80: gold agreement {chance['estimate']:.2f} [" in again.stdout
+    assert f"Cohen's kappa {kappa:.2f}, n 47, against imported human annotations" in again.stdout
     assert json.loads((run / CARD_FILE).read_text()) == card
 
 
@@ -177,3 +182,32 @@ def test_a_gold_file_that_labels_nothing_in_the_run_is_refused(
     gold.write_text('{"uid": "starter-001", "model": "mixed", "label": "A>B"}\n')
     result = jurist("judges", "card", str(run), "--gold", str(gold), cwd=tmp_path)
     assert result.returncode == 2 and "no line labels a judgment" in result.stderr
+
+
+def test_a_preference_judge_counts_its_one_game_and_a_rubric_grader_is_left_alone(tmp_path: Path) -> None:
+    """AlpacaEval's one game per pair: right when P(model better) is on the humans' side; a judgment
+    without a probability is no verdict (wrong). A rubric grader's judgments label nothing."""
+    run = tmp_path / "run"
+    (run / "judgments" / "pref").mkdir(parents=True)
+    (run / "judgments" / "grader").mkdir(parents=True)
+    stated = {"q1": 0.9, "q2": 0.2, "q3": 0.7, "q4": None, "q5": 0.5}
+    records = [
+        {"kind": "preference", "judge": "pref", "model": "m", "baseline": "gpt4", "uid": uid, "sample": 0}
+        | {"p_model": p}
+        for uid, p in stated.items()
+    ]
+    (run / "judgments" / "pref" / "m.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    grade = {"kind": "rubric", "judge": "grader", "model": "m", "baseline": "-", "uid": "q1", "items": []}
+    (run / "judgments" / "grader" / "m.jsonl").write_text(json.dumps(grade) + "\n")
+    humans = {"q1": "m", "q2": "gpt4", "q3": "gpt4", "q4": "m", "q5": "m"}  # right: q1, q2
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(
+        "".join(json.dumps({"uid": u, "model": "m", "winner": w}) + "\n" for u, w in humans.items())
+    )
+    document = gold_card(run, gold)
+    assert list(document["judges"]) == ["pref"]
+    probe = document["judges"]["pref"]["probes"]["gold_agreement"]
+    # decisions B>A, A>B, B>A, none (A=B), A=B against golds B>A, A>B, A>B, B>A, B>A
+    observed, expected = 2 / 5, (2 * 3 + 1 * 2) / 25  # B>A: 2 decided x 3 gold; A>B: 1 x 2
+    assert (probe["estimate"], probe["n"]) == (observed, 5)
+    assert probe["kappa"] == round((observed - expected) / (1 - expected), 4)

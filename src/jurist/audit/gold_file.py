@@ -242,12 +242,13 @@ def gold_card(run_dir: Path, gold_path: Path) -> dict[str, Any]:
             "where given)"
         )
     readable = {judge: entry for judge, entry in judges.items() if entry.requests}
-    against = f"{SOURCE} ({gold_path.name}, {len(gold.used)} of its lines matched)"
+    matched = f"{SOURCE} ({gold_path.name}: {len(gold.used)} of its lines matched"
     had_card = (run_dir / CARD_FILE).is_file()
     document = read_card(run_dir) if had_card else _bare_card(readable)
     seed = int(document.get("seed") or 0)
     for judge, entry in readable.items():
-        probe = _gold_probe(entry, against, seed=seed)
+        left_out = f"; {entry.ties} tie(s) left out" if entry.ties else ""
+        probe = _gold_probe(entry, f"{matched}{left_out})", seed=seed)
         _replace_gold(document, judge, probe, kind=entry.kind, requests=entry.requests)
     write_card(run_dir, document)
     return document

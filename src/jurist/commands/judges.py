@@ -223,16 +223,37 @@ def card(
     ] = None,
 ) -> None:
     """The run's judge card (judge_card.json): each judge's probes, intervals, thresholds and flags."""
+    document = None
     if gold is not None:
         from jurist.audit import gold_card
 
-        gold_card(run_dir, gold)
+        document = gold_card(run_dir, gold)
     if format == "json":
         from jurist.audit import read_card
 
         typer.echo(json.dumps(read_card(run_dir), indent=2, ensure_ascii=False))
         return
     print_run_card(run_dir, "table")
+    if document is not None:
+        for line in gold_lines(document):
+            typer.echo(line)
+
+
+def gold_lines(document: dict[str, Any]) -> list[str]:
+    """Each judge's gold agreement with its Cohen's kappa and what it was read against (the card's table
+    has a column for the accuracy only)."""
+    lines = []
+    for judge, audit in (document.get("judges") or {}).items():
+        found = audit["probes"].get("gold_agreement")
+        if found is None or found.get("estimate") is None:
+            continue
+        kappa = "-" if found.get("kappa") is None else f"{found['kappa']:.2f}"
+        interval = f"[{found['ci_low']:.2f}, {found['ci_high']:.2f}]"
+        lines.append(
+            f"{judge}: gold agreement {found['estimate']:.2f} {interval}, Cohen's kappa {kappa}, "
+            f"n {found['n']}, against {found.get('against')}"
+        )
+    return lines
 
 
 def print_run_card(run_dir: Path, fmt: str, *, missing_ok: bool = False) -> None:
