@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +46,8 @@ class GoldLine:
     label: str | None
     winner: str | None
 
-    def where(self, field: str) -> str:
-        return f"{self.path}:{self.line}: field {field!r}"
+    def where(self, name: str) -> str:
+        return f"{self.path}:{self.line}: field {name!r}"
 
     def pair_label(self, model: str, baseline: str) -> str:
         """The label with the baseline's answer as A ("A>B", "B>A" or a tie); a winner naming neither side
@@ -66,13 +66,16 @@ class GoldLine:
         )
 
 
-def _text(data: Mapping[str, Any], field: str, at: str, *, required: bool) -> str | None:
-    value = data.get(field)
-    if value is None and not required:
-        return None
+def _required(data: Mapping[str, Any], name: str, at: str) -> str:
+    """A key field as a string (a JSON number is read as its digits); one line naming it otherwise."""
+    value = data.get(name)
     if isinstance(value, bool) or not isinstance(value, (str, int)) or str(value) == "":
-        raise JuristError(f"{at}: field {field!r}: a non-empty string is required")
+        raise JuristError(f"{at}: field {name!r}: a non-empty string is required")
     return str(value)
+
+
+def _optional(data: Mapping[str, Any], name: str, at: str) -> str | None:
+    return None if data.get(name) is None else _required(data, name, at)
 
 
 def _line(path: Path, number: int, text: str) -> GoldLine:
@@ -83,9 +86,9 @@ def _line(path: Path, number: int, text: str) -> GoldLine:
         raise JuristError(f"{at}: not valid JSON ({exc})") from None
     if not isinstance(data, dict):
         raise JuristError(f"{at}: a JSON object is required, one per line")
-    uid = _text(data, "uid", at, required=True)
-    model = _text(data, "model", at, required=True)
-    baseline = _text(data, "baseline", at, required=False)
+    uid = _required(data, "uid", at)
+    model = _required(data, "model", at)
+    baseline = _optional(data, "baseline", at)
     sample = data.get("sample")
     if sample is not None and (isinstance(sample, bool) or not isinstance(sample, int) or sample < 0):
         raise JuristError(f"{at}: field 'sample': a whole number from 0 is required")
@@ -102,8 +105,7 @@ def _line(path: Path, number: int, text: str) -> GoldLine:
             )
         label = _SIDES[found]
     else:
-        winner = _text(data, "winner", at, required=True)
-    assert uid is not None and model is not None
+        winner = _required(data, "winner", at)
     return GoldLine(path, number, uid, model, baseline, sample, label, winner)
 
 
@@ -133,14 +135,15 @@ class GoldLabels:
     """A gold file's lines found by the judgment they label (uid, model, baseline, sample)."""
 
     def __init__(self, lines: Sequence[GoldLine]) -> None:
-        self.path = lines[0].path
         self._by_item: dict[tuple[str, str], list[GoldLine]] = {}
         for line in lines:
             self._by_item.setdefault((line.uid, line.model), []).append(line)
         self.used: set[int] = set()
 
     def find(self, uid: str, model: str, baseline: str, sample: int) -> GoldLine | None:
-        for line in self._by_item.get((uid, model), ()):
+        lines = self._by_item.get((uid, model), ())
+        # a line naming the baseline or the sample is read before one that labels every baseline or sample
+        for line in sorted(lines, key=lambda line: (line.baseline is None, line.sample is None)):
             if line.baseline in (None, baseline) and line.sample in (None, sample):
                 self.used.add(line.line)
                 return line
@@ -197,14 +200,14 @@ def _pair_games(record: Mapping[str, Any]) -> tuple[list[str | None], int] | Non
 class _JudgeGold:
     kind: str
     requests: int = 0
-    labels: list[str] | None = None
-    games: list[list[str | None]] | None = None
+    labels: list[str] = field(default_factory=list)
+    games: list[list[str | None]] = field(default_factory=list)
     ties: int = 0
 
 
 def _gold_probe(found: _JudgeGold, against: str, *, seed: int) -> ProbeResult:
     extra: dict[str, Any] = {"against": against, "gold_ties_left_out": found.ties}
-    if not found.labels or found.games is None:
+    if not found.labels:
         why = "no judgment of this judge has a decisive gold label in the gold file"
         return ProbeResult("gold_agreement", note=why, extra=extra)
     agreed = gold_agreement(found.labels, found.games, seed=seed)
@@ -234,8 +237,8 @@ def gold_card(run_dir: Path, gold_path: Path) -> dict[str, Any]:
         if label == TIE:
             entry.ties += 1
             continue
-        entry.labels = [*(entry.labels or []), label]
-        entry.games = [*(entry.games or []), games]
+        entry.labels.append(label)
+        entry.games.append(games)
     if not gold.used:
         raise JuristError(
             f"{gold_path}: no line labels a judgment of {run_dir} (keys: uid, model, and baseline/sample "
