@@ -211,3 +211,29 @@ def test_a_preference_judge_counts_its_one_game_and_a_rubric_grader_is_left_alon
     observed, expected = 2 / 5, (2 * 3 + 1 * 2) / 25  # B>A: 2 decided x 3 gold; A>B: 1 x 2
     assert (probe["estimate"], probe["n"]) == (observed, 5)
     assert probe["kappa"] == round((observed - expected) / (1 - expected), 4)
+
+
+def test_jurist_run_gold_reads_the_file_against_the_judgments_it_stored(
+    judged: tuple[Any, Path], tmp_path: Path, run_quiet: Any
+) -> None:
+    """``jurist run --gold``: the same card as ``judges card --gold`` on the run, and a re-run keeps it."""
+    server, run = judged
+    gold = tmp_path / "gold.jsonl"
+    write_gold(run, gold)
+    sent = server.stats.requests
+    models = tmp_path / "m.yaml"
+    result = run_quiet(models_file=models, models=MODELS, judges=JUDGES, out=run, gold=gold)
+    assert result.exit_code == 0 and server.stats.requests == sent  # all on disk or cached
+    card = json.loads((run / CARD_FILE).read_text())
+    for judge in JUDGES:
+        accuracy, kappa, n = counted_by_hand(run, judge)
+        probe = card["judges"][judge]["probes"]["gold_agreement"]
+        assert (probe["estimate"], probe["kappa"], probe["n"]) == (round(accuracy, 4), round(kappa, 4), n)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"uid": "1"}\n')
+    refused = jurist(
+        "run", "--models-file", str(models), "--model", "strong", "--judge", "judge-good",
+        "--out", str(tmp_path / "other"), "--gold", str(bad), "--no-progress", cwd=tmp_path,
+    )  # fmt: skip
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "other").exists()  # refused before anything was written

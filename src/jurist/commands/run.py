@@ -242,6 +242,10 @@ def run(
     no_judge_card: Annotated[
         bool, typer.Option("--no-judge-card", help="skip the judge card's probes")
     ] = False,
+    gold: Annotated[
+        Path | None,
+        typer.Option(help="human labels (JSONL, docs/judge-card.md): the card's gold agreement against them"),
+    ] = None,
     judge_gate: Annotated[
         bool,
         typer.Option("--judge-gate", help="exit 4 when a judge-card probe is flagged (after saving all)"),
@@ -344,6 +348,7 @@ def run(
         batching=batch_choice(batch, batch_poll, batch_size, batch_age, batch_attempts, batch_deadline),
         judge_card=0 if no_judge_card else judge_card,
         judge_gate=judge_gate,
+        gold=gold,
     )
     if dry_run:
         if several:

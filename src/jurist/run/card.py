@@ -6,6 +6,8 @@ leaderboard when it is. The probes never reach the leaderboard: scoring reads th
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +35,8 @@ from jurist.run.work import JudgeWork
 if TYPE_CHECKING:
     from jurist.run.plan import RunPlan
 
+log = logging.getLogger("jurist.card")
+
 
 def card_wanted(plan: RunPlan) -> bool:
     """A card is made for every run that judges (unless ``--no-judge-card``)."""
@@ -40,9 +44,16 @@ def card_wanted(plan: RunPlan) -> bool:
 
 
 def check_gate(plan: RunPlan) -> None:
-    """``--judge-gate`` on a run that makes no card would gate nothing: one line, before any request."""
+    """``--judge-gate`` on a run that makes no card would gate nothing, ``--gold`` on one has no card to
+    add to: one line, before any request; a ``--gold`` file with a bad line is refused then too."""
     if plan.config.judge_gate and not card_wanted(plan):
         raise JuristError("--judge-gate: this run judges nothing, so it has no judge card to gate on")
+    if plan.config.gold is not None:
+        if not card_wanted(plan):
+            raise JuristError("--gold: this run makes no judge card (it judges nothing, or --no-judge-card)")
+        from jurist.audit import read_gold
+
+        read_gold(plan.config.gold)
 
 
 async def probe_judges(engine: Engine, plan: RunPlan, work: JudgeWork) -> dict[str, Any]:
@@ -63,6 +74,13 @@ async def probe_judges(engine: Engine, plan: RunPlan, work: JudgeWork) -> dict[s
 
     document = await card.probe(engine.client, fetch, lambda: engine.ledger.stopped)
     write_card(plan.run_dir.root, document)
+    if plan.config.gold is not None:  # --gold: human labels, read against the judgments just stored
+        from jurist.audit import gold_card
+
+        try:
+            document = await asyncio.to_thread(gold_card, plan.run_dir.root, plan.config.gold)
+        except JuristError as exc:  # e.g. a task of --tasks that the file labels nothing of: the card stands
+            log.warning("--gold: %s", exc)
     return document
 
 

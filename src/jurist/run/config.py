@@ -61,6 +61,7 @@ class RunConfig:
     batching: BatchChoice = field(default_factory=BatchChoice)  # --batch, --batch-*: jurist.run.batching
     judge_card: int | None = None  # probe items per judge-card probe; None: the default; 0: no card
     judge_gate: bool = False  # --judge-gate: a flagged judge-card probe ends the run with exit 4
+    gold: Path | None = None  # --gold: human labels the card's gold agreement is read against
 
     def scoring_settings(self) -> dict[str, Any]:
         """The options that shape the scores (run.json's ``scoring``: what ``jurist show`` scores with)."""
