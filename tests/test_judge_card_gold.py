@@ -53,10 +53,11 @@ def write_gold(run: Path, path: Path) -> None:
 def counted_by_hand(run: Path, judge: str) -> tuple[float, float, int]:
     """Accuracy and Cohen's kappa of ``judge`` against the gold (less the tie), by JudgeBench's rule."""
     decisions, golds = [], []
+    tie = stored(run, "judge-good", "strong")[0]["uid"]  # the gold file's tie (see write_gold)
     for model in MODELS:
-        for n, record in enumerate(stored(run, judge, model)):
-            if model == "strong" and n == 0:
-                continue  # the gold file's tie
+        for record in stored(run, judge, model):  # each judge's file in its own completion order
+            if model == "strong" and record["uid"] == tie:
+                continue
             gold_side = better(model)
             points = 0
             for game in record["games"]:
