@@ -201,3 +201,30 @@ def test_arena_hard_question_file_with_generated_baseline(tmp_path: Path, mock_s
         "run", "--bench", str(other), "--models-file", "m.yaml", "--model", "strong", cwd=tmp_path
     )
     assert result.returncode == 2 and "--baseline is required" in result.stderr
+
+
+def test_no_help_text_holds_what_rich_would_read_as_markup() -> None:
+    """Typer renders help with rich markup: ``[default: starter]`` or ``[the provider's limit]`` would be
+    taken for a style tag and vanish from --help without a word."""
+    import re
+
+    import typer.main
+
+    from jurist.cli import _register_commands, app
+
+    _register_commands()
+    root = typer.main.get_command(app)
+    tag = re.compile(r"(?<!\\)\[[a-z#/@][^\[\]]*\]")
+
+    def commands(group: Any) -> Any:
+        for command in getattr(group, "commands", {}).values():
+            yield command
+            yield from commands(command)
+
+    found = [
+        f"{command.name} {param.name}: {param.help}"
+        for command in commands(root)
+        for param in command.params
+        if getattr(param, "help", None) and tag.search(param.help)
+    ]
+    assert not found

@@ -38,7 +38,7 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 def run(
     bench: Annotated[
         str | None,
-        typer.Option(help=bench_help() + " [default: starter]"),
+        typer.Option(help=bench_help() + " (default: starter)"),
     ] = None,
     tasks: Annotated[
         str | None,
@@ -221,7 +221,7 @@ def run(
     ] = "none",
     batch_poll: Annotated[float, typer.Option(min=0.01, help="seconds between polls of a batch")] = 30.0,
     batch_size: Annotated[
-        int | None, typer.Option(min=1, help="cut a batch at N requests [the provider's limit]")
+        int | None, typer.Option(min=1, help="cut a batch at N requests (default: the provider's limit)")
     ] = None,
     batch_age: Annotated[
         float, typer.Option(min=0.0, help="or once its oldest request has waited S seconds")

@@ -29,7 +29,7 @@ def view(
         typer.Argument(metavar="RUN", help="run directories; several are compared question by question"),
     ],
     out: Annotated[
-        Path | None, typer.Option("--out", help="the HTML file to write [first RUN/view.html]")
+        Path | None, typer.Option("--out", help="the HTML file to write (default: the first RUN/view.html)")
     ] = None,
     serve: Annotated[
         bool, typer.Option("--serve", help="serve the page on 127.0.0.1 instead, loading rows on demand")
