@@ -134,6 +134,8 @@ def jurist_launch(run: Path, data: Path, url: str, conc: int, full: bool, src: P
     argv += ["--models-file", str(run / "models.json"), "--model", CANDIDATE, "--max-concurrency", str(conc)]
     argv += ["--no-progress", "--out", str(run / "out")]
     argv += ["--judge", JUDGE] if full else ["--inference-only"]
+    if full and (src / "jurist" / "audit").is_dir():  # the peers do the same work without a judge card
+        argv += ["--no-judge-card"]
     env = {**with_bytecode(os.environ), "JURIST_CACHE_DIR": str(run / "cache"), "PYTHONPATH": str(src)}
     if PROMPTS_DIR.is_dir():
         env["JURIST_ARENA_HARD_PROMPTS"] = str(PROMPTS_DIR)
