@@ -351,6 +351,8 @@ def run(
         gold=gold,
     )
     if dry_run:
+        if track:
+            raise JuristError("--track logs what a run scored: a --dry-run scores nothing")
         if several:
             raise JuristError(
                 "--dry-run plans one benchmark: run it per task, with --bench and --out OUT/TASK"
