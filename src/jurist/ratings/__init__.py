@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         kappa_three,
         rank_correlation,
     )
+    from jurist.ratings.binomial import Alternative, binomial_p_value
     from jurist.ratings.bt import (
         BattleCells,
         BTResult,
@@ -107,6 +108,8 @@ _HOMES = {
     "rank_by_ci": "placement",
     "rank_by_rating": "placement",
     "soft_preference": "placement",
+    "Alternative": "binomial",
+    "binomial_p_value": "binomial",
     "Calibration": "probe_stats",
     "GoldAgreement": "probe_stats",
     "ProbeInterval": "probe_stats",
@@ -130,6 +133,8 @@ __getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [
+    "Alternative",
+    "binomial_p_value",
     "BTResult",
     "BattleCells",
     "Calibration",

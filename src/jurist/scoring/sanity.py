@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
+from jurist.ratings import Alternative, binomial_p_value
 from jurist.scoring.common import Battle, Row, r
 
 LABELS = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
@@ -109,10 +110,8 @@ ALPHA = 0.01
 """Significance level of the tests behind a warning: a fair judge is wrongly flagged once in a hundred."""
 
 
-def _p_value(successes: int, n: int, null: float, alternative: str) -> float:
-    from scipy.stats import binomtest
-
-    return float(binomtest(successes, n, null, alternative=alternative).pvalue) if n > 0 else 1.0
+def _p_value(successes: int, n: int, null: float, alternative: Alternative) -> float:
+    return binomial_p_value(successes, n, null, alternative)
 
 
 def _beyond_chance(share: float, n: int, alpha: float = ALPHA) -> bool:
