@@ -20,6 +20,7 @@ from jurist.engine.batch.wire import (
     BatchState,
     BatchWireError,
     LineResult,
+    batch_object,
     error_message,
     jsonl_records,
     line_completion,
@@ -81,14 +82,9 @@ class AnthropicBatches:
         return None  # nothing ties a message batch to what was sent but its id (see docs/batch.md)
 
     async def _batch(self, batch_id: str) -> dict[str, Any]:
-        try:
-            async with self.session.get(f"{self.base_url}/messages/batches/{batch_id}") as resp:
-                data = await read_json(resp, f"message batch {batch_id}")
-        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
-            raise BatchWireError(f"polling message batch {batch_id}: {type(exc).__name__}: {exc}") from None
-        if not isinstance(data, dict):
-            raise BatchWireError(f"message batch {batch_id}: the reply is no batch object")
-        return data
+        return await batch_object(
+            self.session, f"{self.base_url}/messages/batches/{batch_id}", f"message batch {batch_id}"
+        )
 
     async def state(self, batch_id: str) -> BatchState:
         status = str((await self._batch(batch_id)).get("processing_status"))

@@ -23,6 +23,7 @@ from jurist.engine.batch.wire import (
     BatchState,
     BatchWireError,
     LineResult,
+    batch_object,
     error_message,
     jsonl_records,
     line_completion,
@@ -108,14 +109,7 @@ class OpenAIBatches:
         return None
 
     async def _batch(self, batch_id: str) -> dict[str, Any]:
-        try:
-            async with self.session.get(f"{self.base_url}/batches/{batch_id}") as resp:
-                data = await read_json(resp, f"batch {batch_id}")
-        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
-            raise BatchWireError(f"polling batch {batch_id}: {type(exc).__name__}: {exc}") from None
-        if not isinstance(data, dict):
-            raise BatchWireError(f"batch {batch_id}: the reply is no batch object")
-        return data
+        return await batch_object(self.session, f"{self.base_url}/batches/{batch_id}", f"batch {batch_id}")
 
     async def state(self, batch_id: str) -> BatchState:
         batch = await self._batch(batch_id)

@@ -131,6 +131,18 @@ async def read_json(response: aiohttp.ClientResponse, what: str) -> Any:
         raise BatchWireError(f"{what}: the reply is not JSON") from None
 
 
+async def batch_object(session: aiohttp.ClientSession, url: str, what: str) -> dict[str, Any]:
+    """``GET url``: a batch object of either provider (``what`` names it in an error, e.g. "batch b1")."""
+    try:
+        async with session.get(url) as resp:
+            data = await read_json(resp, what)
+    except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+        raise BatchWireError(f"polling {what}: {type(exc).__name__}: {exc}") from None
+    if not isinstance(data, dict):
+        raise BatchWireError(f"{what}: the reply is no batch object")
+    return data
+
+
 def jsonl_records(data: bytes) -> list[dict[str, Any]]:
     """The records of a results file (blank and unreadable lines skipped: a line that is not there is
     retried, never guessed)."""
