@@ -17,9 +17,11 @@ if TYPE_CHECKING:
     from jurist.run.dry import dry_run
     from jurist.run.generate import new_progress
     from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
+    from jurist.run.merge import MergeReport, merge_shards
     from jurist.run.pipeline import Pipeline, run_pipeline
     from jurist.run.plan import RunPlan, judges_against_baselines, resolve
     from jurist.run.session import Session, all_or_none
+    from jurist.run.shards import ShardChoice, shard_choice
     from jurist.run.task_options import (
         TaskFlags,
         TaskSettings,
@@ -53,6 +55,10 @@ _HOMES = {
     "judges_against_baselines": "plan",
     "RunPlan": "plan",
     "resolve": "plan",
+    "MergeReport": "merge",
+    "merge_shards": "merge",
+    "ShardChoice": "shards",
+    "shard_choice": "shards",
     "Session": "session",
     "all_or_none": "session",
     "TaskFlags": "task_options",
@@ -73,6 +79,10 @@ __getattr__ = lazy_face(__name__, _HOMES)
 __all__ = [
     "run_rows",
     "track_rows",
+    "MergeReport",
+    "ShardChoice",
+    "merge_shards",
+    "shard_choice",
     "card_summary",
     "BatchChoice",
     "FORCED_STOP",
