@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -185,3 +186,25 @@ def test_shards_of_different_plans_are_refused_naming_the_field(sharded: tuple[A
     assert len(refused.stderr.strip().splitlines()) == 1 and not (cwd / "m").exists()
     not_a_shard = jurist("merge", "other", "runs", "--out", "m", cwd=cwd)
     assert not_a_shard.returncode == 2 and "not a shard" in not_a_shard.stderr
+
+
+def test_judging_runs_as_its_own_sharded_phase_over_merged_answers(sharded: tuple[Any, Path]) -> None:
+    """Answers in 2 shards, merged; judged in 3 shards, each over a copy of the merged answers; merged
+    again: the leaderboard of one process doing it all."""
+    _, cwd = sharded
+    for index in range(2):
+        assert jurist(*RUN, "--inference-only", "--shard", f"{index}/2", cwd=cwd).returncode == 0
+    answers = jurist(
+        "merge", *(str(p) for p in sorted((cwd / "runs/q/shards").iterdir())), "--out", "ans", cwd=cwd
+    )
+    assert answers.returncode == 0 and "nothing to score" in answers.stderr
+    for index in range(3):
+        (cwd / "judging" / str(index)).mkdir(parents=True)
+        shutil.copytree(cwd / "ans" / "answers", cwd / "judging" / str(index) / "answers")
+        out = str(cwd / "judging" / str(index))
+        judged = jurist(*RUN, "--judge-only", "--shard", f"{index}/3", "--out", out, cwd=cwd)
+        assert judged.returncode == 0, judged.stderr
+    merged = jurist("merge", *(str(p) for p in sorted((cwd / "judging").iterdir())), "--out", "m", cwd=cwd)
+    assert merged.returncode == 0 and "more than one shard" not in merged.stderr  # copies are not duplicates
+    assert jurist(*RUN, "--out", "single", cwd=cwd).returncode == 0
+    assert leaderboard(cwd / "m", cwd) == leaderboard(cwd / "single", cwd)

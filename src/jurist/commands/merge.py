@@ -39,9 +39,12 @@ def merge(
                 f"note: shard {shard.index} ({shard.root}) is still running: merged what it has saved",
                 style="yellow", markup=False, highlight=False, soft_wrap=True,
             )  # fmt: skip
-    scores = score_run_dir(out)
-    write_documents(out, scores)
-    print_scores(scores, fmt, out=table_console(), err=console)
+    if report.shards[0].plan.get("mode") == "inference-only":  # answers only: nothing to score, as in a run
+        console.print("answers only (--inference-only): nothing to score", style="dim", markup=False)
+    else:
+        scores = score_run_dir(out)
+        write_documents(out, scores)
+        print_scores(scores, fmt, out=table_console(), err=console)
     for line in report.lines():
         style = "yellow" if line.startswith("missing") else "dim"
         console.print(line, style=style, markup=False, highlight=False, soft_wrap=True)
