@@ -17,11 +17,12 @@ if TYPE_CHECKING:
     from jurist.run.dry import dry_run
     from jurist.run.generate import new_progress
     from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
-    from jurist.run.merge import MergeReport, merge_shards
+    from jurist.run.merge import MergeReport, checked_shards, merge_shards
+    from jurist.run.merge_checks import ShardDir
     from jurist.run.pipeline import Pipeline, run_pipeline
     from jurist.run.plan import RunPlan, judges_against_baselines, resolve
     from jurist.run.session import Session, all_or_none
-    from jurist.run.shards import ShardChoice, shard_choice
+    from jurist.run.shards import SHARD_FILE, ShardChoice, fingerprint, shard_choice
     from jurist.run.task_options import (
         TaskFlags,
         TaskSettings,
@@ -57,7 +58,11 @@ _HOMES = {
     "resolve": "plan",
     "MergeReport": "merge",
     "merge_shards": "merge",
+    "checked_shards": "merge",
+    "ShardDir": "merge_checks",
+    "SHARD_FILE": "shards",
     "ShardChoice": "shards",
+    "fingerprint": "shards",
     "shard_choice": "shards",
     "Session": "session",
     "all_or_none": "session",
@@ -80,8 +85,12 @@ __all__ = [
     "run_rows",
     "track_rows",
     "MergeReport",
+    "SHARD_FILE",
     "ShardChoice",
+    "fingerprint",
     "merge_shards",
+    "checked_shards",
+    "ShardDir",
     "shard_choice",
     "card_summary",
     "BatchChoice",

@@ -72,12 +72,19 @@ class MergeReport:
         return out
 
 
-def merge_shards(paths: Sequence[Path], out: Path) -> MergeReport:
-    """Join the shards at ``paths`` into ``out`` (written anew) and return what was done; scoring is
-    the caller's (:func:`jurist.commands.merge`), through the door."""
+def checked_shards(paths: Sequence[Path], out: Path) -> list[ShardDir]:
+    """The shards at ``paths``, read, of one plan, and ``out`` a place a merge may write."""
     shards = read_shards(paths)
     check_same_plan(shards)
     _check_out(out, shards)
+    return shards
+
+
+def merge_shards(shards: list[ShardDir], out: Path) -> MergeReport:
+    """Join the run shards (:func:`checked_shards`) into ``out`` (written anew) and return what was done;
+    scoring is the caller's (:func:`jurist.commands.merge`), through the door."""
+    if shards[0].kind != "run":
+        raise JuristError(f"{shards[0].root}: a sweep's shard, joined by jurist.sweep")
     report = MergeReport(out, shards)
     lock = RunDirLock(out)
     lock.acquire()
@@ -106,7 +113,12 @@ def _check_out(out: Path, shards: Sequence[ShardDir]) -> None:
             raise JuristError(f"--out: {out} is one of the shards; merge into a directory of its own")
     if (out / "shard.json").exists():
         raise JuristError(f"--out: {out} is a shard (it holds shard.json); merge into a directory of its own")
-    run_json = out / "run.json"
+    for name in ("run.json", "sweep.json"):
+        _refuse_other_run(out, name)
+
+
+def _refuse_other_run(out: Path, name: str) -> None:
+    run_json = out / name
     if run_json.exists():
         try:
             fields = json.loads(run_json.read_text(encoding="utf-8"))
@@ -278,4 +290,4 @@ def _write_run_json(shards: Sequence[ShardDir], out: Path, report: MergeReport) 
     RunDir(out).write_run_json(uuid.uuid4().hex[:12], "finished", fields)
 
 
-__all__ = ["MergeReport", "merge_shards"]
+__all__ = ["MergeReport", "checked_shards", "merge_shards"]

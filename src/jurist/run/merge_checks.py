@@ -13,6 +13,9 @@ from typing import Any
 from jurist.errors import JuristError
 from jurist.run.shards import SHARD_FILE, SHARD_SCHEMA
 
+SWEEP_SHARD_SCHEMA = "jurist.sweep_shard/1"  # jurist sweep --shard (jurist.sweep.shards writes it)
+KIND_OF_SCHEMA = {SHARD_SCHEMA: "run", SWEEP_SHARD_SCHEMA: "sweep"}
+
 
 @dataclass(frozen=True)
 class ShardDir:
@@ -25,6 +28,8 @@ class ShardDir:
     plan: Mapping[str, Any]
     owners: Mapping[str, int]
     run_json: Mapping[str, Any]
+    kind: str = "run"
+    """``run`` (``jurist run --shard``) or ``sweep`` (``jurist sweep --shard``)."""
 
     def summary(self) -> dict[str, Any]:
         """What the merged run.json says of this shard (``merged_from``)."""
@@ -53,8 +58,8 @@ def read_shard(path: Path) -> ShardDir:
     if not shard_file.is_file():
         raise JuristError(f"{path}: not a shard (no {SHARD_FILE}; a shard is a run made with --shard I/N)")
     document = _read_json(shard_file)
-    if not isinstance(document, dict) or document.get("schema") != SHARD_SCHEMA:
-        raise JuristError(f"{shard_file}: field 'schema' is not {SHARD_SCHEMA!r}")
+    if not isinstance(document, dict) or document.get("schema") not in KIND_OF_SCHEMA:
+        raise JuristError(f"{shard_file}: field 'schema' is not one of {', '.join(KIND_OF_SCHEMA)}")
     kinds = (("index", int), ("count", int), ("fingerprint", str), ("plan", dict), ("owners", dict))
     for name, kind in kinds:
         if not isinstance(document.get(name), kind):
@@ -68,6 +73,7 @@ def read_shard(path: Path) -> ShardDir:
         document["plan"],
         {str(uid): int(owner) for uid, owner in document["owners"].items()},
         run_json if isinstance(run_json, dict) else {},
+        KIND_OF_SCHEMA[document["schema"]],
     )
 
 
@@ -109,6 +115,8 @@ def check_same_plan(shards: Sequence[ShardDir]) -> None:
     """Every shard ran the first one's plan with the same shard count; else one line naming the field."""
     first = shards[0]
     for shard in shards[1:]:
+        if shard.kind != first.kind:
+            raise JuristError(f"{shard.root} is a {shard.kind} shard, {first.root} a {first.kind} shard")
         if shard.count != first.count:
             raise JuristError(
                 f"{shard.root} is shard {shard.index} of {shard.count}, {first.root} of {first.count}: "
