@@ -250,6 +250,14 @@ def run(
         bool,
         typer.Option("--judge-gate", help="exit 4 when a judge-card probe is flagged (after saving all)"),
     ] = False,
+    shard: Annotated[
+        str | None,
+        typer.Option(help="run part I of N (0-based: 0/4 … 3/4) into its own directory; jurist merge joins"),
+    ] = None,
+    shards: Annotated[
+        int | None,
+        typer.Option(help="run one of N parts, its index from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX"),
+    ] = None,
 ) -> None:
     """Answer a benchmark, then judge each model against the baseline (two games, swapped) or check its
     answers by rule (ifeval, ifbench), and print scores and what it cost.
@@ -305,7 +313,15 @@ def run(
     unknown = [f for f in features if f not in ("length", "markdown")]
     if unknown:
         raise JuristError(f"--style-control: unknown feature {unknown[0]!r}; choose length, markdown")
+    from jurist.run import shard_choice
+
+    part = shard_choice(shard, shards)
+    if part is not None and several:
+        raise JuristError(
+            "--shard runs part of one benchmark: shard each task with --bench and its own --out"
+        )
     config = RunConfig(
+        shard=part,
         bench=bench or "starter",
         bench_options=_bench_options(bench_option),
         models_file=models_file,

@@ -131,6 +131,13 @@ def sweep(
     no_check: Annotated[bool, typer.Option("--no-check", help="do not probe the judges first")] = False,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="no progress bars")] = False,
     data_dir: Annotated[Path | None, typer.Option(help="local copies of benchmark data")] = None,
+    shard: Annotated[
+        str | None, typer.Option(help="run checkpoints part I of N (0/4 … 3/4); jurist merge joins the parts")
+    ] = None,
+    shards: Annotated[
+        int | None,
+        typer.Option(help="one of N parts, the index from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX"),
+    ] = None,
     watch: Annotated[
         bool,
         typer.Option("--watch", help="keep watching --checkpoints (a folder): evaluate each new checkpoint"),
@@ -228,7 +235,21 @@ def sweep(
         progress=not no_progress,
         watch=watch,
     )
+    from jurist.run import shard_choice
     from jurist.sweep.schedule import run_sweep
+
+    part = shard_choice(shard, shards)
+    if part is not None:
+        if watch:
+            raise JuristError(
+                "--shard deals found checkpoints over processes: a --watch sweep is one process"
+            )
+        from rich.console import Console
+
+        from jurist.sweep.shards import shard_sweep, write_sweep_shard
+
+        plan = shard_sweep(plan, part)
+        Console(stderr=True).print(write_sweep_shard(plan), markup=False, highlight=False, soft_wrap=True)
 
     watcher = CheckpointWatcher(rules) if rules is not None else None
     trackers = Trackers(track, plan.out, plan.name) if track else None

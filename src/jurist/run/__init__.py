@@ -17,9 +17,12 @@ if TYPE_CHECKING:
     from jurist.run.dry import dry_run
     from jurist.run.generate import new_progress
     from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
+    from jurist.run.merge import MergeReport, checked_shards, merge_shards
+    from jurist.run.merge_checks import ShardDir
     from jurist.run.pipeline import Pipeline, run_pipeline
     from jurist.run.plan import RunPlan, judges_against_baselines, resolve
     from jurist.run.session import Session, all_or_none
+    from jurist.run.shards import SHARD_FILE, ShardChoice, fingerprint, shard_choice
     from jurist.run.task_options import (
         TaskFlags,
         TaskSettings,
@@ -53,6 +56,14 @@ _HOMES = {
     "judges_against_baselines": "plan",
     "RunPlan": "plan",
     "resolve": "plan",
+    "MergeReport": "merge",
+    "merge_shards": "merge",
+    "checked_shards": "merge",
+    "ShardDir": "merge_checks",
+    "SHARD_FILE": "shards",
+    "ShardChoice": "shards",
+    "fingerprint": "shards",
+    "shard_choice": "shards",
     "Session": "session",
     "all_or_none": "session",
     "TaskFlags": "task_options",
@@ -73,6 +84,14 @@ __getattr__ = lazy_face(__name__, _HOMES)
 __all__ = [
     "run_rows",
     "track_rows",
+    "MergeReport",
+    "SHARD_FILE",
+    "ShardChoice",
+    "fingerprint",
+    "merge_shards",
+    "checked_shards",
+    "ShardDir",
+    "shard_choice",
     "card_summary",
     "BatchChoice",
     "FORCED_STOP",

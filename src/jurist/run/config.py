@@ -9,6 +9,7 @@ from typing import Any, Literal
 from jurist.config import ModelStringOptions
 from jurist.engine.retry import RetryPolicy
 from jurist.run.batching import BatchChoice
+from jurist.run.shards import ShardChoice
 
 Mode = Literal["all", "inference-only", "judge-only"]
 
@@ -62,6 +63,7 @@ class RunConfig:
     judge_card: int | None = None  # probe items per judge-card probe; None: the default; 0: no card
     judge_gate: bool = False  # --judge-gate: a flagged judge-card probe ends the run with exit 4
     gold: Path | None = None  # --gold: human labels the card's gold agreement is read against
+    shard: ShardChoice | None = None  # --shard I/N, --shards N: this process runs one part (run/shards.py)
 
     def scoring_settings(self) -> dict[str, Any]:
         """The options that shape the scores (run.json's ``scoring``: what ``jurist show`` scores with)."""

@@ -37,6 +37,7 @@ from jurist.run.kept_questions import keep_questions
 from jurist.run.outcomes import Outcome, RunView
 from jurist.run.plan import RunPlan, resolve
 from jurist.run.session import Session, run_session
+from jurist.run.shard_files import shard_line, write_shard_file
 from jurist.run.shipped import start_writing_shipped
 from jurist.run.work import JudgeFeed, JudgeJobs, JudgeWork, answer_work
 from jurist.scoring.family import run_scoring_fields
@@ -146,6 +147,8 @@ class Pipeline:
     def open_run(self, lock: RunDirLock) -> None:
         """Everything before the first request: older judgments adopted, the endpoints probed, the lock
         taken, run.json written as running."""
+        if self.plan.shard is not None:  # the first line: which part of the run this process is
+            self.console.print(shard_line(self.plan), markup=False, highlight=False, soft_wrap=True)
         if self.run_dir.root.is_dir():  # judgments an older jurist stored under other names and keys
             for judge_alias, kind in self.kinds.items():
                 if adopt_schema1_judgments(self.run_dir, judge_alias, kind, self.bench):
@@ -163,6 +166,8 @@ class Pipeline:
         if self.config.bench not in benchmark_names():  # a question file: its path and questions kept
             self._fields |= keep_questions(self.run_dir, self.config.bench, self.bench.questions)
         # the directory's ledger so far, so that a run killed now does not lose what earlier runs spent
+        if self.plan.shard is not None:  # the whole run's facts and owners, for jurist merge
+            self._fields["shard"] = write_shard_file(self.run_dir, self.plan.shard, self._fields)
         self.run_dir.write_run_json(self.run_id, "running", {**self._fields, **self.accounts.fields()})
         self._say_notes()
 

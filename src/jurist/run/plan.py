@@ -28,6 +28,7 @@ from jurist.judging.base import JudgeKind
 from jurist.judging.kinds import judge_kind_for, judge_kind_outcome
 from jurist.run.budget import BudgetPlan, resolve_budget
 from jurist.run.config import Mode, RunConfig
+from jurist.run.shards import ShardChoice, ShardPlan, shard_benchmark
 from jurist.store.run_dir import RunDir
 
 
@@ -72,6 +73,8 @@ class RunPlan:
     """The judges measured against the benchmark's reference judge (run.json, and the notes)."""
     budget: BudgetPlan
     """Prices, what earlier runs of the directory spent, and ``--max-cost`` / ``--max-tokens``."""
+    shard: ShardPlan | None = None
+    """``--shard I/N``: the part of the whole run this one is (``bench`` holds only its questions)."""
 
     def shipped(self, alias: str) -> bool:
         """Whether the benchmark brings ``alias``'s answers itself (nothing to generate)."""
@@ -95,7 +98,10 @@ def resolve(
     placed on its slot's GPUs). ``loaded``: ``config.bench`` as already loaded with its options (``--tasks``
     loads each task first to tell which per-task options it takes)."""
     bench = _benchmark(config, loaded)
-    run_dir = RunDir(config.out or Path("runs") / bench.name)
+    shard: ShardPlan | None = None
+    if config.shard is not None:  # this process runs one part of the run (jurist merge joins them)
+        bench, shard = shard_benchmark(bench, config.shard)
+    run_dir = RunDir(config.out or default_run_dir(bench.name, config.shard))
     if run_dir.root.exists() and not run_dir.root.is_dir():
         raise JuristError(f"--out: {run_dir.root} is a file, not a run directory")
     used = {*config.models, *config.judges, *bench.baselines(), *bench.candidates}
@@ -142,7 +148,15 @@ def resolve(
         mode=config.mode,
         preset=preset,
         budget=budget,
+        shard=shard,
     )
+
+
+def default_run_dir(bench_name: str, shard: ShardChoice | None) -> Path:
+    """``runs/<bench>``; a shard's ``runs/<bench>/shards/<I>-of-<N>`` (``jurist merge`` joins them into
+    ``runs/<bench>``)."""
+    root = Path("runs") / bench_name
+    return root if shard is None else root / "shards" / f"{shard.index}-of-{shard.count}"
 
 
 def _benchmark(config: RunConfig, loaded: Benchmark | None = None) -> Benchmark:
@@ -231,4 +245,4 @@ def _kind(config: RunConfig, bench: Benchmark, spec: ModelSpec) -> JudgeKind:
     )
 
 
-__all__ = ["RunPlan", "battle_scoring_flags", "judges_against_baselines", "resolve"]
+__all__ = ["RunPlan", "battle_scoring_flags", "default_run_dir", "judges_against_baselines", "resolve"]

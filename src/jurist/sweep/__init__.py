@@ -16,11 +16,15 @@ from jurist import lazy_face
 if TYPE_CHECKING:
     from jurist.sweep.build import build_plan
     from jurist.sweep.schedule import run_sweep
+    from jurist.sweep.shards import merge_sweeps, shard_sweep, write_sweep_shard
     from jurist.sweep.watch import CheckpointWatcher, WatchRules
 
 _HOMES = {
     "build_plan": "build",
     "run_sweep": "schedule",
+    "merge_sweeps": "shards",
+    "shard_sweep": "shards",
+    "write_sweep_shard": "shards",
     "CheckpointWatcher": "watch",
     "WatchRules": "watch",
 }
@@ -32,5 +36,8 @@ __all__ = [
     "CheckpointWatcher",
     "WatchRules",
     "build_plan",
+    "merge_sweeps",
     "run_sweep",
+    "shard_sweep",
+    "write_sweep_shard",
 ]

@@ -70,6 +70,7 @@ class SweepPlan:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     progress: bool = True
     check: bool = True
+    shard: dict[str, Any] | None = None  # --shard I/N: index, count, source, owners, facts (sweep/shards.py)
 
     @property
     def models_path(self) -> Path:
