@@ -9,8 +9,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from conftest import FAST_RETRY
 from jurist.serve.app import Bounds
 from jurist.serve.server import Listen, RewardServer, ThreadedServer
@@ -40,9 +38,12 @@ def call(
         connection.close()
 
 
-@pytest.fixture
-def reward_server() -> Iterator[Callable[..., tuple[str, RewardServer]]]:
-    """``start(settings fields..., listen=Listen(...), bounds=Bounds(...))`` -> (url, server); stopped after."""
+StartServer = Callable[..., tuple[str, RewardServer]]
+
+
+def servers() -> Iterator[StartServer]:
+    """A fixture's body: ``start(settings fields..., listen=Listen(...), bounds=Bounds(...))`` -> (url,
+    server), every server stopped after the test."""
     started: list[ThreadedServer] = []
 
     def start(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +17,14 @@ import pytest
 
 from conftest import SHARED_DATA, write_models_file
 from jurist.store.run_dir import RunDir
-from serve_fixtures import call, candidate_reward, read_jsonl, reward_server  # noqa: F401
+from serve_fixtures import StartServer, call, candidate_reward, read_jsonl, servers
 
 MODEL, JUDGE = "mixed", "judge-p70"
+
+
+@pytest.fixture
+def reward_server() -> Iterator[StartServer]:
+    yield from servers()
 
 
 def judge_messages(server: Any, judge: str) -> list[str]:
@@ -46,8 +52,8 @@ def starter_run(tmp_path: Path, mock_server: Any, run_quiet: Any) -> dict[str, A
     for battle in read_jsonl(out / "battles.jsonl"):
         battles[battle["uid"]].append(battle)
     judgments = {j["uid"]: j for j in read_jsonl(out / "judgments" / JUDGE / f"{MODEL}.jsonl")}
-    return {"server": server, "models": models, "out": out, "answers": answers_of(out, MODEL),
-            "battles": battles, "judgments": judgments, "eval_bodies": judge_messages(server, JUDGE)}  # fmt: skip
+    found = {"battles": battles, "judgments": judgments, "eval_bodies": judge_messages(server, JUDGE)}
+    return {"server": server, "models": models, "out": out, "answers": answers_of(out, MODEL), **found}
 
 
 def labels(record: dict[str, Any]) -> dict[int, str | None]:
@@ -76,12 +82,12 @@ def test_pairwise_rewards_are_the_runs_outcomes_from_the_cache_in_every_shape(
 
     # NeMo-Gym's /verify: the row's fields back, both judgements and verdicts, the reward
     uid, text = next(iter(answers.items()))
+    parts = [{"type": "output_text", "text": text[:5]}, {"type": "refusal", "refusal": "x"},
+             {"type": "output_text", "text": text[5:]}]  # fmt: skip
+    output = [{"type": "reasoning", "summary": []}, {"type": "message", "content": parts}]
     row = {"responses_create_params": {"input": [{"role": "user", "content": "q"}]}, "uid": uid,
            "question": "ignored: the uid names the question", "category": "hard_prompt", "extra": 7,
-           "response": {"output": [{"type": "reasoning", "summary": []},
-                                   {"type": "message", "content": [{"type": "output_text", "text": text[:5]},
-                                                                   {"type": "refusal", "refusal": "x"},
-                                                                   {"type": "output_text", "text": text[5:]}]}]}}  # fmt: skip
+           "response": {"output": output}}  # fmt: skip
     status, verified = call(url, "/verify", row)
     assert status == 200 and mock.stats.requests == sent
     judged = starter_run["judgments"][uid]
