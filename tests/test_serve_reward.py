@@ -260,3 +260,48 @@ def test_rules_reward_is_the_share_followed_with_the_runs_checks(
            ["punctuation:no_comma"], "kwargs": [None]}  # fmt: skip
     status, body = call(url, "/v1/reward", {"items": [own]})
     assert status == 200 and body["items"][0]["reward"] == 0.0
+
+
+def test_arena_hard_v2_verify_rows_by_uid_and_by_category(
+    tmp_path: Path, mock_server: Any, run_quiet: Any, reward_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """NeMo-Gym's rows against Arena-Hard v2.0: a row by uid is the run's judgment from the cache; a row of
+    its own is judged with its category's prompt (creative_writing's system prompt, as the run's)."""
+    named = pytest.importorskip("test_arena_hard_named")
+    named.no_network(monkeypatch)
+    gemini = named.synthetic_gemini(tmp_path, monkeypatch)
+    monkeypatch.setenv("JURIST_DATA_DIR", str(named.data_dir(tmp_path, gemini)))
+    mock = mock_server()
+    models = write_models_file(tmp_path / "m.yaml", mock.base_url, {MODEL: {}, JUDGE: {}})
+    out = tmp_path / "run"
+    common = {"bench": "arena-hard-v2.0", "models_file": models}
+    assert (
+        run_quiet(
+            **common, models=[MODEL], judges=[JUDGE], out=out, limit=8, limit_sample="stratified"
+        ).exit_code
+        == 0
+    )
+    judged = {j["uid"]: j for j in read_jsonl(out / "judgments" / JUDGE / f"{MODEL}.jsonl")}
+    assert {j["category"] for j in judged.values()} == {"hard_prompt", "creative_writing"}
+    url, _ = reward_server(**common, judge=JUDGE, out=tmp_path / "s")
+    sent = mock.stats.requests
+    for uid, text in answers_of(out, MODEL).items():
+        output = [{"type": "message", "content": [{"type": "output_text", "text": text}]}]
+        status, row = call(
+            url, "/verify", {"uid": uid, "responses_create_params": {}, "response": {"output": output}}
+        )
+        assert status == 200 and row["category"] == judged[uid]["category"]
+        assert (
+            row["verdict_base_gen"] == labels(judged[uid])[1]
+            and row["verdict_gen_base"] == labels(judged[uid])[2]
+        )
+    assert mock.stats.requests == sent
+    run_systems = {b["messages"][0]["content"] for b in mock.stats.bodies if b.get("model") == JUDGE}
+    mock.stats.bodies.clear()
+    output = [{"type": "message", "content": [{"type": "output_text", "text": "[better] a poem"}]}]
+    own = {"question": "Write a poem about rain.", "baseline_answer": "[worse] rain",
+           "category": "creative_writing", "responses_create_params": {}, "response": {"output": output}}  # fmt: skip
+    status, row = call(url, "/verify", own)
+    assert status == 200 and row["category"] == "creative_writing" and row["reward"] is not None
+    (system,) = {b["messages"][0]["content"] for b in mock.stats.bodies if b.get("model") == JUDGE}
+    assert system in run_systems and len(run_systems) == 2  # the run's creative_writing system prompt
