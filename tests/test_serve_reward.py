@@ -299,8 +299,8 @@ def test_arena_hard_v2_verify_rows_by_uid_and_by_category(
     run_systems = {b["messages"][0]["content"] for b in mock.stats.bodies if b.get("model") == JUDGE}
     mock.stats.bodies.clear()
     output = [{"type": "message", "content": [{"type": "output_text", "text": "[better] a poem"}]}]
-    own = {"question": "Write a poem about rain.", "baseline_answer": "[worse] rain",
-           "category": "creative_writing", "responses_create_params": {}, "response": {"output": output}}  # fmt: skip
+    own = {"question": "Write a poem about rain.", "baseline_answer": "[worse] rain"}
+    own |= {"category": "creative_writing", "responses_create_params": {}, "response": {"output": output}}
     status, row = call(url, "/verify", own)
     assert status == 200 and row["category"] == "creative_writing" and row["reward"] is not None
     (system,) = {b["messages"][0]["content"] for b in mock.stats.bodies if b.get("model") == JUDGE}
