@@ -203,3 +203,27 @@ def test_the_command_serves_until_sigterm_and_refuses_an_open_bind(tmp_path: Pat
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         assert process.wait(timeout=60) == 0
+
+
+def test_spend_is_counted_per_step_and_the_budget_stops_judging_as_an_error(
+    tmp_path: Path, mock_server: Any, reward_server: Any
+) -> None:
+    mock = mock_server()
+    price = {"price": {"input": 10.0, "output": 10.0}}  # USD per 1M tokens
+    models = write_models_file(tmp_path / "m.yaml", mock.base_url, {"judge": price})
+    url, server = reward_server(**starter(models, tmp_path), max_cost=0.3)
+    items = [{**own_item(f"Question {n}?"), "step": 1 + n % 2} for n in range(4)]
+    status, body = call(url, "/v1/reward", {"items": items})
+    assert status == 200 and all(i["cost"]["cost_usd"] > 0 for i in body["items"])
+    metrics = call(url, "/metrics")[1]
+    by_step = {row["step"]: row for row in metrics["steps"]}
+    assert set(by_step) == {1, 2} and by_step[1]["items"] == 2 and by_step[1]["requests"] == 4
+    spent = sum(i["cost"]["cost_usd"] for i in body["items"])
+    assert sum(row["cost_usd"] for row in by_step.values()) == pytest.approx(spent)
+    assert metrics["cost_usd"] == pytest.approx(spent)
+    flood = [{**own_item(f"Long question {n} " + "x" * 4000 + "?")} for n in range(40)]
+    status, body = call(url, "/v1/reward", {"items": flood[:20]})
+    status2, body2 = call(url, "/v1/reward", {"items": flood[20:]})
+    refused = [i for i in body["items"] + body2["items"] if i.get("error_kind") == "budget"]
+    assert status == status2 == 200 and refused and all(i["reward"] is None for i in refused)
+    assert server.service is not None and (server.service.root / "usage.jsonl").is_file()

@@ -301,10 +301,10 @@ class RewardService:
         uid = item.question.uid
         try:
             record = await self.kind.judge(self.engine.client(self.judge), item, cache="use")
-        except BudgetExhausted as exc:
-            return RewardOutcome(self.family, uid, None, error=_one_line(exc), error_kind="budget")
         except (PartialJudgment, RequestFailed) as exc:
-            return RewardOutcome(self.family, uid, None, error=_one_line(exc), error_kind="judge_failed")
+            failure = exc.failure if isinstance(exc, PartialJudgment) else exc
+            kind = "budget" if isinstance(failure, BudgetExhausted) else "judge_failed"
+            return RewardOutcome(self.family, uid, None, error=_one_line(failure), error_kind=kind)
         reward = self.reward_of(record)
         return RewardOutcome(self.family, uid, reward, invalid=reward is None, record=record)
 

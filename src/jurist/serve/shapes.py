@@ -171,10 +171,17 @@ def verify_response(
         "invalid_gen_base": gen_base is None or gen_base.get("label") is None,
         "invalid_base_gen": base_gen is None or base_gen.get("label") is None,
         "mask_sample": failed or reward is None,
-        "failure_kind": "judge_failed" if failed else "judge_unparseable" if reward is None else None,
+        "failure_kind": _failure_kind(outcome),
         "failure_reason": outcome.error if failed else "no readable verdict" if reward is None else None,
     }
     return result
+
+
+def _failure_kind(outcome: RewardOutcome) -> str | None:
+    """NeMo-Gym's failure vocabulary: a failed judge, the budget spent, no readable verdict."""
+    if outcome.error is not None:
+        return "provider_quota_exhausted" if outcome.error_kind == "budget" else "judge_failed"
+    return "judge_unparseable" if outcome.reward is None else None
 
 
 def _judgement(game: Mapping[str, Any] | None) -> str | None:
