@@ -305,3 +305,41 @@ def test_arena_hard_v2_verify_rows_by_uid_and_by_category(
     assert status == 200 and row["category"] == "creative_writing" and row["reward"] is not None
     (system,) = {b["messages"][0]["content"] for b in mock.stats.bodies if b.get("model") == JUDGE}
     assert system in run_systems and len(run_systems) == 2  # the run's creative_writing system prompt
+
+
+def test_writingbench_rubric_reward_is_the_mean_criterion_score(
+    tmp_path: Path, mock_server: Any, run_quiet: Any, reward_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from test_rubric_judge import install_reply, wb_reply, write_wb_prompt
+
+    if not (SHARED_DATA / "writingbench").is_dir():
+        pytest.skip("shared WritingBench data absent")
+    monkeypatch.setenv("JURIST_DATA_DIR", str(SHARED_DATA))
+    mock = mock_server()
+    install_reply(mock, wb_reply)
+    models = write_models_file(tmp_path / "m.yaml", mock.base_url, {"m": {}, "critic": {"temperature": None}})
+    common = {
+        "bench": "writingbench",
+        "models_file": models,
+        "judge_prompt": write_wb_prompt(tmp_path / "c.py"),
+    }
+    out = tmp_path / "run"
+    assert run_quiet(**common, models=["m"], judges=["critic"], out=out, limit=3).exit_code == 0
+    scores: dict[str, list[int]] = defaultdict(list)
+    for point in read_jsonl(out / "points" / "m.jsonl"):
+        scores[point["uid"]].append(point["detail"]["score"])
+    url, _ = reward_server(**common, judge="critic", out=tmp_path / "s")
+    items = [{"uid": uid, "answer": text} for uid, text in answers_of(out, "m").items()]
+    sent = mock.stats.requests
+    status, body = call(url, "/v1/reward", {"items": items})
+    assert status == 200 and mock.stats.requests == sent
+    for item in body["items"]:
+        assert item["reward"] == pytest.approx(sum(scores[item["uid"]]) / len(scores[item["uid"]]))
+    prompts = [f"P{n}" for n in range(len(items))]
+    request = {
+        "responses": [i["answer"] for i in items],
+        "prompts": prompts,
+        "labels": [i["uid"] for i in items],
+    }
+    status, got = call(url, "/get_reward", request)
+    assert status == 200 and got["scores"] == pytest.approx([r / 10 for r in got["rewards"]])
