@@ -154,6 +154,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=8, help="times the 541 IFEval items are sent")
+    parser.add_argument("--rule-workers", type=int, default=1, help="processes checking rule rewards")
     args = parser.parse_args()
     os.environ.setdefault("NLTK_DATA", str(SHARED / "nltk_data"))
     os.environ["JURIST_CACHE_DIR"] = tempfile.mkdtemp(prefix="jurist-bench-cache-")
@@ -195,7 +196,9 @@ def main() -> None:
 
     questions, items, slow = _ifeval_items(args.repeat)
     quick = [item for item in items if item["uid"] not in slow]
-    rules = ServeSettings(bench="ifeval", bench_options={"file": str(questions)}, out=work / "r")
+    rules = ServeSettings(
+        bench="ifeval", bench_options={"file": str(questions)}, out=work / "r", rule_workers=args.rule_workers
+    )
     server = ThreadedServer(RewardServer(rules, Listen(port=0), Bounds(max_batch=args.batch)))
     url = server.start()
     try:
@@ -216,7 +219,10 @@ def main() -> None:
             rates.append((len(chosen), http, server.run(direct(chosen))))
     finally:
         server.stop()
-    print(f"rule rewards (IFEval's GPT-4 answers, batches of {args.batch}, {args.clients} clients), items/s")
+    print(
+        f"rule rewards (IFEval's GPT-4 answers, batches of {args.batch}, {args.clients} clients, "
+        f"{args.rule_workers} rule worker(s)), items/s"
+    )
     print(f"  {'':40} {'items':>7} {'HTTP':>9} {'in-process':>11}")
     for name, (count, http, local) in zip(
         ("all instructions", "without langdetect's 3 instructions"), rates, strict=True

@@ -343,3 +343,24 @@ def test_writingbench_rubric_reward_is_the_mean_criterion_score(
     }
     status, got = call(url, "/get_reward", request)
     assert status == 200 and got["scores"] == pytest.approx([r / 10 for r in got["rewards"]])
+
+
+def test_rule_workers_give_the_same_checks_as_the_server_itself(tmp_path: Path, reward_server: Any) -> None:
+    questions = tmp_path / "q.jsonl"
+    ids = ["punctuation:no_comma", "detectable_format:title"]
+    rows = [
+        {"key": k, "prompt": f"q{k}", "instruction_id_list": ids, "kwargs": [None, {}]} for k in range(12)
+    ]
+    questions.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    items = [
+        {"uid": str(k), "answer": ("<<Title>> no commas" if k % 2 else "no comma here")} for k in range(12)
+    ]
+    common = {"bench": "ifeval", "bench_options": {"file": str(questions)}}
+    inline, _ = reward_server(**common, out=tmp_path / "a")
+    pooled, _ = reward_server(**common, out=tmp_path / "b", rule_workers=2)
+    first, second = call(inline, "/v1/reward", {"items": items}), call(pooled, "/v1/reward", {"items": items})
+    assert first == second and first[0] == 200
+    assert [i["reward"] for i in first[1]["items"]] == [0.5, 1.0] * 6
+    unknown = {"question": "own", "answer": "x", "instruction_id_list": ["no:such"], "kwargs": [{}]}
+    status, body = call(pooled, "/v1/reward", {"items": [unknown]})
+    assert status == 400 and "no checker" in body["error"]

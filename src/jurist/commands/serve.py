@@ -56,6 +56,9 @@ def reward(
     max_tokens: Annotated[int | None, typer.Option("--max-tokens")] = None,
     prices: Annotated[Path | None, typer.Option("--prices")] = None,
     max_concurrency: Annotated[int, typer.Option("--max-concurrency", min=1)] = 64,
+    rule_workers: Annotated[
+        int, typer.Option("--rule-workers", min=1, help="rules: processes checking answers")
+    ] = 1,
     max_batch: Annotated[int, typer.Option("--max-batch", min=1, help="items per request")] = 1024,
     max_body_mb: Annotated[float, typer.Option("--max-body-mb", min=0.001, help="request body size")] = 32.0,
 ) -> None:
@@ -71,7 +74,7 @@ def reward(
         bench=bench, judge=judge, models_file=models_file, bench_options=_bench_options(bench_option),
         baseline=baseline, judge_protocol=judge_protocol, judge_prompt=judge_prompt, reward=rule,
         loose=loose, invalid_reward=invalid_reward, out=out, cache=cache, max_cost=max_cost,
-        max_tokens=max_tokens, prices_file=prices, max_concurrency=max_concurrency,
+        max_tokens=max_tokens, prices_file=prices, max_concurrency=max_concurrency, rule_workers=rule_workers,
     )  # fmt: skip
     bounds = Bounds(max_body_bytes=int(max_body_mb * 1024 * 1024), max_batch=max_batch)
     server = RewardServer(settings, Listen(host, port, token_file), bounds)

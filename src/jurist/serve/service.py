@@ -15,7 +15,7 @@ import dataclasses
 import hashlib
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,9 +26,9 @@ from jurist.engine import BudgetExhausted, Engine, RequestFailed, RetryPolicy, m
 from jurist.errors import JuristError
 from jurist.judging import JudgeItem, PartialJudgment
 from jurist.redact import mask
-from jurist.rules import check_response, checkers, visible_text
 from jurist.run import RunConfig, RunLedger, RunPlan, resolve, resolve_budget
 from jurist.serve.rewards import RewardRule, pairwise_reward, preference_reward, rubric_reward, rules_reward
+from jurist.serve.rule_checks import RuleChecks
 from jurist.store import RunDirLock
 
 CANDIDATE = "policy"
@@ -64,6 +64,8 @@ class ServeSettings:
     prices_file: Path | None = None
     max_concurrency: int = 64
     min_interval: float = 0.0
+    rule_workers: int = 1
+    """Processes checking rule rewards (1: in the server's own)."""
     retry: RetryPolicy = field(default_factory=RetryPolicy)
 
     def run_config(self) -> RunConfig:
@@ -171,7 +173,10 @@ class RewardService:
         self.by_prompt: dict[str, Question] = {}
         for question in self.bench.questions:
             self.by_prompt.setdefault(question.prompt, question)
-        self.checkers = checkers(self.bench.rule_suite) if self.family == "rules" else {}
+        self.rules = None
+        if self.family == "rules":
+            assert self.bench.rule_suite is not None
+            self.rules = RuleChecks(self.bench.rule_suite, settings.rule_workers)
         self.ledger = accounts.ledger
         write = self.ledger.record
         self.ledger.record = lambda row: _recorded(write, row)
@@ -241,6 +246,10 @@ class RewardService:
         """What judging ``item`` needs, checked before anything is sent (BadItem: a 4xx)."""
         question = self.question_for(item)
         if self.family == "rules":
+            assert self.rules is not None
+            unknown = sorted(set(self.instructions_of(item, question)[0]) - self.rules.known)
+            if unknown:
+                raise BadItem(f"no checker for instruction id {unknown[0][:80]!r}")
             return question
         assert self.judge is not None
         baseline: tuple[str | None, str | None] = (None, None)
@@ -264,7 +273,7 @@ class RewardService:
         token = _ITEM_COST.set(cost)
         try:
             if isinstance(work, Question):
-                outcome = self._rules(item, work)
+                outcome = await self._rules(item, work)
             else:
                 outcome = await self._judged(work)
         finally:
@@ -272,26 +281,16 @@ class RewardService:
         outcome.cost, outcome.seconds = cost, time.perf_counter() - started
         return outcome
 
-    def _rules(self, item: RewardItem, question: Question) -> RewardOutcome:
+    def instructions_of(self, item: RewardItem, question: Question) -> tuple[Sequence[str], Sequence[Any]]:
+        """A benchmark question's instructions, else the item's own."""
         if item.instructions is not None and question.uid not in self.by_uid:
-            ids, kwargs = item.instructions
-        else:
-            ids, kwargs = question.metadata["instruction_id_list"], question.metadata["kwargs"]
-        text, _ = visible_text(item.answer)
-        try:
-            results = check_response(self.checkers, text, list(ids), list(kwargs), question.prompt)
-        except KeyError as exc:
-            raise BadItem(str(exc.args[0]) if exc.args else "unknown instruction id") from None
-        checks = []
-        for result in results:
-            check: dict[str, Any] = {
-                "id": result.instruction_id,
-                "strict": result.strict,
-                "loose": result.loose,
-            }
-            if result.error:
-                check["error"] = result.error
-            checks.append(check)
+            return item.instructions
+        return question.metadata["instruction_id_list"], question.metadata["kwargs"]
+
+    async def _rules(self, item: RewardItem, question: Question) -> RewardOutcome:
+        assert self.rules is not None
+        ids, kwargs = self.instructions_of(item, question)
+        checks = await self.rules.check(item.answer, ids, [k or {} for k in kwargs], question.prompt)
         reward = rules_reward(checks, loose=self.settings.loose)
         record = {"instructions": checks, "prompt_strict": all(c["strict"] for c in checks)}
         return RewardOutcome("rules", question.uid, reward, record=record)
@@ -321,6 +320,8 @@ class RewardService:
     async def aclose(self) -> None:
         """The engine closed (sessions, cache written back, servers stopped), the log and lock released."""
         try:
+            if self.rules is not None:
+                self.rules.close()
             await self.engine.aclose()
         finally:
             if self.engine.cache is not None:
