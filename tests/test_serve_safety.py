@@ -227,3 +227,23 @@ def test_spend_is_counted_per_step_and_the_budget_stops_judging_as_an_error(
     refused = [i for i in body["items"] + body2["items"] if i.get("error_kind") == "budget"]
     assert status == status2 == 200 and refused and all(i["reward"] is None for i in refused)
     assert server.service is not None and (server.service.root / "usage.jsonl").is_file()
+
+
+def test_concurrent_batches_from_several_clients_stay_within_the_judges_limit(
+    tmp_path: Path, models: tuple[Any, Path], reward_server: Any
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    mock, path = models
+    url, _ = reward_server(**starter(path, tmp_path))
+
+    def client(n: int) -> list[Any]:
+        batches = [[own_item(f"Client {n} batch {b} item {i}?") for i in range(5)] for b in range(3)]
+        return [call(url, "/v1/reward", {"items": batch}) for batch in batches]
+
+    with ThreadPoolExecutor(4) as pool:
+        answers = [answer for batch in pool.map(client, range(4)) for answer in batch]
+    assert all(status == 200 for status, _ in answers)
+    rewards = [item["reward"] for _, body in answers for item in body["items"]]
+    assert len(rewards) == 60 and all(r is not None for r in rewards)
+    assert mock.stats.requests_by_model["judge"] == 120 and mock.stats.peak_by_model["judge"] <= 8
