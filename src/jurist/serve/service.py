@@ -10,7 +10,6 @@ baseline answer), a reward per family (:mod:`jurist.serve.rewards`) and what eac
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import hashlib
 import time
@@ -329,10 +328,6 @@ class RewardService:
             self.engine.close_servers()
             self.accounts.close_log()
             self._lock.release()
-
-    def close_sync(self) -> None:
-        """:meth:`aclose` from outside any event loop."""
-        asyncio.run(self.aclose())
 
 
 def _recorded(write: Any, row: dict[str, Any]) -> None:

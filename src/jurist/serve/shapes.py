@@ -95,7 +95,7 @@ def item_of(body: Any, where: str, *, answer: str | None = None, step: int | Non
     text = answer if answer is not None else _text(fields, "answer", where, required=True)
     assert text is not None
     uid = fields.get("uid")
-    if uid is not None and not isinstance(uid, (str, int)) or isinstance(uid, bool):
+    if isinstance(uid, bool) or (uid is not None and not isinstance(uid, (str, int))):
         raise BadRequest(f"{where}: uid must be a string")
     own_step = _count(fields, "step", where)
     return RewardItem(
@@ -287,6 +287,7 @@ def outcome_dict(outcome: RewardOutcome) -> dict[str, Any]:
             for game in record.get("games") or []
         ]
     result["cost"] = outcome.cost.as_dict()
+    result["seconds"] = round(outcome.seconds, 6)
     return result
 
 
