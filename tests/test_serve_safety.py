@@ -247,3 +247,22 @@ def test_concurrent_batches_from_several_clients_stay_within_the_judges_limit(
     rewards = [item["reward"] for _, body in answers for item in body["items"]]
     assert len(rewards) == 60 and all(r is not None for r in rewards)
     assert mock.stats.requests_by_model["judge"] == 120 and mock.stats.peak_by_model["judge"] <= 8
+
+
+def test_openrlhf_reward_func_file_sends_the_token(
+    tmp_path: Path, models: tuple[Any, Path], reward_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jurist.serve.clients import reward_func
+
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN)
+    url, _ = reward_server(listen=Listen(port=0, token_file=token_file), **starter(models[1], tmp_path))
+    monkeypatch.setenv("JURIST_REWARD_URL", url)
+    prompt = "Name a colour.\n"
+    labels = [json.dumps({"question": "Name a colour.", "baseline_answer": "[worse] none"})]
+    monkeypatch.delenv("JURIST_REWARD_TOKEN_FILE", raising=False)
+    with pytest.raises(RewardError, match="HTTP 401"):
+        reward_func([prompt + "[better] blue</s>"], [prompt], labels)
+    monkeypatch.setenv("JURIST_REWARD_TOKEN_FILE", str(token_file))
+    got = reward_func([prompt + "[better] blue</s>"], [prompt], labels)
+    assert len(got["rewards"]) == 1 and 0.0 <= float(got["rewards"][0]) <= 1.0

@@ -78,22 +78,26 @@ class HttpScorer:
         self._token = path.read_text(encoding="utf-8").strip() if path is not None else None
         self.timeout = timeout
 
-    def score_items(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Each item's /v1/reward result; a refused request raises :class:`RewardError` (its one line)."""
+    def post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """One JSON request; a refused one raises :class:`RewardError` (its one line)."""
         headers = {"Content-Type": "application/json"}
         if self._token:
             headers["Authorization"] = f"Bearer {self._token}"
-        data = json.dumps({"items": items}).encode("utf-8")
-        request = urllib.request.Request(f"{self.url}/v1/reward", data=data, headers=headers, method="POST")
+        data = json.dumps(payload).encode("utf-8")
+        request = urllib.request.Request(f"{self.url}{path}", data=data, headers=headers, method="POST")
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 - http(s) URL
-                body = json.loads(response.read())
+                body: dict[str, Any] = json.loads(response.read())
         except urllib.error.HTTPError as exc:
             why = exc.read()[:500].decode("utf-8", "replace")
             raise RewardError(f"{self.url}: HTTP {exc.code}: {why}") from None
         except (urllib.error.URLError, OSError, ValueError) as exc:
             raise RewardError(f"{self.url}: {exc}") from None
-        results: list[dict[str, Any]] = body["items"]
+        return body
+
+    def score_items(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Each item's /v1/reward result."""
+        results: list[dict[str, Any]] = self.post("/v1/reward", {"items": items})["items"]
         return results
 
     def compute_score(
@@ -125,6 +129,24 @@ def compute_score(
     if _default is None:
         _default = HttpScorer()
     return _default.compute_score(data_source, solution_str, ground_truth, extra_info, **kwargs)
+
+
+def reward_func(queries: list[str], prompts: list[str], labels: list[Any], **_: Any) -> dict[str, Any]:
+    """OpenRLHF's ``--remote_rm_url /path/to/clients.py``: the batch posted to ``/get_reward`` of the
+    server at ``$JURIST_REWARD_URL``, with the token of ``$JURIST_REWARD_TOKEN_FILE`` (OpenRLHF's own
+    HTTP client sends none); ``rewards`` and ``scores`` as tensors where torch is installed."""
+    scorer = HttpScorer()
+    body = scorer.post("/get_reward", {"query": queries, "prompts": prompts, "labels": labels})
+    try:
+        import torch
+    except ImportError:
+        return body
+    logs = {name: torch.tensor(values) for name, values in (body.get("extra_logs") or {}).items()}
+    return {
+        "rewards": torch.tensor(body["rewards"]),
+        "scores": torch.tensor(body["scores"]),
+        "extra_logs": logs,
+    }
 
 
 class InProcessScorer:
@@ -167,4 +189,12 @@ class InProcessScorer:
             self._loop.close()
 
 
-__all__ = ["HttpScorer", "InProcessScorer", "RewardError", "compute_score", "reward_item", "score_dict"]
+__all__ = [
+    "HttpScorer",
+    "InProcessScorer",
+    "RewardError",
+    "compute_score",
+    "reward_func",
+    "reward_item",
+    "score_dict",
+]
