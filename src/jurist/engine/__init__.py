@@ -17,7 +17,7 @@ if TYPE_CHECKING:
         batch_limits,
         check_batchable,
     )
-    from jurist.engine.budget import Budget
+    from jurist.engine.budget import Budget, BudgetExhausted
     from jurist.engine.cache import RequestCache, default_cache_path, open_cache
     from jurist.engine.check import PROBE_MESSAGES, require_ready, run_checks
     from jurist.engine.client import Completion, EndpointClient, Engine, ModelClient, RequestFailed
@@ -40,6 +40,7 @@ _HOMES = {
     "batch_limits": "batch",
     "check_batchable": "batch",
     "Budget": "budget",
+    "BudgetExhausted": "budget",
     "RequestCache": "cache",
     "default_cache_path": "cache",
     "open_cache": "cache",
@@ -90,6 +91,7 @@ __all__ = [
     "COUNTS",
     "LABELS",
     "Budget",
+    "BudgetExhausted",
     "Completion",
     "ConcurrencyLimits",
     "EMBEDDED_ALIAS",

@@ -11,7 +11,7 @@ from jurist import lazy_face
 
 if TYPE_CHECKING:
     from jurist.run.batching import BatchChoice, batch_choice
-    from jurist.run.budget import show_usage, usage_of_runs
+    from jurist.run.budget import RunLedger, resolve_budget, show_usage, usage_of_runs
     from jurist.run.card import card_summary
     from jurist.run.config import RunConfig, RunResult
     from jurist.run.dry import dry_run
@@ -42,6 +42,8 @@ _HOMES = {
     "track_rows": "tracking",
     "BatchChoice": "batching",
     "batch_choice": "batching",
+    "RunLedger": "budget",
+    "resolve_budget": "budget",
     "show_usage": "budget",
     "usage_of_runs": "budget",
     "RunConfig": "config",
@@ -99,6 +101,7 @@ __all__ = [
     "Pipeline",
     "RunConfig",
     "RunPlan",
+    "RunLedger",
     "RunResult",
     "Session",
     "TaskFlags",
@@ -113,6 +116,7 @@ __all__ = [
     "new_progress",
     "parse_tasks",
     "resolve",
+    "resolve_budget",
     "run_interruptibly",
     "run_pipeline",
     "run_tasks",

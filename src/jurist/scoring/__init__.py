@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from jurist.scoring.judgebench import score_judgebench_run
     from jurist.scoring.lc import load_instruction_difficulty
     from jurist.scoring.options import STYLE_FEATURES, Method, Resample, Scored, ScoreOptions
+    from jurist.scoring.rubric import healthbench_metrics
     from jurist.scoring.rules import LABELS, METRICS
     from jurist.scoring.run import check_options, resolve_baselines, score_run, write_outputs
     from jurist.scoring.sanity import judge_sanity, sanity_warnings
@@ -101,6 +102,7 @@ _HOMES = {
     "STYLE_FEATURES": "options",
     "ScoreOptions": "options",
     "Scored": "options",
+    "healthbench_metrics": "rubric",
     "LABELS": "rules",
     "METRICS": "rules",
     "check_options": "run",
@@ -145,6 +147,7 @@ __all__ = [
     "family_of_metrics",
     "family_of_run",
     "find_battles",
+    "healthbench_metrics",
     "game_battle",
     "is_arena_battles_file",
     "judge_sanity",

@@ -1,0 +1,355 @@
+"""The reward service: one benchmark's protocol, exactly as ``jurist run`` judges it, one answer at a time.
+
+The benchmark, its judge, the judge's kind (prompts, reader, re-ask), its sampling and the engine's limits,
+retries, request cache, ledger and budget all come from the same :func:`jurist.run.resolve` a run starts
+from, so a reward request for a (question, answer) that a run judged sends the same request bytes: the
+request cache answers it, with no new judge request and the same verdicts. The service adds only what a
+trainer needs around that: items that name a benchmark question by uid (or bring their own question and
+baseline answer), a reward per family (:mod:`jurist.serve.rewards`) and what each item cost.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jurist.benchmarks import Question
+from jurist.engine import BudgetExhausted, Engine, RequestFailed, RetryPolicy, make_throttle, open_cache
+from jurist.errors import JuristError
+from jurist.judging import JudgeItem, PartialJudgment
+from jurist.redact import mask
+from jurist.run import RunConfig, RunLedger, RunPlan, resolve, resolve_budget
+from jurist.serve.rewards import RewardRule, pairwise_reward, preference_reward, rubric_reward, rules_reward
+from jurist.serve.rule_checks import RuleChecks
+from jurist.store import RunDirLock
+
+CANDIDATE = "policy"
+"""The alias a reward item's answer is judged under (it enters no prompt, only the judgment record)."""
+GIVEN_BASELINE = "given-baseline"
+"""The baseline alias of an item that brings its own ``baseline_answer``."""
+
+
+class BadItem(ValueError):
+    """An item the service cannot judge (unknown uid, no baseline answer...): a 4xx, one line."""
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    """What ``jurist serve reward`` was asked: the run options that shape judging, and the reward's."""
+
+    bench: str
+    judge: str | None = None
+    models_file: Path | None = None
+    bench_options: Mapping[str, str] = field(default_factory=dict)
+    baseline: str | None = None
+    judge_protocol: str | None = None
+    judge_prompt: Path | None = None
+    reward: RewardRule = "debiased"
+    loose: bool = False
+    invalid_reward: float = 0.0
+    """The reward an invalid judgment gets where a trainer's shape needs a number (flagged beside it)."""
+    out: Path | None = None
+    cache: bool = True
+    cache_path: Path | None = None
+    max_cost: float | None = None
+    max_tokens: int | None = None
+    prices_file: Path | None = None
+    max_concurrency: int = 64
+    min_interval: float = 0.0
+    rule_workers: int = 1
+    """Processes checking rule rewards (1: in the server's own)."""
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+
+    def run_config(self) -> RunConfig:
+        """The ``jurist run`` these settings judge like (its budget is the service's own: see build)."""
+        return RunConfig(
+            bench=self.bench,
+            bench_options=dict(self.bench_options),
+            models_file=self.models_file,
+            judges=[self.judge] if self.judge else [],
+            baseline=self.baseline,
+            judge_protocol=self.judge_protocol,
+            judge_prompt=self.judge_prompt,
+            out=self.out or Path("runs") / f"serve-reward-{Path(self.bench).stem}",
+            cache=self.cache,
+            cache_path=self.cache_path,
+            prices_file=self.prices_file,
+            max_concurrency=self.max_concurrency,
+            min_interval=self.min_interval,
+            retry=self.retry,
+            progress=False,
+            check=False,
+        )
+
+
+@dataclass(frozen=True)
+class RewardItem:
+    """One answer to reward: a benchmark question by ``uid`` (else by its ``question`` text, or a question
+    of its own), with an optional ``baseline_answer`` in place of the benchmark's baseline."""
+
+    answer: str
+    uid: str | None = None
+    question: str | None = None
+    category: str | None = None
+    baseline_answer: str | None = None
+    sample: int = 0
+    step: int | None = None
+    instructions: tuple[tuple[str, ...], tuple[dict[str, Any], ...]] | None = None
+    """A rules item's own (instruction ids, kwargs), for a prompt that is no benchmark question."""
+
+
+@dataclass
+class ItemCost:
+    """What one item's judge requests cost, from the ledger rows they settled (cache hits included)."""
+
+    requests: int = 0
+    cache_hits: int = 0
+    failed: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        self.requests += int(row.get("requests") or 0)
+        self.cache_hits += int(row.get("cache_hits") or 0)
+        self.failed += int(row.get("failed") or 0)
+        self.prompt_tokens += int(row.get("prompt_tokens") or 0)
+        self.completion_tokens += int(row.get("completion_tokens") or 0)
+        if row.get("cost_usd") is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + float(row["cost_usd"])
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class RewardOutcome:
+    """An item's reward (None: invalid or failed), with what decided it and what it cost."""
+
+    family: str
+    uid: str
+    reward: float | None
+    invalid: bool = False
+    error: str | None = None
+    error_kind: str | None = None
+    """``judge_failed`` (a request failed after retries) or ``budget`` (the budget refused it)."""
+    record: dict[str, Any] | None = None
+    """The judgment as ``jurist run`` stores it (judge kinds), or the rule checks."""
+    cost: ItemCost = field(default_factory=ItemCost)
+    seconds: float = 0.0
+
+
+_ITEM_COST: ContextVar[ItemCost | None] = ContextVar("jurist_reward_item_cost", default=None)
+
+
+def family_of(plan: RunPlan) -> str:
+    """pairwise, preference, rubric or rules (a registered kind: by the outcome it yields)."""
+    kind = plan.bench.judge_kind
+    if kind is None:
+        return "rules"
+    if kind in ("pairwise", "preference", "rubric"):
+        return kind
+    return "pairwise" if plan.kinds[plan.judges[0]].outcome == "battle" else "rubric"
+
+
+class RewardService:
+    """One benchmark's reward: items in, outcomes out, through one long-lived engine."""
+
+    def __init__(self, settings: ServeSettings, plan: RunPlan, accounts: RunLedger, lock: RunDirLock) -> None:
+        self.settings, self.plan, self.accounts, self._lock = settings, plan, accounts, lock
+        self.bench = plan.bench
+        self.family = family_of(plan)
+        self.judge = plan.judges[0] if plan.judges else None
+        self.kind = plan.kinds[self.judge] if self.judge else None
+        self.by_uid = {q.uid: q for q in self.bench.questions}
+        self.by_prompt: dict[str, Question] = {}
+        for question in self.bench.questions:
+            self.by_prompt.setdefault(question.prompt, question)
+        self.rules = None
+        if self.family == "rules":
+            assert self.bench.rule_suite is not None
+            self.rules = RuleChecks(self.bench.rule_suite, settings.rule_workers)
+        self.ledger = accounts.ledger
+        write = self.ledger.record
+        self.ledger.record = lambda row: _recorded(write, row)
+        config = plan.config
+        self.engine = Engine(
+            dict(plan.specs),
+            max_concurrency=config.max_concurrency,
+            policy=config.retry,
+            throttle=make_throttle(config.min_interval, config.throttle_file),
+            cache=open_cache(config.cache_path, enabled=config.cache),
+            ledger=self.ledger,
+        )
+
+    @classmethod
+    def build(cls, settings: ServeSettings) -> RewardService:
+        """Resolve the benchmark and judge as ``jurist run`` would; lock the service's directory and open
+        its usage log (the budget counts what earlier services there spent). One JuristError if not."""
+        config = settings.run_config()
+        plan = resolve(config)
+        if plan.bench.candidates:
+            raise JuristError(f"{plan.bench.name} judges fixed response pairs: there is no answer to reward")
+        if plan.bench.judge_kind is None and plan.bench.rule_suite not in ("ifeval", "ifbench"):
+            raise JuristError(f"{plan.bench.name}: no judge and no rule suite, so no reward")
+        bounded = dataclasses.replace(config, max_cost=settings.max_cost, max_tokens=settings.max_tokens)
+        budget = resolve_budget(bounded, plan.specs, plan.run_dir.root, [], plan.judges)
+        lock = RunDirLock(plan.run_dir.root)
+        lock.acquire()
+        accounts = RunLedger(budget)
+        accounts.open_log(plan.run_dir.root, f"serve-{uuid.uuid4().hex[:8]}")
+        return cls(settings, dataclasses.replace(plan, budget=budget), accounts, lock)
+
+    @property
+    def root(self) -> Path:
+        return self.plan.run_dir.root
+
+    # -- items --------------------------------------------------------------------------------------------
+    def question_for(self, item: RewardItem) -> Question:
+        """The benchmark's question (by uid, else by its exact text), else one of the item's own."""
+        if item.uid is not None:
+            question = self.by_uid.get(item.uid)
+            if question is None:
+                raise BadItem(f"uid {item.uid[:80]!r} is not a question of {self.bench.name}")
+            return question
+        if item.question is None:
+            raise BadItem("an item needs a uid or a question")
+        known = self.by_prompt.get(item.question)
+        if known is not None:
+            return known
+        if self.family == "rubric":
+            raise BadItem(f"{self.bench.name} grades with each question's rubric: give the uid")
+        if self.family == "rules" and item.instructions is None:
+            raise BadItem("a question that is no benchmark question needs instruction_id_list and kwargs")
+        digest = hashlib.sha256(item.question.encode("utf-8")).hexdigest()[:16]
+        return Question(uid=f"q-{digest}", prompt=item.question, category=item.category or "default")
+
+    def baseline_for(self, item: RewardItem, question: Question) -> tuple[str, str]:
+        """(baseline alias, its answer): the item's own, else the benchmark's shipped one for the uid."""
+        if item.baseline_answer is not None:
+            return GIVEN_BASELINE, item.baseline_answer
+        alias = self.bench.baseline_for(question)
+        text = (self.bench.shipped_answers.get(alias) or {}).get(question.uid) if alias else None
+        if alias is None or text is None:
+            raise BadItem(f"no baseline answer for {question.uid[:80]!r}: send baseline_answer")
+        return alias, text
+
+    def prepare(self, item: RewardItem) -> JudgeItem | Question:
+        """What judging ``item`` needs, checked before anything is sent (BadItem: a 4xx)."""
+        question = self.question_for(item)
+        if self.family == "rules":
+            assert self.rules is not None
+            unknown = sorted(set(self.instructions_of(item, question)[0]) - self.rules.known)
+            if unknown:
+                raise BadItem(f"no checker for instruction id {unknown[0][:80]!r}")
+            return question
+        assert self.judge is not None
+        baseline: tuple[str | None, str | None] = (None, None)
+        if self.family in ("pairwise", "preference"):
+            baseline = self.baseline_for(item, question)
+        return JudgeItem(
+            judge=self.judge,
+            model=CANDIDATE,
+            question=question,
+            sample=item.sample,
+            answer=item.answer,
+            baseline=baseline[0],
+            baseline_answer=baseline[1],
+        )
+
+    async def reward(self, item: RewardItem, prepared: JudgeItem | Question | None = None) -> RewardOutcome:
+        """One item's outcome; a failed judge request is its error, never a reward."""
+        work = prepared if prepared is not None else self.prepare(item)
+        started = time.perf_counter()
+        cost = ItemCost()
+        token = _ITEM_COST.set(cost)
+        try:
+            if isinstance(work, Question):
+                outcome = await self._rules(item, work)
+            else:
+                outcome = await self._judged(work)
+        finally:
+            _ITEM_COST.reset(token)
+        outcome.cost, outcome.seconds = cost, time.perf_counter() - started
+        return outcome
+
+    def instructions_of(self, item: RewardItem, question: Question) -> tuple[Sequence[str], Sequence[Any]]:
+        """A benchmark question's instructions, else the item's own."""
+        if item.instructions is not None and question.uid not in self.by_uid:
+            return item.instructions
+        return question.metadata["instruction_id_list"], question.metadata["kwargs"]
+
+    async def _rules(self, item: RewardItem, question: Question) -> RewardOutcome:
+        assert self.rules is not None
+        ids, kwargs = self.instructions_of(item, question)
+        checks = await self.rules.check(item.answer, ids, [k or {} for k in kwargs], question.prompt)
+        reward = rules_reward(checks, loose=self.settings.loose)
+        record = {"instructions": checks, "prompt_strict": all(c["strict"] for c in checks)}
+        return RewardOutcome("rules", question.uid, reward, record=record)
+
+    async def _judged(self, item: JudgeItem) -> RewardOutcome:
+        assert self.kind is not None and self.judge is not None
+        uid = item.question.uid
+        try:
+            record = await self.kind.judge(self.engine.client(self.judge), item, cache="use")
+        except (PartialJudgment, RequestFailed) as exc:
+            failure = exc.failure if isinstance(exc, PartialJudgment) else exc
+            kind = "budget" if isinstance(failure, BudgetExhausted) else "judge_failed"
+            return RewardOutcome(self.family, uid, None, error=_one_line(failure), error_kind=kind)
+        reward = self.reward_of(record)
+        return RewardOutcome(self.family, uid, reward, invalid=reward is None, record=record)
+
+    def reward_of(self, record: dict[str, Any]) -> float | None:
+        """The family's reward of a stored judgment (:mod:`jurist.serve.rewards`)."""
+        assert self.kind is not None
+        if self.family == "preference":
+            return preference_reward(record)
+        if self.family == "rubric":
+            points = self.kind.outcomes(record)
+            return rubric_reward(points, str(record.get("metric", "")))
+        return pairwise_reward(record, self.kind.outcomes, CANDIDATE, self.settings.reward)
+
+    async def aclose(self) -> None:
+        """The engine closed (sessions, cache written back, servers stopped), the log and lock released."""
+        try:
+            if self.rules is not None:
+                self.rules.close()
+            await self.engine.aclose()
+        finally:
+            if self.engine.cache is not None:
+                self.engine.cache.close()
+            self.engine.close_servers()
+            self.accounts.close_log()
+            self._lock.release()
+
+
+def _recorded(write: Any, row: dict[str, Any]) -> None:
+    """The usage log's line, and the item's cost when the request was made for one."""
+    if write is not None:
+        write(row)
+    cost = _ITEM_COST.get()
+    if cost is not None:
+        cost.add(row)
+
+
+def _one_line(exc: BaseException) -> str:
+    return mask(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)[:500]
+
+
+__all__ = [
+    "BadItem",
+    "CANDIDATE",
+    "ItemCost",
+    "RewardItem",
+    "RewardOutcome",
+    "RewardService",
+    "ServeSettings",
+    "family_of",
+]
