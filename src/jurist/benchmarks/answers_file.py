@@ -22,6 +22,10 @@ def read_answers_file(path: Path, bench: Benchmark) -> dict[str, str]:
     by_prompt: dict[str, str] = {}
     for q in bench.questions:
         by_prompt.setdefault(q.prompt, q.uid)
+    by_trimmed: dict[str, str] = {}  # IFBench db69a6f matches a prompt after trimming whitespace too
+    if bench.info.get("prompt_match") == "trimmed":
+        for q in bench.questions:
+            by_trimmed.setdefault(q.prompt.strip(), q.uid)
     answers: dict[str, str] = {}
     lines: dict[str, int] = {}
     for number, row in read_input_jsonl(path):
@@ -35,7 +39,7 @@ def read_answers_file(path: Path, bench: Benchmark) -> dict[str, str]:
             if uid is None:
                 raise InputError(path, where, f"field 'key': {row['key']!r} is no question of {bench.name}")
         elif isinstance(row.get("prompt"), str):
-            uid = by_prompt.get(row["prompt"])
+            uid = by_prompt.get(row["prompt"]) or by_trimmed.get(row["prompt"].strip())
             if uid is None:
                 raise InputError(path, where, f"field 'prompt': matches no prompt of {bench.name}")
         else:
