@@ -8,7 +8,8 @@ no checker reads). Inputs: upstream's shipped ``sample_output.jsonl`` on the v1 
 then perturbations of every answer (case, quotes, punctuation, abbreviations, names, pronouns, cut
 short, punctuation only) and answers built from each row's own arguments (keywords at the asked
 positions, the span to repeat by characters and by words), then the 300-prompt current file through
-``jurist run --answers`` for how unanswered prompts count.
+``jurist run --answers`` for how unanswered prompts count; last, IFEval's 25 ids, which db69a6f's registry
+holds too, on IFEval's GPT-4 responses.
 
 Skipped, and counted: ``words:start_verb`` (keys 257-262), whose verdict is NLTK's POS tagger's
 (``averaged_perceptron_tagger_eng``), which has no offline source here, so upstream raises LookupError
@@ -162,7 +163,11 @@ def _jurist(suite: str, row: Row, answer: str) -> list[InstructionResult | None]
 
 
 def _drawn_at_random(commit: str, instruction_id: str, kwargs: Row) -> bool:
-    """c94da02 draws a falsy repeat_span index at random; jurist takes it literally."""
+    """An argument upstream replaces by a random draw: c94da02's falsy repeat_span index (jurist takes it
+    literally), IFEval's letter_frequency letter that is not one letter a-z (key 1122's "#")."""
+    if instruction_id == "keywords:letter_frequency":
+        letter = kwargs.get("letter")
+        return not (isinstance(letter, str) and len(letter) == 1 and "a" <= letter.lower() <= "z")
     if commit != "c94da02" or instruction_id != "repeat:repeat_span":
         return False
     return not kwargs.get("n_start") or not kwargs.get("n_end")
@@ -328,3 +333,18 @@ def test_unanswered_and_trimmed_prompts_count_as_each_commit_counts_them(tmp_pat
         assert new[f"inst_{mode}"] == pytest.approx(100 * followed / total)
     # c94da02 (which stops on a missing prompt): the 284 prompts answered word for word, the rest left out
     assert old["n_questions"] == 284 and old["unanswered"] == 0
+
+
+def test_ifevals_ids_score_as_db69a6f_classic_verifiers(tmp_path: Path) -> None:
+    """db69a6f's registry also holds IFEval's 25 ids (``classic_instructions``), as jurist's IFBench suite
+    does: IFEval's GPT-4 responses score alike, every instruction, strict and loose."""
+    ifeval = DATA.parent / "ifeval"
+    questions = ifeval / "input_data_gpt4_20231107_145030.jsonl"
+    responses = ifeval / "input_response_data_gpt4_20231107_145030.jsonl"
+    upstream = upstream_verdicts("db69a6f", tmp_path, questions, responses)
+    answers = {r["prompt"]: r["response"] for r in _jsonl(responses)}
+    rows = [r for r in _jsonl(questions) if r["prompt"] in answers]
+    compared, skipped, wrong = compare("db69a6f", rows, lambda r: answers[r["prompt"]], upstream)
+    assert not wrong, "\n".join(wrong[:20])
+    assert skipped == {"drawn at random upstream": 2}  # letter_frequency rows whose letter is not a-z ("#")
+    assert len(compared) == 25 and sum(compared.values()) == sum(len(r["kwargs"]) for r in rows) - 2 > 800
