@@ -67,7 +67,7 @@ def keyword(response: str, kwargs: Mapping[str, Any], prompt: str) -> bool:
 
 @IFBENCH_DB69A6F.register("count:pronouns")
 def pronouns(response: str, kwargs: Mapping[str, Any], prompt: str) -> bool:
-    """At least ``N`` of the 60 pronoun tokens among NLTK's ``word_tokenize`` tokens of the lower-cased
+    """At least ``N`` of the 63 pronoun tokens among NLTK's ``word_tokenize`` tokens of the lower-cased
     response, ``/`` read as a space ("it's" is "it" and "'s"; "this", "all", "some" count now)."""
     wanted = count_arg(kwargs, "N")
     tokens = nltk_data.word_tokenize(response.replace("/", " ").lower())
