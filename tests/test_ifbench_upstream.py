@@ -33,6 +33,7 @@ from typing import Any
 
 import pytest
 
+from conftest import nltk_stopwords_dir
 from jurist.rules.evaluate import InstructionResult, check_instruction
 from jurist.rules.ifbench_count import PERSON_NAMES
 from jurist.rules.nltk_data import MissingNltkData
@@ -190,7 +191,8 @@ def compare(
             instruction_id = verdict["id"]
             where = f"{commit} key {row['key']} {instruction_id}"
             if mine is None:
-                assert "LookupError" in verdict.get("crash", ""), where  # upstream lacks the data too
+                if instruction_id == "words:start_verb":  # upstream lacks the tagger too
+                    assert "LookupError" in verdict.get("crash", ""), where
                 skipped["NLTK data missing here"] += 1
             elif _drawn_at_random(commit, instruction_id, kwargs):
                 skipped["drawn at random upstream"] += 1
@@ -222,7 +224,10 @@ def test_shipped_reference_outputs_score_as_upstream_at_each_commit(
     )
     compared, skipped, wrong = compare(commit, rows, lambda row: answers.get(row["prompt"]), upstream)
     assert not wrong, "\n".join(wrong[:20])
-    assert skipped["NLTK data missing here"] == 6 and skipped["upstream crashed"] == 0
+    assert skipped["upstream crashed"] == 0
+    if not nltk_stopwords_dir():
+        pytest.skip("NLTK's stop-word list could not be fetched: the ratio:stop_words rows cannot be scored")
+    assert skipped["NLTK data missing here"] == 6
     scored = [r for r in rows if "words:start_verb" not in r["instruction_id_list"]]
     assert len(scored) == 288
     results = [_jurist(f"ifbench@{commit}", r, answers[r["prompt"]]) for r in scored]
@@ -261,6 +266,10 @@ def test_perturbed_outputs_score_as_upstream_per_instruction_id(
     compared, skipped, wrong = compare(commit, questions, lambda row: by_prompt[row["prompt"]], upstream)
     assert not wrong, f"{len(wrong)} disagreements:\n" + "\n".join(wrong[:30])
     used = {i for row in questions for i in row["instruction_id_list"]} - {"words:start_verb"}
+    if not nltk_stopwords_dir():
+        used -= {"ratio:stop_words"}
+        assert len(used) == 55 and all(compared[i] >= 15 for i in used), compared
+        return
     assert len(used) == 56 and all(compared[i] >= 15 for i in used), compared  # v1's 57 ids less start_verb
     assert sum(compared.values()) > 5000
     if commit == "c94da02":  # its crashes are reached (and recorded by jurist as not followed)...
