@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from jurist.rules.evaluate import InstructionResult, check_instruction, check_response
-from jurist.rules.ifbench_checks import IFBENCH
+from jurist.rules.ifbench_checks import DEFAULT_VERSION, IFBENCH, IFBENCH_BY_VERSION
 from jurist.rules.nltk_data import MissingNltkData
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ifbench"
@@ -90,7 +90,10 @@ def test_the_registry_holds_exactly_the_58_ids_of_the_current_test_file() -> Non
 
     used = {i for row in _jsonl(DATA / "IFBench_test.jsonl") for i in row["instruction_id_list"]}
     assert len(used) == 58 and set(IFBENCH) == used
-    assert all(checker is checkers("ifbench")[i] for i, checker in IFBENCH.items())
+    assert all(checker is checkers("ifbench@c94da02")[i] for i, checker in IFBENCH.items())
+    for version, table in IFBENCH_BY_VERSION.items():
+        assert set(table) == used, version
+    assert checkers("ifbench") == checkers(f"ifbench@{DEFAULT_VERSION}")  # plain name: the default
 
 
 def test_the_reference_files_line_up_and_hold_the_published_totals(shipped: dict[str, Any]) -> None:

@@ -388,7 +388,8 @@ def test_ifbench_refuses_before_any_request_when_nltk_data_is_missing(
 
 def test_ifbench_shipped_sample_output_scores_as_the_reference(tmp_path: Path, shared_data_dir: Path) -> None:
     """Upstream's sample_output.jsonl through ``jurist run --answers``: every point equals the shipped
-    reference results, over the rows whose checkers need no NLTK data missing here."""
+    reference results (made by upstream's c94da02 code, ``-B version=c94da02``), over the rows whose
+    checkers need no NLTK data missing here."""
     rows = [
         json.loads(line) for line in (IFBENCH_REF / "IFBench_test_v1_8a66c06.jsonl").read_text().splitlines()
     ]
@@ -400,7 +401,8 @@ def test_ifbench_shipped_sample_output_scores_as_the_reference(tmp_path: Path, s
     sample = _read_jsonl(IFBENCH_REF / "sample_output.jsonl")
     answers.write_text("".join(json.dumps(r) + "\n" for r in sample if r["prompt"] in prompts))
     result = jurist(
-        "run", "--bench", "ifbench", "-B", f"file={questions}", "--answers", str(answers), "--model", "x",
+        "run", "--bench", "ifbench", "-B", f"file={questions}", "-B", "version=c94da02",
+        "--answers", str(answers), "--model", "x",
         "--out", "run", "--format", "json", "--no-progress", cwd=tmp_path,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr

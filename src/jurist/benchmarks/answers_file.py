@@ -2,7 +2,9 @@
 
 The file is the reference evaluators' input shape, one JSON object per line: ``response`` plus ``key`` (the
 question's key) or ``prompt`` (its exact text). Every line must name a question of the benchmark; a question
-the file does not answer is simply not scored (and reported as missing).
+the file does not answer is simply not scored (and reported as missing). IFBench at upstream's ``db69a6f``
+(``prompt_match: trimmed`` in its info) reads the file as upstream does: prompts match after trimming
+whitespace, and a line whose prompt is no question's is passed over.
 """
 
 from __future__ import annotations
@@ -22,6 +24,13 @@ def read_answers_file(path: Path, bench: Benchmark) -> dict[str, str]:
     by_prompt: dict[str, str] = {}
     for q in bench.questions:
         by_prompt.setdefault(q.prompt, q.uid)
+    # IFBench db69a6f: a prompt also matches after trimming whitespace, and a line whose prompt is no
+    # question's is passed over, as upstream's prompt -> response table is only ever looked up
+    by_trimmed: dict[str, str] = {}
+    upstream_lookup = bench.info.get("prompt_match") == "trimmed"
+    if upstream_lookup:
+        for q in bench.questions:
+            by_trimmed.setdefault(q.prompt.strip(), q.uid)
     answers: dict[str, str] = {}
     lines: dict[str, int] = {}
     for number, row in read_input_jsonl(path):
@@ -35,7 +44,9 @@ def read_answers_file(path: Path, bench: Benchmark) -> dict[str, str]:
             if uid is None:
                 raise InputError(path, where, f"field 'key': {row['key']!r} is no question of {bench.name}")
         elif isinstance(row.get("prompt"), str):
-            uid = by_prompt.get(row["prompt"])
+            uid = by_prompt.get(row["prompt"]) or by_trimmed.get(row["prompt"].strip())
+            if uid is None and upstream_lookup:
+                continue
             if uid is None:
                 raise InputError(path, where, f"field 'prompt': matches no prompt of {bench.name}")
         else:

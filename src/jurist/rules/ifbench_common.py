@@ -1,5 +1,11 @@
-"""What IFBench's checkers share: the registry, the 2025-10 sentence splitter, punctuation handling, and
-how missing arguments and the reference's crashes are reported.
+"""What IFBench's checkers share: the registries of both upstream versions, both sentence splitters,
+punctuation handling, and how missing arguments and the reference's crashes are reported.
+
+Two upstream versions are reproduced (``-B version=``, docs/benchmarks.md): ``c94da02`` (2025-10-17,
+the code that regenerated the shipped reference results) fills :data:`IFBENCH`; ``db69a6f``
+(2026-08-19, upstream's newest) is :data:`IFBENCH` with the checkers of :data:`IFBENCH_DB69A6F` in
+place of the ones it changed. A checker whose only change is the sentence splitter is written once with a
+``split`` argument and registered in both through :func:`register_both`.
 
 The shipped reference results (allenai/IFBench ``eval/eval_results_*.jsonl``, regenerated in commit
 c94da02 on 2025-10-17) come from code whose sentence splitter is a regex cascade (abbreviations, decimals,
@@ -21,16 +27,26 @@ Two deliberate, documented departures from the reference's *process* (never from
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from jurist.rules import nltk_data
 from jurist.rules.base import CheckerRegistry
 
 IFBENCH = CheckerRegistry()
-"""The 58 IFBench ids; filled by the ``ifbench_*`` family modules that :mod:`ifbench_checks` imports."""
+"""The 58 IFBench ids as upstream's ``c94da02`` checks them; filled by the ``ifbench_*`` family modules
+that :mod:`ifbench_checks` imports."""
+
+IFBENCH_DB69A6F = CheckerRegistry()
+"""The ids whose checker upstream changed between ``c94da02`` and ``db69a6f``, as ``db69a6f`` checks
+them (the other ids check alike in both)."""
+
+Splitter = Callable[[str], list[str]]
+"""A sentence splitter: the 2025-10 regex cascade or NLTK's Punkt."""
 
 PUNCTUATION = string.punctuation
 """ASCII punctuation, the only punctuation the reference strips anywhere."""
@@ -47,6 +63,37 @@ class ReferenceCrash(ValueError):
 
 class UndeterminedArgument(ValueError):
     """The reference would draw this argument at random; jurist refuses to guess a value."""
+
+
+def register_both(
+    instruction_id: str, *, sentences: bool = True, guard: bool = False
+) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
+    """Register a checker in both versions: as written (``c94da02``'s regex split, crashes raised) in
+    :data:`IFBENCH`, and in :data:`IFBENCH_DB69A6F` with what ``db69a6f`` changed in it: Punkt sentences
+    (``split=``, where ``sentences``) and its crash guards (``guard=True``: False where ``c94da02``
+    raised)."""
+
+    def add(checker: Callable[..., bool]) -> Callable[..., bool]:
+        IFBENCH.register(instruction_id)(checker)
+        changes: dict[str, Any] = {"split": punkt_sentences} if sentences else {}
+        if guard:
+            changes["guard"] = True
+        IFBENCH_DB69A6F.register(instruction_id)(functools.partial(checker, **changes))
+        return checker
+
+    return add
+
+
+def guarded_index(guard: bool, message: str) -> bool:
+    """Where ``c94da02`` fails with an IndexError (stopping its run) and ``db69a6f`` returns False."""
+    if guard:
+        return False
+    raise IndexError(message)
+
+
+def punkt_sentences(text: str) -> list[str]:
+    """Sentences as ``db69a6f`` splits them: ``nltk.sent_tokenize`` (English Punkt), found offline."""
+    return nltk_data.sent_tokenize(text)
 
 
 def drop_punctuation(text: str) -> str:

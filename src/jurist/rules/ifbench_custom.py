@@ -17,9 +17,12 @@ from typing import Any
 from jurist.rules.ifbench_common import (
     IFBENCH,
     PUNCT_SPACE,
+    Splitter,
     UndeterminedArgument,
     ascii_fold,
     drop_punctuation,
+    guarded_index,
+    register_both,
     split_sentences,
 )
 
@@ -53,7 +56,7 @@ def _csv_rows(text: str, delimiter: str = ",") -> list[list[str]]:
     return list(csv.reader(io.StringIO(text), delimiter=delimiter))
 
 
-def _request(kwargs: Mapping[str, Any]) -> str:
+def request_to_repeat(kwargs: Mapping[str, Any]) -> str:
     """The request to repeat; the reference refuses to build the instruction without one."""
     request = kwargs.get("prompt_to_repeat")
     if not request or not isinstance(request, str):
@@ -109,14 +112,16 @@ def reverse_newline(response: str, kwargs: Mapping[str, Any], prompt: str) -> bo
     return folded == sorted(folded, reverse=True)
 
 
-@IFBENCH.register("custom:word_reverse")
-def word_reverse(response: str, kwargs: Mapping[str, Any], prompt: str) -> bool:
+@register_both("custom:word_reverse")
+def word_reverse(
+    response: str, kwargs: Mapping[str, Any], prompt: str, *, split: Splitter = split_sentences
+) -> bool:
     """Lower-cased, ASCII punctuation deleted and the words put back in order, the text contains "bald
     eagle". (The reference then also asks that the text be one of its own sentences, which always holds
     once punctuation is gone; the call is kept so that stays true by construction, not by argument.)"""
     text = drop_punctuation(response.lower().strip())
     text = " ".join(text.split()[::-1])
-    return "bald eagle" in text and text in split_sentences(text)
+    return "bald eagle" in text and text in split(text)
 
 
 @IFBENCH.register("custom:character_reverse")
@@ -125,17 +130,27 @@ def character_reverse(response: str, kwargs: Mapping[str, Any], prompt: str) -> 
     return "elgae dlab" in response.lower()
 
 
-@IFBENCH.register("custom:sentence_alphabet")
-def sentence_alphabet(response: str, kwargs: Mapping[str, Any], prompt: str) -> bool:
+@register_both("custom:sentence_alphabet", guard=True)
+def sentence_alphabet(
+    response: str,
+    kwargs: Mapping[str, Any],
+    prompt: str,
+    *,
+    split: Splitter = split_sentences,
+    guard: bool = False,
+) -> bool:
     """Exactly 26 sentences whose first characters, lower-cased, are a to z in order (a sentence that
-    opens with a quote or a digit fails)."""
-    sentences = split_sentences(response)
+    opens with a quote or a digit fails; an empty one is an IndexError in ``c94da02``, a fail in
+    ``db69a6f``)."""
+    sentences = split(response)
     if len(sentences) != 26:
         return False
     for letter, sentence in zip("abcdefghijklmnopqrstuvwxyz", sentences, strict=True):
         words = sentence.split()
         if not words:
-            raise IndexError("custom:sentence_alphabet on an empty sentence: the reference fails here")
+            return guarded_index(
+                guard, "custom:sentence_alphabet on an empty sentence: the reference fails here"
+            )
         if words[0].lower()[0] != letter:
             return False
     return True
@@ -220,7 +235,7 @@ def repeat_change(response: str, kwargs: Mapping[str, Any], prompt: str) -> bool
     """The response is ``prompt_to_repeat`` with a different first word: not identical to it, and equal
     from the second whitespace word on (runs of whitespace compare equal). This is the 2025-10-17 rule;
     the July code compared from the second *character*."""
-    request = _request(kwargs)
+    request = request_to_repeat(kwargs)
     if response == request:
         return False
     return request.split()[1:] == response.split()[1:]
@@ -240,7 +255,7 @@ def repeat_span(response: str, kwargs: Mapping[str, Any], prompt: str) -> bool:
     Determinism: the reference draws a falsy ``n_start`` or ``n_end`` at random (``n_start=0`` is in the
     current test file, key 286: it becomes ``randint(0, words - 2)``); jurist takes 0 literally, the
     value the row asks for. A missing one cannot be scored."""
-    request = _request(kwargs)
+    request = request_to_repeat(kwargs)
     start, end = kwargs.get("n_start"), kwargs.get("n_end")
     if start is None or end is None:
         raise UndeterminedArgument(

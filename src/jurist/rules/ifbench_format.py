@@ -16,7 +16,10 @@ from jurist.rules import nltk_data
 from jurist.rules.ifbench_common import (
     IFBENCH,
     PUNCT_SPACE,
+    Splitter,
     drop_punctuation,
+    guarded_index,
+    register_both,
     split_sentences,
     text_arg,
 )
@@ -95,16 +98,26 @@ def _is_emoji(char: str) -> bool:
     return bool(emoji.is_emoji(char))
 
 
-@IFBENCH.register("format:emoji")
-def emoji_sentences(response: str, kwargs: Mapping[str, Any], prompt: str) -> bool:
+@register_both("format:emoji", guard=True)
+def emoji_sentences(
+    response: str,
+    kwargs: Mapping[str, Any],
+    prompt: str,
+    *,
+    split: Splitter = split_sentences,
+    guard: bool = False,
+) -> bool:
     """Every sentence ends with an emoji: one of its last two characters once ASCII punctuation is
     deleted and the ends stripped (the second covers a trailing variation selector), or else the next
     sentence's first such character (the splitter puts an emoji after "." into the next sentence). A
-    sentence of punctuation only makes the reference fail with an IndexError, and this raise."""
-    sentences = [drop_punctuation(sentence).strip() for sentence in split_sentences(response)]
+    sentence of punctuation only makes ``c94da02`` fail with an IndexError, and this raise; ``db69a6f``
+    fails it."""
+    sentences = [drop_punctuation(sentence).strip() for sentence in split(response)]
     for index, text in enumerate(sentences):
         if not text:
-            raise IndexError("format:emoji on a sentence of punctuation only: the reference fails here")
+            return guarded_index(
+                guard, "format:emoji on a sentence of punctuation only: the reference fails here"
+            )
         if _is_emoji(text[-1]) or _is_emoji(text[-2] if len(text) > 1 else text[-1]):
             continue
         if index == len(sentences) - 1:
@@ -184,8 +197,10 @@ def sub_bullets(response: str, kwargs: Mapping[str, Any], prompt: str) -> bool:
     return all("-" in piece for piece in response.split("*")[1:])
 
 
-@IFBENCH.register("format:no_bullets_bullets")
-def no_bullets_bullets(response: str, kwargs: Mapping[str, Any], prompt: str) -> bool:
+@register_both("format:no_bullets_bullets")
+def no_bullets_bullets(
+    response: str, kwargs: Mapping[str, Any], prompt: str, *, split: Splitter = split_sentences
+) -> bool:
     """At least two sentences, then at least two lines starting (after spaces) with ``*``, and nothing
     after them, not even an empty line. Reproduced quirk: the reference keeps the sentence list of the
     last prose line as its "still in prose" flag, so a prose line after an empty line fails."""
@@ -199,7 +214,7 @@ def no_bullets_bullets(response: str, kwargs: Mapping[str, Any], prompt: str) ->
                 return False
             bullet_count += 1
         elif in_prose:
-            found = split_sentences(line.strip())
+            found = split(line.strip())
             sentence_count += len(found)
             in_prose = bool(found)
         else:

@@ -17,9 +17,12 @@ from jurist.rules import nltk_data
 from jurist.rules.ifbench_common import (
     IFBENCH,
     PUNCT_SPACE,
+    Splitter,
     UndeterminedArgument,
     count_arg,
     drop_punctuation,
+    guarded_index,
+    register_both,
     split_sentences,
     text_arg,
 )
@@ -33,14 +36,17 @@ _PRIMES = frozenset(
 """Primes up to 97 only: a longer word fails even when its length is prime, as in the reference."""
 
 
-@IFBENCH.register("words:alphabet")
-def alphabet(response: str, kwargs: Mapping[str, Any], prompt: str) -> bool:
+@register_both("words:alphabet", sentences=False, guard=True)
+def alphabet(response: str, kwargs: Mapping[str, Any], prompt: str, *, guard: bool = False) -> bool:
     """Word initials run a, b, c... (after z comes a again), starting from whatever letter the first
     word has; words are split on whitespace after deleting ASCII punctuation. A first initial that is not
-    a-z (a digit, "É") fails; the first initial is lower-cased alone, later ones as part of their word."""
+    a-z (a digit, "É") fails; the first initial is lower-cased alone, later ones as part of their word.
+    No word at all: an IndexError in ``c94da02``, a fail in ``db69a6f``."""
     words = drop_punctuation(response).strip(PUNCT_SPACE).split()
     if not words:
-        raise IndexError("words:alphabet on a response without words: the reference indexes words[0]")
+        return guarded_index(
+            guard, "words:alphabet on a response without words: the reference indexes words[0]"
+        )
     letter = words[0][0].lower()
     if letter not in string.ascii_lowercase:
         return False
@@ -120,17 +126,26 @@ def odd_even_syllables(response: str, kwargs: Mapping[str, Any], prompt: str) ->
     return all(a != b for a, b in pairwise(parities))
 
 
-@IFBENCH.register("words:last_first")
-def last_first(response: str, kwargs: Mapping[str, Any], prompt: str) -> bool:
+@register_both("words:last_first", guard=True)
+def last_first(
+    response: str,
+    kwargs: Mapping[str, Any],
+    prompt: str,
+    *,
+    split: Splitter = split_sentences,
+    guard: bool = False,
+) -> bool:
     """Each sentence's last word equals the next one's first word, case-insensitively. Only the outer
     ASCII punctuation of the sentence is trimmed, so "end." then "End," differ. A sentence with no word
-    (a lone "!") makes the reference fail with an IndexError, and this raise."""
-    sentences = split_sentences(response)
+    (a lone "!") makes ``c94da02`` fail with an IndexError, and this raise; ``db69a6f`` fails it."""
+    sentences = split(response)
     for current, following in pairwise(sentences):
         last_words = current.rstrip(PUNCT_SPACE).split()
         first_words = following.lstrip(PUNCT_SPACE).split()
         if not last_words or not first_words:
-            raise IndexError("words:last_first on a sentence without words: the reference fails here")
+            return guarded_index(
+                guard, "words:last_first on a sentence without words: the reference fails here"
+            )
         if last_words[-1].lower() != first_words[0].lower():
             return False
     return True

@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from jurist.benchmarks.base import Benchmark
+from jurist.benchmarks.base import Benchmark, Question
 from jurist.judging.base import JudgeItem, JudgeKind
 from jurist.store.jsonl import iter_jsonl, rewrite_jsonl_atomic
 from jurist.store.records import PointRecord
@@ -57,8 +57,10 @@ def check_points(run_dir: RunDir, bench: Benchmark, models: Sequence[str], sampl
     from jurist.rules.evaluate import check_response
     from jurist.rules.registry import checkers
 
-    assert bench.rule_suite in ("ifeval", "ifbench")
+    assert bench.rule_suite is not None
     table = checkers(bench.rule_suite)
+    unanswered_fail = bench.info.get("unanswered") == "failed"  # IFBench db69a6f: as upstream counts
+    sources = bench.info.get("answers_source", {})
     total = 0
     for model in models:
         answers = run_dir.load_answers(model)
@@ -69,11 +71,18 @@ def check_points(run_dir: RunDir, bench: Benchmark, models: Sequence[str], sampl
             for sample in range(samples):
                 answer = answers.get((q.uid, sample))
                 if answer is None:
+                    if unanswered_fail and str(sources.get(model, "")).startswith("file:"):
+                        fresh.append(_unanswered_point(q, sample, model, bench.rule_suite))
                     continue
                 text, truncated = visible_answer(answer)
                 digest = _answer_hash(text)
                 old = stored.get((q.uid, sample))
-                if old and old.get("answer_hash") == digest and old.get("checks_version") == CHECKS_VERSION:
+                if (
+                    old
+                    and old.get("answer_hash") == digest
+                    and old.get("checks_version") == CHECKS_VERSION
+                    and old.get("metric") == bench.rule_suite  # same checkers (IFBench: same version)
+                ):
                     fresh.append(old)  # type: ignore[arg-type]
                     continue
                 ids, kwargs = q.metadata["instruction_id_list"], q.metadata["kwargs"]
@@ -101,3 +110,23 @@ def check_points(run_dir: RunDir, bench: Benchmark, models: Sequence[str], sampl
         rewrite_jsonl_atomic(path, fresh)
         total += len(fresh)
     return total
+
+
+def _unanswered_point(q: Question, sample: int, model: str, suite: str) -> PointRecord:
+    """A prompt the ``--answers`` file does not answer, every instruction failed (IFBench ``db69a6f``'s
+    ``empty_output``)."""
+    checks = [{"id": i, "strict": False, "loose": False} for i in q.metadata["instruction_id_list"]]
+    record: dict[str, Any] = {
+        "kind": "point",
+        "uid": q.uid,
+        "sample": sample,
+        "model": model,
+        "judge": None,
+        "metric": suite,
+        "value": 0.0,
+        "category": q.category,
+        "answer_hash": None,
+        "checks_version": CHECKS_VERSION,
+        "detail": {"instructions": checks, "truncated": False, "empty": True, "unanswered": True},
+    }
+    return record  # type: ignore[return-value]

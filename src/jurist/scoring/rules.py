@@ -60,7 +60,7 @@ def score_model(
     by_metric: dict[str, dict[str, list[tuple[float, float]]]] = {m: defaultdict(list) for m in METRICS}
     by_sample: dict[int, dict[str, list[float]]] = defaultdict(lambda: {m: [0.0, 0.0] for m in METRICS})
     per_id: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])  # n, strict, loose
-    truncated = empty = errors = 0
+    truncated = empty = errors = unanswered = 0
     for point in points:
         counts = _counts(point)
         for metric, pair in counts.items():
@@ -76,12 +76,14 @@ def score_model(
             errors += bool(check.get("error"))
         truncated += bool(point["detail"].get("truncated"))
         empty += bool(point["detail"].get("empty"))
+        unanswered += bool(point["detail"].get("unanswered"))  # counted failed (IFBench db69a6f)
     row: dict[str, Any] = {
         "n_questions": len(by_metric["prompt_strict"]),
         "n_answers": len(points),
         "samples": len(by_sample),
         "truncated": truncated,
         "empty": empty,
+        "unanswered": unanswered,
         "checker_errors": errors,
     }
     for offset, metric in enumerate(METRICS):
