@@ -234,8 +234,9 @@ def test_healthbench_rubric_reward_is_the_answers_own_score(
     assert judge_messages(mock, "g") == eval_bodies
 
 
+@pytest.mark.parametrize("bench", ["ifeval", "ifbench"])
 def test_rules_reward_is_the_share_followed_with_the_runs_checks(
-    tmp_path: Path, mock_server: Any, run_quiet: Any, reward_server: Any
+    tmp_path: Path, mock_server: Any, run_quiet: Any, reward_server: Any, bench: str
 ) -> None:
     questions = tmp_path / "q.jsonl"
     rows = [{"key": k, "prompt": f"question {k}{', indeed' if k % 3 == 0 else ''}: no commas, all lowercase",
@@ -244,7 +245,7 @@ def test_rules_reward_is_the_share_followed_with_the_runs_checks(
     questions.write_text("".join(json.dumps(r) + "\n" for r in rows))
     mock = mock_server()
     models = write_models_file(tmp_path / "m.yaml", mock.base_url, {"m": {}})
-    common = {"bench": "ifeval", "bench_options": {"file": str(questions)}}
+    common = {"bench": bench, "bench_options": {"file": str(questions)}}
     out = tmp_path / "run"
     assert run_quiet(**common, models_file=models, models=["m"], out=out).exit_code == 0
     checked = {p["uid"]: p["detail"]["instructions"] for p in read_jsonl(out / "points" / "m.jsonl")}

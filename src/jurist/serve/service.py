@@ -197,7 +197,7 @@ class RewardService:
         plan = resolve(config)
         if plan.bench.candidates:
             raise JuristError(f"{plan.bench.name} judges fixed response pairs: there is no answer to reward")
-        if plan.bench.judge_kind is None and plan.bench.rule_suite not in ("ifeval", "ifbench"):
+        if plan.bench.judge_kind is None and plan.bench.rule_suite is None:
             raise JuristError(f"{plan.bench.name}: no judge and no rule suite, so no reward")
         bounded = dataclasses.replace(config, max_cost=settings.max_cost, max_tokens=settings.max_tokens)
         budget = resolve_budget(bounded, plan.specs, plan.run_dir.root, [], plan.judges)
