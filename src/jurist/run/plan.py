@@ -201,7 +201,7 @@ def _check(
     generating = () if config.mode == "judge-only" else candidates
     for alias in [a for a in generating if not shipped(a)] + list(judges):
         if alias not in specs:
-            raise undefined_model(alias, source)
+            raise undefined_model(alias, source, specs)
     if judges and judges_against_baselines(bench) and not baselines:
         raise JuristError("--baseline is required to judge a question file (it has no baseline of its own)")
     clash = set(baselines) & set(candidates)

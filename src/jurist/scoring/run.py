@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jurist.errors import JuristError
+from jurist.errors import JuristError, did_you_mean, unknown_value
 from jurist.scoring.battles import load_battles, read_json
 from jurist.scoring.bt import StyleCache, bt_rows, style_rows
 from jurist.scoring.common import ALL, Battle, Row, per_judge
@@ -174,12 +174,13 @@ def write_outputs(root: Path, scored: Scored) -> None:
 def check_options(opts: ScoreOptions) -> None:
     """Reject option combinations that have no meaning, naming the command-line flag."""
     if opts.method not in ("winrate", "bt"):
-        raise JuristError(f"--method: {opts.method!r} is not winrate or bt")
+        raise unknown_value("--method", str(opts.method), ("winrate", "bt"))
     if opts.resample not in ("questions", "entries"):
-        raise JuristError(f"--resample: {opts.resample!r} is not questions or entries")
+        raise unknown_value("--resample", str(opts.resample), ("questions", "entries"))
     unknown = set(opts.style_control) - set(STYLE_FEATURES)
     if unknown:
-        raise JuristError(f"--style-control: unknown feature(s) {sorted(unknown)}; choose length, markdown")
+        hint = did_you_mean(sorted(unknown)[0], STYLE_FEATURES)
+        raise JuristError(f"--style-control: unknown feature(s) {sorted(unknown)}{hint}; choose length, markdown")
     if opts.length_controlled and (opts.style_control or opts.method != "winrate"):
         raise JuristError(
             "--length-controlled is a win rate; it cannot be combined with --method bt or style control"
