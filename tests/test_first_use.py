@@ -64,3 +64,66 @@ def test_an_unknown_name_gets_the_closest_valid_spelling(
     assert result.returncode == 2, result.stderr
     (line,) = result.stderr.strip().splitlines()  # one line
     assert meant in line and "vllm/opnai" not in line and "several run directories" not in line
+
+
+# -- item 1: every run ends with what it did and where its results are --------------------------------------
+def run_args(tmp_path: Path, models: Path, *extra: str) -> list[str]:
+    bench = str(question_file(tmp_path, 6))
+    return ["run", "--bench", bench, "--models-file", str(models), "--model", "strong", "--judge",
+            "judge-good", "--baseline", "base", "--out", "run", "--no-progress", *extra]  # fmt: skip
+
+
+def env_with(**extra: str) -> dict[str, str]:
+    import os
+
+    return {**os.environ, "JURIST_DATA_DIR": str(SHARED_DATA), **extra}
+
+
+def test_every_run_ends_with_what_it_did_and_where_its_results_are(tmp_path: Path, models: Path) -> None:
+    first = jurist(*run_args(tmp_path, models), cwd=tmp_path, env=env_with())
+    assert first.returncode == 0, first.stderr
+    did, where = first.stderr.strip().splitlines()[-2:]
+    assert did.startswith("this run: sent ") and "12 answers" in did and "12 judge requests" in did
+    assert where == "results: run/ (ratings.json, leaderboard.json, run.json); the page: jurist view run"
+    again = jurist(*run_args(tmp_path, models), cwd=tmp_path, env=env_with())
+    assert again.returncode == 0, again.stderr
+    assert again.stderr.strip().splitlines()[-2] == (
+        "this run: nothing left to send: every answer and judgment it needs was already in the run directory"
+    )
+    notes = [line for line in again.stderr.splitlines() if line.startswith("note:")]
+    assert len(notes) == len(set(notes))  # no warning twice
+
+
+def test_a_budget_stop_prints_the_partial_leaderboard_with_its_n(tmp_path: Path, models: Path) -> None:
+    """--max-tokens 2400 leaves room for a few of the twelve judge requests (each reserves its largest
+    possible cost before it is sent, one in flight), so the run stops with some questions judged."""
+    args = run_args(tmp_path, models, "--max-tokens", "2400", "--max-concurrency", "1", "--no-cache")
+    stopped = jurist(*args, "--format", "json", cwd=tmp_path, env=env_with())
+    assert stopped.returncode == 3, stopped.stderr
+    rows = {row["model"]: row for row in json.loads(stopped.stdout)}
+    assert 0 < rows["strong"]["n"] < 6 and rows["base"]["baseline"]
+    assert "the scores below are partial" in stopped.stderr
+    did, where = stopped.stderr.strip().splitlines()[-2:]
+    assert "the budget stopped it before the rest (skipped, not failed" in did
+    assert where == "results: run/ (run.json); the page: jurist view run"  # no score file for a partial run
+    assert not (tmp_path / "run" / "leaderboard.json").exists()
+    resumed = jurist(*run_args(tmp_path, models, "--no-cache"), cwd=tmp_path, env=env_with())
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stderr.strip().splitlines()[-2].startswith("this run: resumed the last, unfinished run; sent")
+
+
+# -- item 7: --cache-only names what the cache lacks, and the command that sends it --------------------------
+def test_cache_only_reports_what_the_cache_lacks_not_a_failure(tmp_path: Path, models: Path) -> None:
+    assert jurist(*run_args(tmp_path, models), cwd=tmp_path, env=env_with()).returncode == 0
+    more = tmp_path / "more.jsonl"
+    more.write_text(question_file(tmp_path, 6).read_text() + json.dumps({"uid": "q9", "prompt": "new"}) + "\n")
+    args = [*run_args(tmp_path, models, "--cache-only"), "--bench", str(more), "--out", "other"]
+    result = jurist(*args, cwd=tmp_path, env=env_with())
+    assert result.returncode == 1
+    assert "failed after retries" not in result.stderr and "run again to retry" not in result.stderr
+    (line,) = [line for line in result.stderr.splitlines() if "not in the request cache" in line]
+    assert line.startswith("2 request(s) are not in the request cache, and --cache-only sends nothing: ")
+    assert "2 answers (strong 1, base 1)" in line and "without --cache-only sends them" in line
+    did = result.stderr.strip().splitlines()[-2]
+    assert did.startswith("this run: sent nothing; ") and did.endswith("; 2 still missing (above)")
+    assert "answered from the request cache (12 answers, 12 judge requests)" in did
