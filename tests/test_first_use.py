@@ -109,14 +109,16 @@ def test_a_budget_stop_prints_the_partial_leaderboard_with_its_n(tmp_path: Path,
     assert not (tmp_path / "run" / "leaderboard.json").exists()
     resumed = jurist(*run_args(tmp_path, models, "--no-cache"), cwd=tmp_path, env=env_with())
     assert resumed.returncode == 0, resumed.stderr
-    assert resumed.stderr.strip().splitlines()[-2].startswith("this run: resumed the last, unfinished run; sent")
+    did = resumed.stderr.strip().splitlines()[-2]
+    assert did.startswith("this run: resumed the last, unfinished run; sent")
 
 
 # -- item 7: --cache-only names what the cache lacks, and the command that sends it --------------------------
 def test_cache_only_reports_what_the_cache_lacks_not_a_failure(tmp_path: Path, models: Path) -> None:
     assert jurist(*run_args(tmp_path, models), cwd=tmp_path, env=env_with()).returncode == 0
     more = tmp_path / "more.jsonl"
-    more.write_text(question_file(tmp_path, 6).read_text() + json.dumps({"uid": "q9", "prompt": "new"}) + "\n")
+    new = json.dumps({"uid": "q9", "prompt": "new"})
+    more.write_text(question_file(tmp_path, 6).read_text() + new + "\n")
     args = [*run_args(tmp_path, models, "--cache-only"), "--bench", str(more), "--out", "other"]
     result = jurist(*args, cwd=tmp_path, env=env_with())
     assert result.returncode == 1

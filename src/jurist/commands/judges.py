@@ -55,7 +55,7 @@ def _no_judgments(run_dir: Path) -> str:
             "no judges to compare (`jurist show` gives its scores)"
         )
     if fields.get("mode") == "inference-only":
-        return f"{run_dir}: a --inference-only run of {bench}: nothing was judged yet, so no judges to compare"
+        return f"{run_dir}: a --inference-only run of {bench}: nothing judged yet, so no judges to compare"
     return f"{run_dir}: a run of {bench} with no judgments yet: no judges to compare"
 
 

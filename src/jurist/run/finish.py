@@ -15,7 +15,6 @@ from typing import Any
 from rich.console import Console
 
 from jurist.errors import JuristError
-
 from jurist.report.formats import table_console
 from jurist.report.scores import print_scores
 from jurist.run.outcomes import Outcome, RunView
@@ -162,8 +161,8 @@ def missing_lines(current: Sequence[Mapping[str, Any]], failures_file: Path) -> 
     if uncached:
         lines.append(
             f"{len(uncached)} request(s) are not in the request cache, and --cache-only sends nothing: "
-            f"{_missing_by_stage(uncached)}. Nothing was sent (so none is counted as failed); the same command "
-            "without --cache-only sends them."
+            f"{_missing_by_stage(uncached)}. Nothing was sent (so none is counted as failed); the same "
+            "command without --cache-only sends them."
         )
     return lines
 

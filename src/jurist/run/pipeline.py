@@ -34,7 +34,7 @@ from jurist.run.generate import AnswerJob, FailureLog
 from jurist.run.indexes import RunIndexes
 from jurist.run.judge import Judging, answer_and_judge
 from jurist.run.kept_questions import keep_questions
-from jurist.run.outcomes import Outcome, RunView
+from jurist.run.outcomes import RunView
 from jurist.run.plan import RunPlan, resolve
 from jurist.run.session import Session, run_session
 from jurist.run.shipped import start_writing_shipped

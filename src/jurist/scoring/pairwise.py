@@ -215,8 +215,10 @@ def _unscored(
     offered is one the run's judge kind takes (AlpacaEval's ``preference`` kind has its own protocol and
     refuses ``--judge-protocol``)."""
     sides = {(b.get("judge", ""), b[side]) for b in battles for side in ("model_a", "model_b")}
-    remedy = "--judge-protocol structured or --rejudge-invalid" if judge_kind in (None, "pairwise") else (
-        "--rejudge-invalid (or another judge)"
+    remedy = (
+        "--judge-protocol structured or --rejudge-invalid"
+        if judge_kind in (None, "pairwise")
+        else "--rejudge-invalid (or another judge)"
     )
     return [
         f"none of the {n} verdict(s) of judge {judge} on {model} could be read, so {model} has no score "

@@ -180,7 +180,9 @@ def check_options(opts: ScoreOptions) -> None:
     unknown = set(opts.style_control) - set(STYLE_FEATURES)
     if unknown:
         hint = did_you_mean(sorted(unknown)[0], STYLE_FEATURES)
-        raise JuristError(f"--style-control: unknown feature(s) {sorted(unknown)}{hint}; choose length, markdown")
+        raise JuristError(
+            f"--style-control: unknown feature(s) {sorted(unknown)}{hint}; choose length, markdown"
+        )
     if opts.length_controlled and (opts.style_control or opts.method != "winrate"):
         raise JuristError(
             "--length-controlled is a win rate; it cannot be combined with --method bt or style control"
