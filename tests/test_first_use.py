@@ -129,3 +129,40 @@ def test_cache_only_reports_what_the_cache_lacks_not_a_failure(tmp_path: Path, m
     did = result.stderr.strip().splitlines()[-2]
     assert did.startswith("this run: sent nothing; ") and did.endswith("; 2 still missing (above)")
     assert "answered from the request cache (12 answers, 12 judge requests)" in did
+
+
+# -- item 4: `jurist list` names the reference judge a run uses, as upstream's pinned config states it ------
+UPSTREAM_CONFIGS = {
+    "arena-hard-local": SHARED_DATA / "arena-hard-local" / "judge_config.yaml",
+    "arena-hard-v0.1": SHARED_DATA / "arena-hard" / "official-prompts" / "arena-hard-v0.1.yaml",
+    "arena-hard-v2.0": SHARED_DATA / "arena-hard" / "official-prompts" / "arena-hard-v2.0.yaml",
+}
+
+
+def test_jurist_list_names_the_reference_judge_a_run_uses_and_upstream_pins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import yaml
+
+    from jurist.benchmarks import load_benchmark
+    from jurist.benchmarks.catalog import reference_text
+    from jurist.benchmarks.presets import REFERENCE_KEY, ReferenceJudge
+
+    listed = jurist("list", "--format", "json", cwd=tmp_path, env=env_with())
+    assert listed.returncode == 0, listed.stderr
+    records = {r["name"]: r for r in json.loads(listed.stdout)}
+    monkeypatch.setenv("JURIST_DATA_DIR", str(SHARED_DATA))
+    checked = []
+    for name in ("arena-hard-local", "arena-hard-v0.1", "arena-hard-v2.0", "alpaca-eval", "healthbench"):
+        info = load_benchmark(name, {}).info[REFERENCE_KEY]
+        sampling = {k: info.get(k) for k in ("model", "temperature", "max_tokens")}
+        used = reference_text(ReferenceJudge(**sampling, prompt_version="", protocol="", source=""))
+        assert records[name]["reference_judge"] == used, name  # the list says what the run compares with
+        if name in UPSTREAM_CONFIGS:
+            config = yaml.safe_load(UPSTREAM_CONFIGS[name].read_text())
+            sampled = f"temperature {config['temperature']:g}, max_tokens {config['max_tokens']}"
+            want = f"{config['judge_model']} ({sampled})"
+            assert used == want, name
+        checked.append(name)
+    assert records["arena-hard-local"]["reference_judge"].startswith("Qwen2-72B-Instruct-AWQ ")
+    assert len(checked) == 5
