@@ -166,3 +166,33 @@ def test_jurist_list_names_the_reference_judge_a_run_uses_and_upstream_pins(
         checked.append(name)
     assert records["arena-hard-local"]["reference_judge"].startswith("Qwen2-72B-Instruct-AWQ ")
     assert len(checked) == 5
+
+
+# -- item 6: the docs state the reference figures as the tool reproduces them ------------------------------
+def test_ifeval_reference_figures_in_the_docs_are_what_the_tool_prints(tmp_path: Path) -> None:
+    import re
+
+    responses = SHARED_DATA / "ifeval" / "input_response_data_gpt4_20231107_145030.jsonl"
+    args = ["run", "--bench", "ifeval", "-B", "version=gpt4-2023", "--answers", str(responses)]
+    result = jurist(
+        *args, "--model", "gpt-4", "--format", "json", "--no-progress", cwd=tmp_path, env=env_with()
+    )
+    assert result.returncode == 0, result.stderr
+    (row,) = json.loads(result.stdout)
+    counts = [
+        round(row[f"{level}_{mode}"] * total / 100)
+        for mode in ("strict", "loose")
+        for level, total in (("prompt", 541), ("inst", 834))
+    ]
+    assert counts == [416, 697, 430, 713]
+    upstream = json.loads((SHARED_DATA / "ifeval" / "expected_gpt4" / "expected_summary.json").read_text())
+    published = [
+        upstream[m][f"{lv}_level_correct"] for m in ("strict", "loose") for lv in ("prompt", "instruction")
+    ]
+    assert [p - c for p, c in zip(published, counts, strict=True)] == [1, 1, 1, 1]  # row 1122 only
+    docs = " ".join((Path(__file__).parents[1] / "docs" / "benchmarks.md").read_text().split())
+    stated = "prints 416/541 prompts and 697/834 instructions strict, 430/541 and 713/834 loose"
+    assert stated in docs and re.search(r"keys 1122\s+and 1129", docs) and "gives `k`" in docs
+    from jurist.rules.ifeval_words import frequency_letter
+
+    assert (frequency_letter("#"), frequency_letter("!")) == ("k", "a")  # the seeded letters the docs name
