@@ -196,3 +196,21 @@ def test_ifeval_reference_figures_in_the_docs_are_what_the_tool_prints(tmp_path:
     from jurist.rules.ifeval_words import frequency_letter
 
     assert (frequency_letter("#"), frequency_letter("!")) == ("k", "a")  # the seeded letters the docs name
+
+
+# -- item 8: a small run's judge card says what its probes need, and offers --judge-card N -------------------
+def test_a_small_runs_card_says_what_its_probes_need_and_judge_card_n_asks_for_them(
+    tmp_path: Path, models: Path
+) -> None:
+    small = jurist(*run_args(tmp_path, models), cwd=tmp_path, env=env_with())
+    assert small.returncode == 0, small.stderr
+    (line,) = [line for line in small.stderr.splitlines() if line.startswith("judge card:")]
+    assert "judge-good's verbosity and injection probes did not run: they need 20 probe requests" in line
+    assert "a tenth of its 12 judge requests allows 1" in line and "a run of 200 judge requests" in line
+    assert line.endswith("--judge-card 10 asks for them anyway (up to 20 probe requests)")
+    asked = jurist(*run_args(tmp_path, models, "--judge-card", "10"), cwd=tmp_path, env=env_with())
+    assert asked.returncode == 0, asked.stderr
+    assert not [line for line in asked.stderr.splitlines() if line.startswith("judge card:")]
+    card = json.loads((tmp_path / "run" / "judge_card.json").read_text())["judges"]["judge-good"]
+    assert card["probes"]["verbosity"]["n"] == card["probes"]["injection"]["n"] == 6  # every question
+    assert card["probe_requests"] == 12 and "12 judge-card probes" in asked.stderr

@@ -27,7 +27,7 @@ from jurist.report.progress import StageProgress
 from jurist.run.adopt import adopt_schema1_judgments
 from jurist.run.batching import batch_report, batching_of
 from jurist.run.budget import BUDGET_STOPPED, RunLedger
-from jurist.run.card import card_wanted, check_gate, gate, probe_judges, show_card
+from jurist.run.card import card_wanted, check_gate, gate, probe_judges, show_card, skipped_probe_lines
 from jurist.run.config import Mode, RunConfig, RunResult
 from jurist.run.finish import closing_lines, missing_lines, score_finished_run
 from jurist.run.generate import AnswerJob, FailureLog
@@ -274,6 +274,8 @@ class Pipeline:
             stopped=stopped,
             missing=len(failures.current),
         )
+        if self.card is not None:  # the probes a small run's tenth left out, and how to ask for them
+            ends[1:1] = skipped_probe_lines(self.card, self.plan)
         for line in ends:
             self.console.print(line, markup=False, highlight=False, soft_wrap=True)
         return RunResult(exit_code, outcome.rows, failures.count, engine.stats.requests, self.run_dir.root)
