@@ -138,10 +138,11 @@ def skipped_probe_lines(document: Mapping[str, Any], plan: RunPlan) -> list[str]
         sets = request_sets(plan.kinds[judge], plan.specs[judge])
         requests, judge_requests = probes_need(sets)
         names = " and ".join(skipped) if len(skipped) < 3 else ", ".join(skipped)
+        held, allowed = entry.get("judge_requests", 0), entry.get("probe_budget", 0)
         lines.append(
             f"judge card: {judge}'s {names} probe{'s' * (len(skipped) > 1)} did not run: they need "
             f"{requests} probe requests ({MIN_ITEMS} items in each of {sets} set(s)), and a tenth of its "
-            f"{entry.get('judge_requests', 0)} judge requests allows {entry.get('probe_budget', 0)} (a run of "
+            f"{held} judge requests allows {allowed} (a run of "
             f"{judge_requests} judge requests makes them by itself); --judge-card {MIN_ITEMS} asks for them "
             f"anyway (up to {requests} probe requests)"
         )
