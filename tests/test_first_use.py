@@ -214,3 +214,40 @@ def test_a_small_runs_card_says_what_its_probes_need_and_judge_card_n_asks_for_t
     card = json.loads((tmp_path / "run" / "judge_card.json").read_text())["judges"]["judge-good"]
     assert card["probes"]["verbosity"]["n"] == card["probes"]["injection"]["n"] == 6  # every question
     assert card["probe_requests"] == 12 and "12 judge-card probes" in asked.stderr
+
+
+# -- item 5: export and import keep the scoring; a run a format cannot hold is refused ----------------------
+def test_an_arena_hard_v2_run_exported_and_imported_back_is_scored_as_the_run_was(
+    tmp_path: Path, models: Path
+) -> None:
+    env = env_with()
+    args = ["run", "--bench", "arena-hard-v2.0", "--models-file", str(models), "--model", "strong"]
+    args += ["--judge", "judge-good", "--limit", "8", "--sample", "stratified", "--no-progress"]
+    ran = jurist(*args, "--out", "v2", "--no-judge-card", "--format", "json", cwd=tmp_path, env=env)
+    assert ran.returncode == 0, ran.stderr
+    exported = jurist("export", "arena-hard", "v2", "--out", "upstream", cwd=tmp_path, env=env)
+    assert exported.returncode == 0, exported.stderr
+    imported = jurist("import", "arena-hard", "upstream", "--out", "back", cwd=tmp_path, env=env)
+    assert imported.returncode == 0, imported.stderr
+    shown = jurist("show", "back", "--format", "json", cwd=tmp_path, env=env)
+    assert shown.returncode == 0, shown.stderr
+    keys = ("category", "model", "score", "n", "baseline")
+
+    def rows(text: str) -> list[tuple[Any, ...]]:
+        return sorted(tuple(str(row.get(k)) for k in keys) for row in json.loads(text))
+
+    assert rows(shown.stdout) == rows(ran.stdout)  # per category, with style control, as the run scored
+    assert {row["category"] for row in json.loads(shown.stdout)} == {"hard_prompt", "creative_writing"}
+    table = jurist("show", "back", cwd=tmp_path, env=env)
+    assert "style-controlled win rate on hard_prompt" in table.stdout
+
+
+def test_exporting_a_rule_checked_run_to_arena_hard_is_refused_in_one_line(tmp_path: Path) -> None:
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"key": 1000, "response": "hello"}) + "\n")
+    args = ["run", "--bench", "ifeval", "--answers", str(answers), "--model", "mine", "--limit", "1"]
+    assert jurist(*args, "--out", "ife", "--no-progress", cwd=tmp_path, env=env_with()).returncode == 0
+    refused = jurist("export", "arena-hard", "ife", "--out", "upstream", cwd=tmp_path, env=env_with())
+    assert refused.returncode == 2 and not (tmp_path / "upstream").exists()
+    (line,) = refused.stderr.strip().splitlines()
+    assert "this run of ifeval is checked by rule" in line and "cannot be exported there" in line
