@@ -251,3 +251,37 @@ def test_exporting_a_rule_checked_run_to_arena_hard_is_refused_in_one_line(tmp_p
     assert refused.returncode == 2 and not (tmp_path / "upstream").exists()
     (line,) = refused.stderr.strip().splitlines()
     assert "this run of ifeval is checked by rule" in line and "cannot be exported there" in line
+
+
+# -- item 4: a win rate's interval and the baseline's n do not depend on the other options -----------------
+def test_the_win_rate_interval_and_the_baseline_n_are_the_same_with_length_controlled(tmp_path: Path) -> None:
+    from test_alpaca_eval_bench import AlpacaMock, _fake_template
+
+    server = AlpacaMock()
+    server.start()
+    try:
+        models = write_models_file(
+            tmp_path / "m.yaml", server.base_url, {"strong": {}, "weak": {}, "judge-lp": {}}
+        )
+        args = ["run", "--bench", "alpaca-eval", "--models-file", str(models), "--model", "strong,weak"]
+        args += ["--judge", "judge-lp", "--judge-prompt", str(_fake_template(tmp_path)), "--limit", "40"]
+        ran = jurist(*args, "--out", "run", "--no-progress", "--no-judge-card", cwd=tmp_path, env=env_with())
+        assert ran.returncode == 0, ran.stderr
+    finally:
+        server.stop()
+
+    def shown(*extra: str) -> dict[str, dict[str, Any]]:
+        result = jurist("show", "run", "--format", "json", *extra, cwd=tmp_path, env=env_with())
+        assert result.returncode == 0, result.stderr
+        return {row["model"]: row for row in json.loads(result.stdout)}
+
+    plain, lc = shown("--method", "winrate"), shown("--length-controlled")
+    assert lc["strong"]["difficulty_source"] == "estimated"  # offline: the headline is the plain win rate
+    for model in ("strong", "weak"):
+        assert lc[model]["score"] == pytest.approx(plain[model]["score"], abs=1e-3)
+        assert (lc[model]["ci_low"], lc[model]["ci_high"]) == (
+            plain[model]["ci_low"],
+            plain[model]["ci_high"],
+        )
+    (baseline,) = [name for name, row in plain.items() if row.get("baseline")]
+    assert plain[baseline]["n"] == lc[baseline]["n"] == 40  # the questions judged against it, in both

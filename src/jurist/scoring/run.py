@@ -348,6 +348,29 @@ def _describe(opts: ScoreOptions, settings: Settings, baselines: list[str]) -> d
     return described
 
 
+def _as_plain_scoring(
+    rows: list[Row], battles: list[Battle], baselines: list[str], settings: Settings
+) -> None:
+    """LC rows whose headline is the plain win rate (LC only estimated) carry the interval the plain
+    scoring gives it (the question bootstrap), so a win rate's interval does not change when
+    ``--length-controlled`` is added; the baseline's row its n as every table counts it."""
+    plain = {
+        (row.get("judge", ""), row["model"]): row
+        for row in win_rate_leaderboard(
+            battles, set(baselines), n_bootstrap=settings.n_bootstrap, seed=settings.seed,
+            ci_level=settings.ci_level,
+        )
+    }  # fmt: skip
+    for row in rows:
+        same = plain.get((row.get("judge", ""), row["model"]))
+        if same is None:
+            continue
+        if row.get("baseline"):
+            row["n"] = same["n"]
+        elif "lc_estimate" in row and same["score"] is not None:
+            row["ci_low"], row["ci_high"] = same["ci_low"], same["ci_high"]
+
+
 def _score_subset(
     battles: list[Battle],
     baselines: list[str],
@@ -367,6 +390,7 @@ def _score_subset(
             warnings.append(fallback)
         rows = per_judge(battles, lambda sub: lc_rows(sub, baselines, run, notes, difficulty, official))
         lc_intervals(rows, settings.ci_level)
+        _as_plain_scoring(rows, battles, baselines, settings)
     elif opts.style_control:
         styles = StyleCache(run, notes)
         rows = per_judge(
