@@ -285,3 +285,43 @@ def test_the_win_rate_interval_and_the_baseline_n_are_the_same_with_length_contr
         )
     (baseline,) = [name for name, row in plain.items() if row.get("baseline")]
     assert plain[baseline]["n"] == lc[baseline]["n"] == 40  # the questions judged against it, in both
+
+
+def test_mean_at_n_spread_is_in_the_table_as_in_summary_json(
+    tmp_path: Path, mock_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from test_rule_tasks import _comma_question_file, _VaryingAnswers
+
+    server = mock_server()
+    answers, original = _VaryingAnswers(), server._reply
+
+    def reply(model: str, messages: list[dict[str, Any]], body: dict[str, Any]) -> Any:
+        response = original(model, messages, body)
+        payload = json.loads(response.body)
+        prompt = next(m["content"] for m in messages if m["role"] == "user")
+        payload["choices"][0]["message"]["content"] = answers(prompt)
+        response.body = json.dumps(payload).encode()
+        return response
+
+    monkeypatch.setattr(server, "_reply", reply)
+    sampler = {"temperature": 1.0, "seed": 7, "sample_batching": False}
+    models = write_models_file(tmp_path / "m.yaml", server.base_url, {"sampler": sampler})
+    questions = _comma_question_file(tmp_path / "q.jsonl", 20)
+    args = ["run", "--bench", "ifeval", "-B", f"file={questions}", "--models-file", str(models)]
+    result = jurist(
+        *args,
+        "--model",
+        "sampler",
+        "--samples",
+        "4",
+        "--out",
+        "run",
+        "--no-check",
+        cwd=tmp_path,
+        env=env_with(),
+    )
+    assert result.returncode == 0, result.stderr
+    across = json.loads((tmp_path / "run" / "summary.json").read_text())["models"]["sampler"]["across_runs"]
+    std = across["prompt_strict"]["std"]
+    assert std > 0 and "sd over samples" in result.stdout
+    assert f"±{std:.1f} (4 runs)" in result.stdout
