@@ -79,15 +79,21 @@ def env_with(**extra: str) -> dict[str, str]:
     return {**os.environ, "JURIST_DATA_DIR": str(SHARED_DATA), **extra}
 
 
+def closing(stderr: str) -> tuple[str, str]:
+    """A run's closing lines: what it did, and (the last line) where its results are."""
+    lines = stderr.strip().splitlines()
+    return next(line for line in reversed(lines) if line.startswith("this run: ")), lines[-1]
+
+
 def test_every_run_ends_with_what_it_did_and_where_its_results_are(tmp_path: Path, models: Path) -> None:
     first = jurist(*run_args(tmp_path, models), cwd=tmp_path, env=env_with())
     assert first.returncode == 0, first.stderr
-    did, where = first.stderr.strip().splitlines()[-2:]
+    did, where = closing(first.stderr)
     assert did.startswith("this run: sent ") and "12 answers" in did and "12 judge requests" in did
     assert where == "results: run/ (ratings.json, leaderboard.json, run.json); the page: jurist view run"
     again = jurist(*run_args(tmp_path, models), cwd=tmp_path, env=env_with())
     assert again.returncode == 0, again.stderr
-    assert again.stderr.strip().splitlines()[-2] == (
+    assert closing(again.stderr)[0] == (
         "this run: nothing left to send: every answer and judgment it needs was already in the run directory"
     )
     notes = [line for line in again.stderr.splitlines() if line.startswith("note:")]
@@ -103,13 +109,13 @@ def test_a_budget_stop_prints_the_partial_leaderboard_with_its_n(tmp_path: Path,
     rows = {row["model"]: row for row in json.loads(stopped.stdout)}
     assert 0 < rows["strong"]["n"] < 6 and rows["base"]["baseline"]
     assert "the scores below are partial" in stopped.stderr
-    did, where = stopped.stderr.strip().splitlines()[-2:]
+    did, where = closing(stopped.stderr)
     assert "the budget stopped it before the rest (skipped, not failed" in did
     assert where == "results: run/ (run.json); the page: jurist view run"  # no score file for a partial run
     assert not (tmp_path / "run" / "leaderboard.json").exists()
     resumed = jurist(*run_args(tmp_path, models, "--no-cache"), cwd=tmp_path, env=env_with())
     assert resumed.returncode == 0, resumed.stderr
-    did = resumed.stderr.strip().splitlines()[-2]
+    did = closing(resumed.stderr)[0]
     assert did.startswith("this run: resumed the last, unfinished run; sent")
 
 
@@ -126,7 +132,7 @@ def test_cache_only_reports_what_the_cache_lacks_not_a_failure(tmp_path: Path, m
     (line,) = [line for line in result.stderr.splitlines() if "not in the request cache" in line]
     assert line.startswith("2 request(s) are not in the request cache, and --cache-only sends nothing: ")
     assert "2 answers (strong 1, base 1)" in line and "without --cache-only sends them" in line
-    did = result.stderr.strip().splitlines()[-2]
+    did = closing(result.stderr)[0]
     assert did.startswith("this run: sent nothing; ") and did.endswith("; 2 still missing (above)")
     assert "answered from the request cache (12 answers, 12 judge requests)" in did
 
@@ -325,3 +331,24 @@ def test_mean_at_n_spread_is_in_the_table_as_in_summary_json(
     std = across["prompt_strict"]["std"]
     assert std > 0 and "sd over samples" in result.stdout
     assert f"±{std:.1f} (4 runs)" in result.stdout
+
+
+# -- item 3: a model string's row is its label, never its URL; run.json keeps the string --------------------
+def test_a_model_string_with_a_url_labels_its_row_without_it(tmp_path: Path, mock_server: Any) -> None:
+    url = mock_server().base_url
+    args = ["run", "--bench", str(question_file(tmp_path, 4)), "--model", f"vllm/strong@{url}"]
+    args += ["--judge", f"good=vllm/judge-good@{url}", "--baseline", f"vllm/base@{url}", "--out", "run"]
+    result = jurist(*args, "--no-progress", "--format", "json", cwd=tmp_path, env=env_with())
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)
+    assert {row["model"] for row in rows} == {"vllm/strong", "vllm/base"} and {r["judge"] for r in rows} == {
+        "good"
+    }
+    assert url not in result.stdout
+    specs = json.loads((tmp_path / "run" / "run.json").read_text())["model_specs"]
+    assert (
+        specs["good"]["model_string"] == f"vllm/judge-good@{url}" and specs["good"]["model"] == "judge-good"
+    )
+    assert specs["vllm/strong"]["model_string"] == f"vllm/strong@{url}"
+    twice = jurist(*args[:4], f"vllm/strong@{url}", "--model", f"vllm/strong@{url}x", cwd=tmp_path)
+    assert twice.returncode == 2 and "name it yourself: OTHER=" in twice.stderr

@@ -295,6 +295,7 @@ def models_from_strings(
     *,
     defined: Mapping[str, ModelSpec] | None = None,
     env: Mapping[str, str] | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> dict[str, ModelSpec]:
     """The specs of those ``names`` that are model strings and not already ``defined`` (a models-file alias
     wins). A name that is neither is left out: the caller says it is undefined (:func:`undefined_model`).
@@ -312,8 +313,11 @@ def models_from_strings(
     for name in dict.fromkeys(names):
         if name in defined:
             continue
-        spec = builder.spec(name)
+        string = (labels or {}).get(name, name)
+        spec = builder.spec(string)
         if spec is not None:
+            if string != name:  # labelled (string_labels): the row reads the label, run.json the string
+                spec = spec.model_copy(update={"alias": name, "model_string": string})
             specs[name] = spec
         else:
             unknown.append(name)

@@ -12,16 +12,25 @@ a plan; none of them derives these facts again.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from jurist.benchmarks.answers_file import read_answers_file, with_answers_file
 from jurist.benchmarks.base import Benchmark
 from jurist.benchmarks.baseline_file import baseline_from
 from jurist.benchmarks.presets import JudgePreset, judge_preset, reference_sampling
 from jurist.benchmarks.registry import load_benchmark
-from jurist.config import ModelSpec, load_models_file, models_from_strings, undefined_model
+from jurist.config import (
+    ModelSpec,
+    labelled,
+    load_models_file,
+    models_from_strings,
+    string_labels,
+    undefined_model,
+)
 from jurist.engine.embedded import EMBEDDED_ALIAS, embedded_model_spec
 from jurist.errors import JuristError
 from jurist.judging.base import JudgeKind
@@ -94,6 +103,7 @@ def resolve(
     ``placed``: specs that replace the models file's entries of the same alias (a sweep's checkpoint,
     placed on its slot's GPUs). ``loaded``: ``config.bench`` as already loaded with its options (``--tasks``
     loads each task first to tell which per-task options it takes)."""
+    config, labels = _labelled(config)
     bench = _benchmark(config, loaded)
     run_dir = RunDir(config.out or Path("runs") / bench.name)
     if run_dir.root.exists() and not run_dir.root.is_dir():
@@ -105,7 +115,7 @@ def resolve(
     specs.update(placed or {})
     # Names the command gives that are no alias: model strings (openai/NAME, vllm/NAME, a path …).
     named = [*config.models, *config.judges, *(b for b in bench.baselines() if not _shipped(bench, b))]
-    specs.update(models_from_strings(named, config.model_strings, defined=specs))
+    specs.update(models_from_strings(named, config.model_strings, defined=specs, labels=labels))
     if bench.candidates and config.models and config.answers_file is None:
         raise JuristError(
             f"--model does not apply to {bench.name}: it judges fixed response pairs (use --judge)"
@@ -143,6 +153,24 @@ def resolve(
         preset=preset,
         budget=budget,
     )
+
+
+def _labelled(config: RunConfig) -> tuple[RunConfig, dict[str, str]]:
+    """``config`` with its model strings under their row labels (``NAME=STRING``, a string less its
+    ``@URL``: :func:`jurist.config.string_labels`), and label -> full string."""
+    aliases: set[str] = set()
+    if config.models_file is not None:
+        try:  # the aliases only; the models file is read (and its errors said) by load_models_file
+            aliases = {str(key) for key in yaml.safe_load(Path(config.models_file).read_text()) or {}}
+        except (OSError, ValueError, TypeError, AttributeError, yaml.YAMLError):
+            aliases = set()
+    given = [*config.models, *config.judges, *([config.baseline] if config.baseline else [])]
+    labels = string_labels(given, aliases)
+    if not labels:
+        return config, labels
+    baseline = labelled([config.baseline], labels)[0] if config.baseline else None
+    models, judges = labelled(config.models, labels), labelled(config.judges, labels)
+    return replace(config, models=models, judges=judges, baseline=baseline), labels
 
 
 def _benchmark(config: RunConfig, loaded: Benchmark | None = None) -> Benchmark:
