@@ -352,3 +352,31 @@ def test_a_model_string_with_a_url_labels_its_row_without_it(tmp_path: Path, moc
     assert specs["vllm/strong"]["model_string"] == f"vllm/strong@{url}"
     twice = jurist(*args[:4], f"vllm/strong@{url}", "--model", f"vllm/strong@{url}x", cwd=tmp_path)
     assert twice.returncode == 2 and "name it yourself: OTHER=" in twice.stderr
+
+
+# -- item 2: errors in the user's terms, and no remedy the command refuses ----------------------------------
+def test_judges_compare_on_a_rule_checked_run_says_it_has_no_judge(tmp_path: Path) -> None:
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"key": 1000, "response": "hello"}) + "\n")
+    args = ["run", "--bench", "ifeval", "--answers", str(answers), "--model", "mine", "--limit", "1"]
+    assert jurist(*args, "--out", "ife", "--no-progress", cwd=tmp_path, env=env_with()).returncode == 0
+    result = jurist("judges", "compare", "ife", cwd=tmp_path)
+    assert result.returncode == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert "checked by rule (ifeval) with no judge, so it has no judges to compare" in line
+    assert "is this a jurist run directory" not in line
+
+
+def test_alpaca_evals_unreadable_verdict_warning_offers_only_what_it_takes(
+    tmp_path: Path, models: Path
+) -> None:
+    args = ["run", "--bench", "alpaca-eval", "--models-file", str(models), "--model", "strong"]
+    args += ["--judge", "judge-broken", "--limit", "3", "--no-progress", "--no-judge-card", "--out", "ae"]
+    result = jurist(*args, cwd=tmp_path, env=env_with())
+    printed = (result.stdout + result.stderr).splitlines()  # a table's warnings go under it, on stdout
+    (warning,) = [line for line in printed if "could be read" in line]
+    assert "--judge-protocol" not in warning and "--rejudge-invalid" in warning
+    refused = jurist(*args, "--judge-protocol", "structured", cwd=tmp_path, env=env_with())
+    assert refused.returncode == 2 and "does not apply" in refused.stderr  # the option it no longer offers
+    said = [line for line in printed if line.startswith(("note:", "warning:"))]
+    assert len(said) == len(set(said))  # no line twice (AlpacaEval's estimated-LC note included)

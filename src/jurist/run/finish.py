@@ -9,6 +9,7 @@ pipeline stays about running.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from jurist.run.work import JudgeWork
 from jurist.scoring import (
     FinishedRun,
     RecordedRun,
+    Scores,
     family_of_metrics,
     run_scoring_fields,
     score_family,
@@ -58,18 +60,29 @@ def score_finished_run(
     # what run.json records (written when the run opened), its scoring fields as this run resolves them
     opened = RecordedRun.read(view.run_dir.root).fields
     recorded = {**opened, **run_scoring_fields(bench, config.scoring_settings())}
+    said = {str(note) for note in bench.info.get("notes") or ()}  # said when the run started
     if partial:
         try:
             scores = score_run_dir(view.run_dir.root, recorded=recorded, end=end)
         except JuristError:  # nothing judged yet: nothing to show
             return Outcome([], scored=False)
         console.print(PARTIAL, style="yellow", markup=False, highlight=False, soft_wrap=True)
-        print_scores(scores, config.output_format, out=table_console(), err=console)
+        print_scores(_unsaid(scores, said), config.output_format, out=table_console(), err=console)
         return Outcome(scores.rows, scored=False)
     scores = score_run_dir(view.run_dir.root, recorded=recorded, end=end)
     written = write_documents(view.run_dir.root, scores)
-    print_scores(scores, config.output_format, out=table_console(), err=console)
+    print_scores(_unsaid(scores, said), config.output_format, out=table_console(), err=console)
     return Outcome(scores.rows, scored=scores.scored, documents=tuple(path.name for path in written))
+
+
+def _unsaid(scores: Scores, said: set[str]) -> Scores:
+    """``scores`` without the notes and warnings the run already said when it started (the benchmark's
+    notes, e.g. AlpacaEval's estimated LC): no line is printed twice. ``jurist show`` prints them all."""
+    return replace(
+        scores,
+        notes=[note for note in scores.notes if note not in said],
+        warnings=[warning for warning in scores.warnings if warning not in said],
+    )
 
 
 PARTIAL = (
