@@ -275,6 +275,12 @@ def test_the_win_rate_interval_and_the_baseline_n_are_the_same_with_length_contr
         assert ran.returncode == 0, ran.stderr
     finally:
         server.stop()
+    import re
+
+    ledger = json.loads((tmp_path / "run" / "run.json").read_text())["ledger"]["rows"]
+    sent = sum(row["requests"] for row in ledger if row["phase"] == "judge")
+    (sanity,) = [line for line in ran.stdout.splitlines() if re.match(r"│ judge-lp\s+│ +- ", line)]
+    assert sent == 80 and int(sanity.split("│")[7]) == sent  # judge sanity's games: one per judge request
 
     def shown(*extra: str) -> dict[str, dict[str, Any]]:
         result = jurist("show", "run", "--format", "json", *extra, cwd=tmp_path, env=env_with())
