@@ -39,6 +39,26 @@ def _perspective(game: dict[str, Any], reference: str) -> str | None:
     return None
 
 
+def _no_judgments(run_dir: Path) -> str:
+    """Why ``run_dir`` has no judgments, in the user's terms: a run checked by rule or answered only has
+    no judge; a folder with no run.json is no run directory."""
+    try:
+        fields = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        fields = None
+    if not isinstance(fields, dict):
+        return f"{run_dir}: no judgments/ folder and no run.json (is this a jurist run directory?)"
+    bench = fields.get("bench_name") or fields.get("bench") or "its benchmark"
+    if fields.get("rule_suite"):
+        return (
+            f"{run_dir}: a run of {bench}, checked by rule ({fields['rule_suite']}) with no judge, so it has "
+            "no judges to compare (`jurist show` gives its scores)"
+        )
+    if fields.get("mode") == "inference-only":
+        return f"{run_dir}: a --inference-only run of {bench}: nothing judged yet, so no judges to compare"
+    return f"{run_dir}: a run of {bench} with no judgments yet: no judges to compare"
+
+
 def load_verdicts(run_dir: Path) -> dict[str, dict[GameKey, tuple[str | None, tuple[Any, ...]]]]:
     """judge -> game slot -> (label in the candidate's perspective, identity of the judged answers).
 
@@ -50,7 +70,7 @@ def load_verdicts(run_dir: Path) -> dict[str, dict[GameKey, tuple[str | None, tu
 
     root = run_dir / "judgments"
     if not root.is_dir():
-        raise JuristError(f"{run_dir}: no judgments/ folder (is this a jurist run directory?)")
+        raise JuristError(_no_judgments(run_dir))
     verdicts: dict[str, dict[GameKey, tuple[str | None, tuple[Any, ...]]]] = defaultdict(dict)
     for path in sorted(root.glob("*/*.jsonl")):
         latest: dict[tuple[str, str, str], dict[str, Any]] = {}

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from jurist.commands.list import bench_help
-from jurist.errors import JuristError
+from jurist.errors import JuristError, did_you_mean, unknown_value
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -291,7 +291,7 @@ def run(
     if inference_only and judge_only:
         raise JuristError("--inference-only and --judge-only exclude each other")
     if fmt not in ("table", "json", "csv", "markdown"):
-        raise JuristError(f"--format: {fmt!r} is not table, json, csv or markdown")
+        raise unknown_value("--format", fmt, ("table", "json", "csv", "markdown"))
     if answers is not None and not answers.is_file():
         raise JuristError(f"--answers: {answers} is not a file")
     if data_dir is not None:
@@ -299,9 +299,9 @@ def run(
             raise JuristError(f"--data-dir: {data_dir} is not a folder")
         os.environ["JURIST_DATA_DIR"] = str(data_dir.resolve())  # read by benchmarks and NLTK lookups
     if sample not in ("first", "stratified"):
-        raise JuristError(f"--sample: {sample!r} is not first or stratified")
+        raise unknown_value("--sample", sample, ("first", "stratified"))
     if method not in ("winrate", "bt"):
-        raise JuristError(f"--method: {method!r} is not winrate or bt")
+        raise unknown_value("--method", method, ("winrate", "bt"))
     from jurist.config import ModelStringOptions, parse_settings
 
     strings = ModelStringOptions(base_url, api_key, parse_settings(model_setting or []))
@@ -312,7 +312,8 @@ def run(
     features = tuple(_split([style_control])) if style_control else ()
     unknown = [f for f in features if f not in ("length", "markdown")]
     if unknown:
-        raise JuristError(f"--style-control: unknown feature {unknown[0]!r}; choose length, markdown")
+        hint = did_you_mean(unknown[0], ("length", "markdown"))
+        raise JuristError(f"--style-control: unknown feature {unknown[0]!r}{hint}; choose length, markdown")
     from jurist.run import shard_choice
 
     part = shard_choice(shard, shards)

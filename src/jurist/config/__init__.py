@@ -32,6 +32,7 @@ from jurist.config.specs import (
     ServeSpec,
     arg_value,
 )
+from jurist.config.string_labels import labelled, string_labels
 from jurist.config.suite import Suite, SuiteTask, load_suite
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
     "Suite",
     "SuiteTask",
     "arg_value",
+    "labelled",
     "load_dotenv_values",
     "load_models_file",
     "models_from_strings",
@@ -59,5 +61,6 @@ __all__ = [
     "parse_settings",
     "load_suite",
     "resolve_key",
+    "string_labels",
     "undefined_model",
 ]

@@ -27,14 +27,14 @@ from jurist.report.progress import StageProgress
 from jurist.run.adopt import adopt_schema1_judgments
 from jurist.run.batching import batch_report, batching_of
 from jurist.run.budget import BUDGET_STOPPED, RunLedger
-from jurist.run.card import card_wanted, check_gate, gate, probe_judges, show_card
+from jurist.run.card import card_wanted, check_gate, gate, probe_judges, show_card, skipped_probe_lines
 from jurist.run.config import Mode, RunConfig, RunResult
-from jurist.run.finish import score_finished_run
+from jurist.run.finish import closing_lines, missing_lines, score_finished_run
 from jurist.run.generate import AnswerJob, FailureLog
 from jurist.run.indexes import RunIndexes
 from jurist.run.judge import Judging, answer_and_judge
 from jurist.run.kept_questions import keep_questions
-from jurist.run.outcomes import Outcome, RunView
+from jurist.run.outcomes import RunView
 from jurist.run.plan import RunPlan, resolve
 from jurist.run.session import Session, run_session
 from jurist.run.shard_files import shard_line, write_shard_file
@@ -66,6 +66,8 @@ class Pipeline:
 
     card: dict[str, Any] | None = None
     """The judge card's document (judge_card.json), once the judge stage's probes have run."""
+    resumed = False
+    """Whether the directory's last run had not finished (interrupted, crashed, stopped by the budget)."""
     card_stopped = False
     """Whether the budget ran out during the card's probes (after every judgment was made)."""
     failures: FailureLog
@@ -75,7 +77,8 @@ class Pipeline:
     # -- set-up ---------------------------------------------------------------------------------------------
     def _say_notes(self) -> None:
         """What the benchmark left out or estimated, and where a judge departs from the benchmark's
-        reference judge: said when the run starts and again under its results."""
+        reference judge: said once, when the run starts (before its first request, while it can still be
+        stopped); run.json keeps them (``bench_info.notes``, ``judge_preset``)."""
         lines = [str(note) for note in self.bench.info.get("notes") or ()]
         for line in lines + self.preset.lines(self.bench.name):
             self.console.print(f"note: {line}", style="yellow", markup=False, highlight=False, soft_wrap=True)
@@ -175,6 +178,7 @@ class Pipeline:
         """The directory's last run died while running (its run.json says so, and this run now holds the
         lock, so its holder is gone): said in one line, and kept in run.json as ``resumed``."""
         status, run_id = self.run_dir.recorded_status(holding_lock=lock.held)
+        self.resumed = status not in (None, "finished")  # interrupted, crashed or stopped by the budget
         if status != CRASHED:
             return
         self._fields["resumed"] = {"run_id": run_id, "status": CRASHED}
@@ -241,10 +245,8 @@ class Pipeline:
         # the budget ran out: all is saved, scored once a run completes it (unless only the card's probes
         # were left: the run's judgments are whole, the card says which probes the budget refused)
         stopped = self.accounts.stopped and not self.card_stopped
-        outcome = (
-            Outcome([], scored=False)
-            if stopped
-            else score_finished_run(self._view(), self.judge_work(), self.samples, self.console)
+        outcome = score_finished_run(
+            self._view(), self.judge_work(), self.samples, self.console, partial=stopped
         )
         self.indexes.release()  # scored: nothing reads them again
         exit_code = BUDGET_STOPPED if stopped else 1 if failures.count or not outcome.scored else 0
@@ -266,16 +268,21 @@ class Pipeline:
         self.accounts.report(self.console)
         for line in [*batch_report(engine, self.batching), *engine.cache_report()]:
             self.console.print(line, style="dim", markup=False, highlight=False, soft_wrap=True)
-        self._say_notes()
-        if failures.count:
-            self.console.print(
-                f"{failures.count} request(s) failed after retries and are still missing (run.json "
-                f"'still_failing'; every attempt is kept in {self.run_dir.failures}). Run the same command "
-                "again to retry them.",
-                style="yellow",
-                markup=False,
-                highlight=False,
-            )
+        for line in missing_lines(failures.current, self.run_dir.failures):
+            self.console.print(line, style="yellow", markup=False, highlight=False, soft_wrap=True)
+        ledger = fields["ledger"]
+        ends = closing_lines(
+            self.run_dir.root,
+            ledger,
+            outcome.documents,
+            resumed=self.resumed,
+            stopped=stopped,
+            missing=len(failures.current),
+        )
+        if self.card is not None:  # the probes a small run's tenth left out, and how to ask for them
+            ends[1:1] = skipped_probe_lines(self.card, self.plan)
+        for line in ends:
+            self.console.print(line, markup=False, highlight=False, soft_wrap=True)
         return RunResult(exit_code, outcome.rows, failures.count, engine.stats.requests, self.run_dir.root)
 
     # -- the stages -----------------------------------------------------------------------------------------
