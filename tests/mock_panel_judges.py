@@ -127,14 +127,20 @@ class PanelJudges(MockOpenAI):
         top = [("m", math.log(p_first)), ("M", math.log(1.0 - p_first))]
         token = "m" if p_first >= 0.5 else "M"
         alternatives = [{"token": t, "logprob": v} for t, v in top]
-        logprobs = {"content": [{"token": token, "logprob": max(v for _, v in top), "top_logprobs": alternatives}]}
+        logprobs = {
+            "content": [{"token": token, "logprob": max(v for _, v in top), "top_logprobs": alternatives}]
+        }
         choice = {"index": 0, "message": {"role": "assistant", "content": token}, "finish_reason": "length"}
         payload = {
             "id": "mock",
             "object": "chat.completion",
             "model": judge,
             "choices": [{**choice, "logprobs": logprobs}],
-            "usage": {"prompt_tokens": len(user) // 4, "completion_tokens": 1, "total_tokens": len(user) // 4 + 1},
+            "usage": {
+                "prompt_tokens": len(user) // 4,
+                "completion_tokens": 1,
+                "total_tokens": len(user) // 4 + 1,
+            },
         }
         return web.json_response(payload)
 
@@ -153,7 +159,13 @@ class PanelJudges(MockOpenAI):
             "id": "mock",
             "object": "chat.completion",
             "model": judge,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": len(user) // 4, "completion_tokens": 12, "total_tokens": len(user) // 4 + 12},
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+            ],
+            "usage": {
+                "prompt_tokens": len(user) // 4,
+                "completion_tokens": 12,
+                "total_tokens": len(user) // 4 + 12,
+            },
         }
         return web.json_response(payload)

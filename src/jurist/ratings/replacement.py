@@ -156,7 +156,8 @@ class MonotoneMap:
     y: tuple[float, ...]
 
     def __call__(self, value: npt.ArrayLike) -> FloatArray:
-        return np.interp(np.asarray(value, dtype=np.float64), np.array(self.x), np.array(self.y))
+        found: FloatArray = np.interp(np.asarray(value, dtype=np.float64), np.array(self.x), np.array(self.y))
+        return found
 
 
 def isotonic_map(x: npt.ArrayLike, y: npt.ArrayLike, weights: npt.ArrayLike | None = None) -> MonotoneMap:
@@ -198,7 +199,8 @@ def _row_means(matrix: FloatArray, weights: FloatArray) -> FloatArray:
     judged = ~np.isnan(matrix)
     w = weights[None, :] * judged
     with np.errstate(invalid="ignore", divide="ignore"):
-        return 100.0 * np.where(judged, matrix, 0.0).dot(weights) / w.sum(axis=1)
+        means: FloatArray = 100.0 * np.where(judged, matrix, 0.0).dot(weights) / w.sum(axis=1)
+    return means
 
 
 def panel_targets(panel: PanelScores, weights: FloatArray) -> tuple[FloatArray, FloatArray]:

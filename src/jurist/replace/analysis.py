@@ -205,8 +205,9 @@ def verdict(items: Mapping[str, Any], board: Mapping[str, Any], mapping: Mapping
             chose = items["chose_longer"]
             reasons.append(
                 f"length bias: it agrees {longer:.2f} where the retired judge chose the longer output but "
-                f"{shorter:.2f} where it chose the shorter (more than {LENGTH_GAP_MAX} apart); it chose the "
-                f"longer output {chose['candidate']:.0%} of the time, the retired judge {chose['retired']:.0%}"
+                f"{shorter:.2f} where it chose the shorter (more than {LENGTH_GAP_MAX} apart); it chose "
+                f"the longer output {chose['candidate']:.0%} of the time, the retired judge "
+                f"{chose['retired']:.0%}"
             )
         for group in items["by_length"]:
             rate = group["agreement"]["estimate"]

@@ -82,7 +82,8 @@ def choose_models(panel: Panel, wanted: Sequence[str]) -> tuple[str, ...]:
 def study_benchmark(panel: Panel, models: Sequence[str], items: int | None, seed: int) -> Benchmark:
     """The benchmark limited to the sample, the panel's ``models`` as its candidates with their published
     answers shipped (only where the panel holds an answer: a missing one is not judged)."""
-    bench = load_benchmark(panel.bench, {})
+    # the study compares raw preferences: AlpacaEval's LC inputs (a download when absent) are not needed
+    bench = load_benchmark(panel.bench, {"lc": "estimate"} if panel.bench == "alpaca-eval" else {})
     answered = [q for q in bench.questions if any(q.uid in panel.answers[m] for m in models)]
     if not answered:
         raise JuristError(f"the panel's answers name no question of {panel.bench}")
@@ -102,6 +103,7 @@ def study_config(request: StudyRequest) -> RunConfig:
     """The run of the study: the candidate judge, no judge card (the study is the card), quiet scoring."""
     return RunConfig(
         bench=request.bench,
+        bench_options={"lc": "estimate"} if request.bench == "alpaca-eval" else {},
         models_file=request.models_file,
         judges=[request.judge],
         model_strings=request.model_strings,
