@@ -274,3 +274,73 @@ def test_a_bad_anchor_file_is_one_line(tmp_path: Path) -> None:
         read_replacement(path)
     with pytest.raises(JuristError, match="no such file"):
         read_replacement(tmp_path / "none.json")
+
+
+# -- retirement, and the judge card's gold labels --------------------------------------------------------
+def test_retired_models_are_named_with_their_shutdown() -> None:
+    import datetime
+
+    from jurist.config import retirement_phrase, shutdown_of
+
+    assert shutdown_of("openai/gpt-4-1106-preview") == "2026-10-23"
+    assert shutdown_of("gpt-4.1-2025-04-14") == "2027-01-14" and shutdown_of("gpt-4.1-mini") == "2027-01-14"
+    assert shutdown_of("gpt-4.1-nano") == "2026-10-23" and shutdown_of("claude-opus-4") is None
+    day = datetime.date(2026, 12, 2)
+    assert retirement_phrase("gpt-4o", day) == "gpt-4o shuts down on 2027-01-14"
+    assert retirement_phrase("o3-mini", day) == "o3-mini was shut down on 2026-10-23"
+
+
+def test_a_run_with_the_retired_reference_judge_points_to_a_replacement() -> None:
+    from jurist.benchmarks.presets import judge_preset
+    from jurist.config import ModelSpec
+
+    info = {
+        "reference_judge": {"model": "gpt-4-1106-preview", "prompt_version": "p", "protocol": "alpaca-eval"}
+    }
+    spec = ModelSpec(model="gpt-4-1106-preview", api_type="openai")
+    (first, *_) = judge_preset(info, {"ref": spec}, {"ref": "alpaca-eval"}).lines("alpaca-eval")
+    assert "gpt-4-1106-preview was shut down on 2026-10-23" in first
+    assert "jurist judges replace --bench alpaca-eval" in first
+    other = judge_preset(info, {"c": ModelSpec(model="judge-x", api_type="openai")}, {}).lines("alpaca-eval")
+    assert not any("shut down" in line for line in other)
+
+
+def test_the_pre_run_check_names_a_retired_models_shutdown(tmp_path: Path, mock_server: Any) -> None:
+    import subprocess
+    import sys
+
+    server = mock_server(faults={"Reply with one word": ["404"] * 10})
+    write_models_file(tmp_path / "m.yaml", server.base_url, {"old": {"model": "gpt-4-1106-preview"}})
+    result = subprocess.run(
+        [sys.executable, "-m", "jurist", "run", "--models-file", "m.yaml", "--model", "old", "--judge", "old",
+         "--limit", "1", "--out", "r", "--no-progress"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    (line,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert (
+        "unknown model 'gpt-4-1106-preview' (HTTP 404): gpt-4-1106-preview was shut down on 2026-10-23"
+        in line
+    )
+    assert "jurist judges replace" in line
+
+
+@needs_panel
+def test_the_card_reads_the_retired_verdicts_as_gold(
+    mimic_study: Any, run_quiet: Any, tmp_path: Path
+) -> None:
+    from jurist.audit import gold_card
+
+    folder, document, models_file = mimic_study
+    assert document["retired_verdicts"] == "retired_verdicts.jsonl"
+    model = HELD_OUT[0]
+    run = tmp_path / "run"
+    run_quiet(
+        bench="alpaca-eval", bench_options={"lc": "estimate"}, models_file=models_file, models=[model],
+        judges=["judge-mimic-85"], answers_file=_answers_file(tmp_path, model), out=run, n_bootstrap=0,
+        judge_card=0,
+    )  # fmt: skip
+    card = gold_card(run, folder / "study" / "replacement.json")
+    found = card["judges"]["judge-mimic-85"]["probes"]["gold_agreement"]
+    assert 0.80 <= found["estimate"] <= 0.90 and found["n"] >= 800
+    assert found["against"].startswith("the retired judge gpt-4-1106-preview's own verdicts")

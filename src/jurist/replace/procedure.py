@@ -16,7 +16,7 @@ from rich.console import Console
 
 from jurist.errors import JuristError
 from jurist.replace.analysis import replacement_document
-from jurist.replace.panel import load_panel
+from jurist.replace.panel import Panel, load_panel
 from jurist.replace.study import (
     RUN_FOLDER,
     StudyRequest,
@@ -28,6 +28,23 @@ from jurist.replace.study import (
 )
 
 REPLACEMENT_FILE = "replacement.json"
+RETIRED_VERDICTS = "retired_verdicts.jsonl"
+"""The retired judge's verdicts on the whole panel as a judge-card gold file (``--gold``)."""
+
+
+def write_retired_verdicts(panel: Panel, baseline: str, path: Path) -> bool:
+    """The panel's stored verdicts as gold lines (uid, model, baseline, winner); False when it has none."""
+    from jurist.store.jsonl import rewrite_jsonl_atomic
+
+    lines: list[dict[str, str]] = []
+    for model in panel.models:
+        for uid, score in sorted(panel.retired.get(model, {}).items()):
+            winner = model if score > 0.5 else baseline if score < 0.5 else "tie"
+            lines.append({"uid": uid, "model": model, "baseline": baseline, "winner": winner})
+    if not lines:
+        return False
+    rewrite_jsonl_atomic(path, lines)
+    return True
 
 
 def _judge_model(run_root: Path, judge: str) -> str:
@@ -70,5 +87,9 @@ def replace_judge(
         )
     except ValueError as exc:
         raise JuristError(f"{run_root}: {exc}") from None
+    if bench.baseline is not None and write_retired_verdicts(
+        panel, bench.baseline, request.out / RETIRED_VERDICTS
+    ):
+        document["retired_verdicts"] = RETIRED_VERDICTS
     write_json_atomic(request.out / REPLACEMENT_FILE, document)
     return code, document
