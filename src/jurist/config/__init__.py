@@ -19,7 +19,7 @@ from jurist.config.model_strings import (
     undefined_model,
 )
 from jurist.config.models_file import load_dotenv_values, load_models_file, openai_base_url, resolve_key
-from jurist.config.retirements import REPLACE_HINT, retirement_phrase, shutdown_of
+from jurist.config.retirements import REPLACE_HINT, RETIREMENT_SOURCE, retirement_phrase, shutdown_of
 from jurist.config.specs import (
     ANTHROPIC_API_BASE,
     ANTHROPIC_KEY_ENV,
@@ -43,6 +43,7 @@ __all__ = [
     "PASSTHROUGH_PARAMS",
     "PROVIDERS",
     "REPLACE_HINT",
+    "RETIREMENT_SOURCE",
     "SERVER_PROVIDERS",
     "SETTING_KEYS",
     "VLLM_DEFAULT_MAX_NUM_SEQS",

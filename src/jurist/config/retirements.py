@@ -29,7 +29,7 @@ SHUTDOWNS: dict[str, str] = {
     "gpt-4o": "2027-01-14",
     "gpt-4o-mini": "2027-01-14",
 }
-SOURCE = "OpenAI's deprecations page (developers.openai.com/api/docs/deprecations), as of 2026-12"
+RETIREMENT_SOURCE = "OpenAI's deprecations page (developers.openai.com/api/docs/deprecations), as of 2026-12"
 REPLACE_HINT = "qualify a replacement with: jurist judges replace --bench {bench} --judge MODEL"
 
 

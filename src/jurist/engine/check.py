@@ -24,8 +24,14 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from jurist.config import DEFAULT_KEY_ENV, REPLACE_HINT, Endpoint, ModelSpec, retirement_phrase
-from jurist.config.retirements import SOURCE as RETIREMENT_SOURCE
+from jurist.config import (
+    DEFAULT_KEY_ENV,
+    REPLACE_HINT,
+    RETIREMENT_SOURCE,
+    Endpoint,
+    ModelSpec,
+    retirement_phrase,
+)
 from jurist.engine.client import ModelClient, RequestFailed
 from jurist.engine.ledger import Ledger
 from jurist.engine.limits import ConcurrencyLimits
