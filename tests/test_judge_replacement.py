@@ -11,6 +11,8 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -219,6 +221,20 @@ def test_held_out_models_re_anchor_onto_their_published_win_rates(
     assert 1 <= anchored["published_rank"] <= anchored["of"]
     bare = run_quiet(**args, models=[model], answers_file=answers, out=tmp_path / "bare")
     assert {r.get("published") for r in bare.leaderboard if not r.get("baseline")} == {NOT_COMPARABLE}
+    shown = subprocess.run(
+        [sys.executable, "-m", "jurist", "show", str(tmp_path / "bare"), "--anchor", str(anchor)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    assert "re-anchored onto gpt-4-1106-preview's published scale" in shown.stdout
+    assert f"{anchored['published_rank']}/{anchored['of']}" in shown.stdout  # the same map, the same rank
+    plain = subprocess.run(
+        [sys.executable, "-m", "jurist", "show", str(tmp_path / "bare")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert NOT_COMPARABLE in plain.stdout + plain.stderr
 
 
 @needs_panel
