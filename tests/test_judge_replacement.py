@@ -360,3 +360,40 @@ def test_the_card_reads_the_retired_verdicts_as_gold(
     found = card["judges"]["judge-mimic-85"]["probes"]["gold_agreement"]
     assert 0.80 <= found["estimate"] <= 0.90 and found["n"] >= 800
     assert found["against"].startswith("the retired judge gpt-4-1106-preview's own verdicts")
+
+
+@needs_panel
+def test_the_command_line_lists_retirements_and_dry_runs_a_study(
+    tmp_path: Path, panel_judges: PanelJudges
+) -> None:
+    import os
+
+    env = {**os.environ, "JURIST_DATA_DIR": str(SHARED_DATA), "JURIST_CACHE_DIR": str(tmp_path / "cache")}
+    write_models_file(tmp_path / "m.yaml", panel_judges.base_url, {"judge-mimic-75": {}})
+    listed = subprocess.run(
+        [sys.executable, "-m", "jurist", "list"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    text = " ".join(listed.stdout.split())
+    assert "alpaca-eval: the reference judge gpt-4-1106-preview was shut down on 2026-10-23" in text
+    assert "jurist judges replace --bench alpaca-eval --judge MODEL" in text
+    dry = subprocess.run(
+        [sys.executable, "-m", "jurist", "judges", "replace", "--bench", "alpaca-eval",
+         "--judge", "judge-mimic-75", "--models", "3", "--items", "5", "--models-file", "m.yaml",
+         "--dry-run", "--no-check", "--no-progress"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert dry.returncode == 0, dry.stderr
+    assert "nothing sent" in dry.stdout and " 15 " in dry.stdout  # 3 models x 5 questions
+    assert not (tmp_path / "replacements").exists()
+    wrong = subprocess.run(
+        [sys.executable, "-m", "jurist", "judges", "replace", "--bench", "ifeval", "--judge", "x"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert (
+        wrong.returncode == 2 and "no replacement panel" in wrong.stderr and "Traceback" not in wrong.stderr
+    )

@@ -96,10 +96,15 @@ def _print_table(records: list[dict[str, Any]]) -> None:
 
 def _retired(record: dict[str, Any]) -> str | None:
     from jurist.config import REPLACE_HINT, retirement_phrase
+    from jurist.replace import PANEL_BENCHES
 
     model = (record.get("reference_judge") or "").split(" (", 1)[0]
     phrase = retirement_phrase(model) if model else None
-    return None if phrase is None else f"{phrase}; {REPLACE_HINT.format(bench=record['name'])}"
+    if phrase is None:
+        return None
+    if record["name"] not in PANEL_BENCHES:  # no stored verdicts of its reference to qualify against
+        return f"{phrase}; jurist stores no panel of its verdicts (docs/judge-replacement.md)"
+    return f"{phrase}; {REPLACE_HINT.format(bench=record['name'])}"
 
 
 def list_benchmarks(

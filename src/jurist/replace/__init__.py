@@ -11,13 +11,14 @@ from jurist import lazy_face
 
 if TYPE_CHECKING:
     from jurist.replace.analysis import thresholds
-    from jurist.replace.panel import Panel, load_panel
+    from jurist.replace.panel import PANEL_BENCHES, Panel, load_panel
     from jurist.replace.procedure import REPLACEMENT_FILE, replace_judge
     from jurist.replace.study import StudyRequest
     from jurist.replace.table import print_replacement
 
 _HOMES = {
     "thresholds": "analysis",
+    "PANEL_BENCHES": "panel",
     "Panel": "panel",
     "load_panel": "panel",
     "REPLACEMENT_FILE": "procedure",
@@ -29,6 +30,7 @@ _HOMES = {
 __getattr__ = lazy_face(__name__, _HOMES)
 
 __all__ = [
+    "PANEL_BENCHES",
     "REPLACEMENT_FILE",
     "Panel",
     "StudyRequest",

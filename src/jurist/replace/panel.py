@@ -30,6 +30,8 @@ from jurist.errors import InputError, JuristError
 from jurist.store.line_index import answer_text
 from jurist.store.locations import DATA_DIR_ENV, data_dirs
 
+PANEL_BENCHES = ("alpaca-eval", "arena-hard-v0.1")
+"""The benchmarks with a replacement panel (:func:`load_panel`)."""
 ALPACA_ANNOTATOR = "weighted_alpaca_eval_gpt4_turbo"
 ALPACA_BASELINE = "gpt4_1106_preview"
 ARENA_V01 = "external/meltemi-ai__arena-hard-auto-english/data/arena-hard-v0.1"
