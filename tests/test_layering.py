@@ -83,6 +83,8 @@ ALLOWED: dict[str, set[str]] = {
         "store",
     },
     "interop": {"benchmarks", "errors", "judging", "ratings", "scoring", "store", "tokens"},
+    # judge replacement: a retired judge's panel re-judged as a run, its statistics from ratings/
+    "replace": {"benchmarks", "config", "engine", "errors", "ratings", "redact", "run", "scoring", "store"},
     "commands": {
         "audit",
         "benchmarks",
@@ -95,6 +97,7 @@ ALLOWED: dict[str, set[str]] = {
         "prices",
         "ratings",
         "redact",
+        "replace",
         "report",
         "rules",
         "run",

@@ -93,10 +93,12 @@ def test_the_record_and_the_lines() -> None:
         "protocol": "simple",
         "deviations": [],
     }
-    (line,) = preset.lines("toy")
+    (retiring, line) = preset.lines("toy")  # gpt-4.1 shuts down on 2027-01-14 (config/retirements.py)
+    assert retiring.startswith("toy: the reference judge gpt-4.1 ") and "2027-01-14" in retiring
+    assert retiring.endswith("jurist judges replace --bench toy --judge MODEL")
     assert line.startswith("toy: judge b deviates from the reference judge: model llama (reference gpt-4.1)")
     following = judge_preset(info, {"a": specs["a"]}, {"a": "simple"})
-    assert following.follows_reference and following.lines("toy") == [
+    assert following.follows_reference and following.lines("toy")[1:] == [
         "toy: judged as the reference (gpt-4.1, toy@1 prompts)"
     ]
     assert judge_preset({}, specs, {}).record() is None and judge_preset({}, specs, {}).lines("toy") == []

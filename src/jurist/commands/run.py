@@ -258,6 +258,12 @@ def run(
         int | None,
         typer.Option(help="run one of N parts, its index from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX"),
     ] = None,
+    anchor: Annotated[
+        Path | None,
+        typer.Option(
+            help="a replacement.json (jurist judges replace): scores re-anchored to the published scale"
+        ),
+    ] = None,
 ) -> None:
     """Answer a benchmark, then judge each model against the baseline (two games, swapped) or check its
     answers by rule (ifeval, ifbench), and print scores and what it cost.
@@ -366,7 +372,12 @@ def run(
         judge_card=0 if no_judge_card else judge_card,
         judge_gate=judge_gate,
         gold=gold,
+        anchor=anchor,
     )
+    if anchor is not None:
+        from jurist.scoring import read_replacement
+
+        read_replacement(anchor)  # a bad file is said before the first request
     if dry_run:
         if track:
             raise JuristError("--track logs what a run scored: a --dry-run scores nothing")

@@ -128,6 +128,12 @@ def show(
             help="rule-checked runs: also the per-instruction-id table; WritingBench: by subdomain",
         ),
     ] = False,
+    anchor: Annotated[
+        Path | None,
+        typer.Option(
+            help="a replacement.json (jurist judges replace): scores re-anchored to the published scale"
+        ),
+    ] = None,
 ) -> None:
     """Score a run again from its outcomes, as the run did unless options say otherwise."""
     request = ScoreRequest(
@@ -143,6 +149,7 @@ def show(
         seed=seed,
         ci_level=ci,
         resample=resample,  # type: ignore[arg-type]  # checked by ScoreRequest.check
+        anchor=anchor,
     )
     request.check()
     if fmt not in FORMATS:

@@ -19,6 +19,7 @@ from jurist.config.model_strings import (
     undefined_model,
 )
 from jurist.config.models_file import load_dotenv_values, load_models_file, openai_base_url, resolve_key
+from jurist.config.retirements import REPLACE_HINT, RETIREMENT_SOURCE, retirement_phrase, shutdown_of
 from jurist.config.specs import (
     ANTHROPIC_API_BASE,
     ANTHROPIC_KEY_ENV,
@@ -42,6 +43,8 @@ __all__ = [
     "DEFAULT_KEY_ENV",
     "PASSTHROUGH_PARAMS",
     "PROVIDERS",
+    "REPLACE_HINT",
+    "RETIREMENT_SOURCE",
     "SERVER_PROVIDERS",
     "SETTING_KEYS",
     "VLLM_DEFAULT_MAX_NUM_SEQS",
@@ -61,6 +64,8 @@ __all__ = [
     "parse_settings",
     "load_suite",
     "resolve_key",
+    "retirement_phrase",
+    "shutdown_of",
     "string_labels",
     "undefined_model",
 ]

@@ -67,6 +67,17 @@ if TYPE_CHECKING:
         pair_decision,
     )
     from jurist.ratings.repeated import across_runs
+    from jurist.ratings.replacement import (
+        Interval,
+        LeaderboardFit,
+        MonotoneMap,
+        PanelScores,
+        agreement_kappa,
+        anchor_score,
+        chose_longer,
+        decisions,
+        fit_leaderboard,
+    )
     from jurist.ratings.separation import Separation, runaway_models
     from jurist.ratings.style_control import (
         StyleControlResult,
@@ -77,6 +88,15 @@ if TYPE_CHECKING:
     from jurist.ratings.winrate import WinRate, row_bootstrap_intervals, win_rate_from_entries
 
 _HOMES = {
+    "Interval": "replacement",
+    "LeaderboardFit": "replacement",
+    "MonotoneMap": "replacement",
+    "PanelScores": "replacement",
+    "agreement_kappa": "replacement",
+    "anchor_score": "replacement",
+    "chose_longer": "replacement",
+    "decisions": "replacement",
+    "fit_leaderboard": "replacement",
     "agreement_rate": "agreement",
     "align_leaderboards": "agreement",
     "collapse_five_to_three": "agreement",
@@ -133,6 +153,15 @@ __getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [
+    "Interval",
+    "LeaderboardFit",
+    "MonotoneMap",
+    "PanelScores",
+    "agreement_kappa",
+    "anchor_score",
+    "chose_longer",
+    "decisions",
+    "fit_leaderboard",
     "Alternative",
     "binomial_p_value",
     "BTResult",

@@ -17,6 +17,12 @@ from typing import TYPE_CHECKING
 from jurist import lazy_face
 
 if TYPE_CHECKING:
+    from jurist.scoring.anchor import (
+        NOT_COMPARABLE,
+        REPLACEMENT_SCHEMA,
+        anchor_scores,
+        read_replacement,
+    )
     from jurist.scoring.arena_battles import (
         BATTLE_FILES,
         ELO_FILE,
@@ -63,6 +69,10 @@ if TYPE_CHECKING:
     from jurist.scoring.winrate import ratings_document, win_rate_leaderboard
 
 _HOMES = {
+    "NOT_COMPARABLE": "anchor",
+    "REPLACEMENT_SCHEMA": "anchor",
+    "anchor_scores": "anchor",
+    "read_replacement": "anchor",
     "BATTLE_FILES": "arena_battles",
     "ELO_FILE": "arena_battles",
     "HARD_PREF": "arena_battles",
@@ -119,6 +129,10 @@ __getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [
+    "NOT_COMPARABLE",
+    "REPLACEMENT_SCHEMA",
+    "anchor_scores",
+    "read_replacement",
     "BATTLE_FILES",
     "ELO_FILE",
     "FAMILY_OF_METRIC",

@@ -52,6 +52,8 @@ class ScoreRequest:
     seed: int | None = None
     ci_level: float | None = None
     resample: Resample | None = None
+    anchor: Path | None = None
+    """A replacement study's replacement.json: each score re-anchored onto the retired judge's scale."""
 
     def chooses_method(self) -> bool:
         return self.method is not None or self.style_control is not None or self.length_controlled is not None
@@ -238,7 +240,12 @@ def score_run_dir(
     if not path.exists():
         raise JuristError(f"{path}: no such run directory")
     name = family_of_run(path, run.fields if run.has_run_json else None)
-    return score_family(name).score(run, request, end)
+    scores = score_family(name).score(run, request, end)
+    if name == "pairwise" and scores.scored:
+        from jurist.scoring.anchor import anchor_scores
+
+        anchor_scores(scores, run.fields, run.name, request.anchor)
+    return scores
 
 
 def write_documents(root: Path, scores: Scores) -> list[Path]:
