@@ -200,6 +200,22 @@ class ModelClient(WireSender):
                 store.put(request_key(answered.key_text(), body, sample), completion.cache_value())
         return completion
 
+    async def in_cache(self, messages: list[dict[str, Any]], *, sample: int = 0, **params: Any) -> bool:
+        """Whether the request cache holds this request's answer under what answers it now, learnt as a
+        request learns it (``GET /v1/models`` for a server someone else runs; nothing for a hosted API or
+        a server jurist starts). Sends no completion and counts nothing: the pre-run check asks it to
+        know whether a model has anything to answer at all (:mod:`jurist.run.precheck`)."""
+        if self._cache is None:
+            return False
+        body = self.build_body(self._served_name, messages, **params)
+        for identity in await self.identities():
+            value = (
+                self._cache.get(request_key(identity.key_text(), body, sample)) if identity.known else None
+            )
+            if value is not None and isinstance(value.get("text"), str):
+                return True
+        return False
+
     def _lookup(
         self, store: RequestCache, identities: list[Identity], body: bytes, sample: int, phase: Phase
     ) -> Completion | None:
