@@ -9,6 +9,8 @@ Data (``-B subset=``): ``500`` (default), the 500-row subset eval_framework bund
 downloaded on first use; ``full``, ``hard`` and ``consensus``, simple-evals' files, whose sha256 jurist
 cannot vouch for yet, so they are read from ``$JURIST_DATA_DIR/healthbench/<upstream file name>`` only.
 ``-B variant=eval-framework`` grades and scores as eval_framework does (its prompt differences, no clip).
+``-B length_penalty=P -B length_center=C`` adds simple-evals' length-adjusted score (PR #108) beside the
+unadjusted headline.
 """
 
 from __future__ import annotations
@@ -38,7 +40,12 @@ OPTIONS = {
     "subset": "500 (default) | full | hard | consensus",
     "variant": "simple-evals (default) | eval-framework",
     "file": "your own file in HealthBench's JSONL schema, instead of a subset",
+    "length_penalty": "score points taken per 500 characters over length_center (simple-evals PR #108)",
+    "length_center": "the answer length in characters that the length adjustment leaves unchanged",
 }
+
+PR108 = "openai/simple-evals@652c89d0ca9df547706735883097e9537d40dc47"
+"""simple-evals at the merge of PR #108 (2026-04-22): length adjustment, Professional mode, GPT-5.4 grader."""
 
 _EF_RAW = "https://raw.githubusercontent.com/hhh2210/eval_framework/2137164b3996a7c9f01390a516553455cdc7e46c"
 SUBSET_500 = PinnedFile(
@@ -223,6 +230,31 @@ def conversation_text(messages: Sequence[Mapping[str, str]]) -> str:
     return "\n\n".join(f"{m['role']}: {m['content']}" for m in messages)
 
 
+def _non_negative(chosen: Mapping[str, str], name: str) -> float:
+    try:
+        value = float(chosen[name])
+    except ValueError:
+        raise JuristError(f"-B {name}: {chosen[name]!r} is not a number") from None
+    if not value >= 0 or value == float("inf"):
+        raise JuristError(f"-B {name}: must be a finite number >= 0, not {chosen[name]}")
+    return value
+
+
+def length_adjustment(chosen: Mapping[str, str]) -> dict[str, Any] | None:
+    """``-B length_penalty= -B length_center=`` as simple-evals PR #108 takes them: both or neither, each
+    non-negative; off unless given."""
+    given = [name for name in ("length_penalty", "length_center") if name in chosen]
+    if not given:
+        return None
+    if len(given) == 1:
+        raise JuristError("-B length_penalty and -B length_center: healthbench takes both or neither")
+    return {
+        "center": _non_negative(chosen, "length_center"),
+        "penalty_per_500_chars": _non_negative(chosen, "length_penalty"),
+        "source": f"{PR108} healthbench_eval.py calculate_length_adjusted_score",
+    }
+
+
 def benchmark(options: BenchmarkOptions) -> Benchmark:
     chosen = take_options("healthbench", options, OPTIONS)
     variant = chosen.get("variant", "simple-evals")
@@ -232,6 +264,9 @@ def benchmark(options: BenchmarkOptions) -> Benchmark:
         )
     info: dict[str, Any] = {"suite": "healthbench", "variant": variant, "grader": dict(VARIANTS[variant])}
     info[REFERENCE_KEY] = reference_judge(variant).as_info()
+    length = length_adjustment(chosen)
+    if length is not None:
+        info["length_adjustment"] = length
     if "file" in chosen:
         if "subset" in chosen:
             raise JuristError("-B file and -B subset: healthbench takes one or the other")

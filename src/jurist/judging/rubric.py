@@ -195,7 +195,7 @@ class RubricJudge:
             "prompt_hash": self._fingerprint,
             "rubric_hash": self.rubric_hash(item),
             "answer_hash": text_hash(item.answer),
-            "facts": self.grader.facts(question),
+            "facts": {**self.grader.facts(question), "answer_chars": len(answer)},  # the text graded
             "items": entries,
             "unscored": unscored,
             "invalid": unscored > 0,
