@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from jurist.errors import JuristError
+from jurist.judging.answer_cuts import writingbench_cut
 from jurist.judging.kinds import JudgePromptSource
 from jurist.judging.python_strings import read_python_strings
+from jurist.rules.answers import visible_text
 from jurist.store.records import Question
 
 READER_VERSION = 1
@@ -147,6 +149,16 @@ class RubricGrader(Protocol):
         """The facts of the whole question that scoring needs (tags, domains, requirements)."""
         ...
 
+    @property
+    def reads_written(self) -> bool:
+        """Whether the grader cuts the answer as written itself (:meth:`shown`)."""
+        ...
+
+    def shown(self, answer: str, written: str | None) -> str:
+        """What of the answer the grader sees: ``answer`` is the stored one, ``written`` the content as
+        the model wrote it (None where not read)."""
+        ...
+
     def messages(self, question: Question, answer: str, index: int) -> list[dict[str, str]]:
         """The request that grades item ``index`` of ``answer``."""
         ...
@@ -198,6 +210,11 @@ class HealthBenchGrader:
     def facts(self, question: Question) -> dict[str, Any]:
         return {"example_tags": list(question.metadata.get("example_tags", []))}
 
+    reads_written = False
+
+    def shown(self, answer: str, written: str | None) -> str:
+        return visible_text(answer)[0]  # the answer, never a leading thought
+
     def conversation(self, question: Question, answer: str) -> str:
         turns = [*question.metadata["messages"], {"role": "assistant", "content": answer}]
         return ("\n\n" if self.simple_evals else "\n").join(f"{t['role']}: {t['content']}" for t in turns)
@@ -224,7 +241,8 @@ class HealthBenchGrader:
 @dataclass(frozen=True)
 class WritingBenchGrader:
     """One request per criterion: upstream's system prompt, and its user template filled as ``str.format``
-    fills it (the criterion as Python writes the dict), the response without a leading thought."""
+    fills it (the criterion as Python writes the dict), the response cut as upstream cuts it
+    (:func:`~jurist.judging.answer_cuts.writingbench_cut` of the answer as written)."""
 
     system: str
     template: str
@@ -239,6 +257,11 @@ class WritingBenchGrader:
         return _digest(
             [self.name, self.system, self.template, self.reask_text, dict(self.presets), READER_VERSION]
         )
+
+    reads_written = True
+
+    def shown(self, answer: str, written: str | None) -> str:
+        return writingbench_cut(answer if written is None else written)  # upstream's cut, exactly
 
     def items(self, question: Question) -> list[dict[str, Any]]:
         named = question.metadata["requirements"]["C"]
