@@ -3,8 +3,8 @@
 Each round runs, one after the other in a fresh process: the bare interpreter, ``jurist --help``, and
 ``jurist run --help``; the rounds alternate so that a busy machine slows all of them alike. Printed: the
 median, min and max wall time of each over the rounds, the median CPU time, and ``jurist --help``
-minus the bare interpreter (what jurist itself costs). Run from the repository root, with this tree's sources first on the path:
-``PYTHONPATH=src .venv/bin/python bench/bench_help.py [--rounds N]``.
+minus the bare interpreter (what jurist itself costs). Run from the repository root, with this
+tree's sources first on the path: ``PYTHONPATH=src .venv/bin/python bench/bench_help.py [--rounds N]``.
 """
 
 from __future__ import annotations
