@@ -100,6 +100,10 @@ class ModelClient(WireSender):
             from jurist.engine.anthropic import anthropic_endpoints
 
             return anthropic_endpoints(spec, budget)
+        if spec.api_type == "openai-responses":  # OpenAI's Responses API (engine/responses.py)
+            from jurist.engine.responses import responses_endpoints
+
+            return responses_endpoints(spec, budget)
         endpoints = [
             EndpointClient(ep.base_url, ep.api_key, ep.model_name or spec.model, spec.parallel, budget)
             for ep in spec.resolved_endpoints()
