@@ -231,3 +231,86 @@ def test_the_options_are_recorded_for_run_json(monkeypatch: pytest.MonkeyPatch) 
     assert recorded["center"] == 2000.0 and recorded["penalty_per_500_chars"] == 0.0147
     assert LengthAdjustment.from_info(recorded) == LengthAdjustment(2000.0, 0.0147)
     assert "length_adjustment" not in healthbench.benchmark({}).info
+
+
+# -- the GPT-5.4 grader preset (-B grader=gpt-5.4) beside the classic one --------------------------------
+def test_the_two_grader_presets_as_upstream_sets_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JURIST_DATA_DIR", str(SHARED_DATA))
+    classic = healthbench.benchmark({})
+    new = healthbench.benchmark({"grader": "gpt-5.4"})
+    old_ref, new_ref = classic.info["reference_judge"], new.info["reference_judge"]
+    assert (old_ref["model"], old_ref["temperature"], old_ref["max_tokens"]) == (
+        "gpt-4.1-2025-04-14",
+        0.5,
+        2048,
+    )
+    assert (new_ref["model"], new_ref["temperature"], new_ref["max_tokens"]) == (
+        "gpt-5.4-2026-03-05",
+        None,
+        None,
+    )
+    assert new_ref["params"] == {"reasoning_effort": "low"} and new.judge_protocol == "healthbench-gpt-5.4"
+    assert new.info["grader"]["api"] == "responses" and new.info["grader_preset"] == "gpt-5.4"
+    with pytest.raises(JuristError, match="no grader"):
+        healthbench.benchmark({"grader": "gpt-9"})
+    with pytest.raises(JuristError, match="variant=eval-framework"):
+        healthbench.benchmark({"grader": "gpt-5.4", "variant": "eval-framework"})
+
+
+def test_the_gpt_5_4_grader_request_is_upstreams_shape(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Professional grader's request, through the engine's Responses wire to a mock of /v1/responses:
+    the grader prompt alone as input (no system message), reasoning effort low, no temperature, no limit."""
+    from jurist.config import Endpoint, ModelSpec
+    from jurist.engine.client import Engine
+    from jurist.judging.kinds import JudgeKindSetup
+    from jurist.judging.rubric import judge_kind
+    from test_responses_api import ResponsesMock
+
+    monkeypatch.setenv("JURIST_DATA_DIR", str(SHARED_DATA))
+    bench = healthbench.benchmark({"grader": "gpt-5.4"})
+    question = bench.questions[0]
+    server = ResponsesMock()
+    server.reply = lambda body: json.dumps({"explanation": "ok", "criteria_met": True})
+    server.start()
+    try:
+        spec = ModelSpec(
+            alias="g",
+            model="gpt-5.4-2026-03-05",
+            api_type="openai-responses",
+            endpoints=[Endpoint(api_base=server.base_url, api_key="sk-test-000")],
+        )
+        setup = JudgeKindSetup(
+            spec=spec,
+            protocol=None,
+            default_protocol=bench.judge_protocol,
+            prompt_file=None,
+            prompt_source=bench.judge_prompt_source,
+        )
+        kind = judge_kind(setup)
+        engine = Engine({"g": spec}, max_concurrency=4)
+
+        async def main() -> dict[str, Any]:
+            try:
+                return await kind.judge(
+                    engine.client("g"), JudgeItem("g", "m", question, 0, "An answer."), cache="off"
+                )
+            finally:
+                await engine.aclose()
+
+        record = asyncio.run(main())
+    finally:
+        server.stop()
+    assert len(server.bodies) == len(question.metadata["rubrics"])
+    template = upstream_template()
+    for body in server.bodies:
+        assert set(body) == {"model", "input", "reasoning"} and body["reasoning"] == {"effort": "low"}
+        (message,) = body["input"]
+        assert message["role"] == "user" and message["content"].startswith(template.split("<<")[0])
+    assert record["protocol"] == "healthbench-gpt-5.4"
+
+
+def upstream_template() -> str:
+    """PR #108's ``GRADER_TEMPLATE`` (unchanged since jurist's pin): its text, read as data."""
+    from jurist.judging.python_strings import read_python_strings
+
+    return read_python_strings(UPSTREAM, ("GRADER_TEMPLATE",), ("GRADER_TEMPLATE",))["GRADER_TEMPLATE"]

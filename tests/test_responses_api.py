@@ -7,7 +7,7 @@ import asyncio
 import json
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ class ResponsesMock:
     def __init__(self) -> None:
         self.bodies: list[dict[str, Any]] = []
         self.statuses: list[int] = []
+        self.reply: Callable[[dict[str, Any]], str] | None = None  # the answer text (default: an echo)
         self.loop = asyncio.new_event_loop()
         self.runner: web.AppRunner | None = None
         with socket.socket() as probe:
@@ -43,7 +44,7 @@ class ResponsesMock:
         self.bodies.append(body)
         if self.statuses:
             return web.json_response({"error": {"message": "busy"}}, status=self.statuses.pop(0))
-        text = f"graded: {body['input'][-1]['content'][:20]}"
+        text = self.reply(body) if self.reply is not None else f"graded: {body['input'][-1]['content'][:20]}"
         return web.json_response(
             {
                 "id": "resp_1",

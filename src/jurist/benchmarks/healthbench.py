@@ -42,6 +42,7 @@ OPTIONS = {
     "file": "your own file in HealthBench's JSONL schema, instead of a subset",
     "length_penalty": "score points taken per 500 characters over length_center (simple-evals PR #108)",
     "length_center": "the answer length in characters that the length adjustment leaves unchanged",
+    "grader": "classic (default: gpt-4.1, chat completions) | gpt-5.4 (PR #108: low effort, Responses API)",
 }
 
 PR108 = "openai/simple-evals@652c89d0ca9df547706735883097e9537d40dc47"
@@ -109,9 +110,40 @@ sampling field unset, and what run.json records. eval_framework's template is by
 simple-evals'; it joins turns with one newline, shows the criterion without its points, sends no system
 message and does not clip the mean."""
 
+GRADERS: Mapping[str, Mapping[str, Any]] = {
+    "classic": VARIANTS["simple-evals"],
+    "gpt-5.4": {
+        "protocol": "healthbench-gpt-5.4",
+        "grader_model": "gpt-5.4-2026-03-05",
+        "reasoning_effort": "low",
+        "api": "responses",
+        "system_prompt": None,
+        "prompt": f"{SIMPLE_EVALS} GRADER_TEMPLATE (unchanged at {PR108})",
+        "clip": True,
+    },
+}
+"""simple-evals' graders (``-B grader=``, variant simple-evals): ``classic``, gpt-4.1 over chat completions
+with its sampler's system message; ``gpt-5.4``, PR #108's HealthBench Professional grader: low reasoning
+effort through the Responses API, no system message, no temperature, no token limit."""
 
-def reference_judge(variant: str) -> ReferenceJudge:
+
+def reference_judge(variant: str, preset: str = "classic") -> ReferenceJudge:
     """The variant's grader as the reference judge every named benchmark records (run.json ``bench_info``)."""
+    if preset == "gpt-5.4":
+        grader = GRADERS[preset]
+        return ReferenceJudge(
+            model=grader["grader_model"],
+            temperature=None,
+            max_tokens=None,
+            prompt_version=str(grader["prompt"]),
+            protocol=str(grader["protocol"]),
+            source=f"{PR108} simple_evals.py (--healthbench-grader-model, reasoning effort low)",
+            params={"reasoning_effort": "low"},
+            notes=(
+                "simple-evals sends it through OpenAI's Responses API: give the judge api_type: "
+                "openai-responses; no system message, temperature or token limit",
+            ),
+        )
     grader = VARIANTS[variant]
     return ReferenceJudge(
         model=grader["grader_model"],
@@ -131,21 +163,24 @@ PROMPT_HINT = " (or pass --judge-prompt FILE)"
 
 def grader_sampling(grader: Mapping[str, Any]) -> dict[str, Any]:
     """The sampling fields of a reference grader (:data:`VARIANTS`' entries, WritingBench's ``GRADER``)."""
-    return {key: grader[key] for key in ("temperature", "top_p", "max_tokens") if key in grader}
+    fields = ("temperature", "top_p", "max_tokens", "reasoning_effort")
+    return {key: grader[key] for key in fields if grader.get(key) is not None}
 
 
-def _grader_files(simple_evals: bool) -> list[Path]:
-    """The grader's pinned texts: ``healthbench_eval.py`` (``GRADER_TEMPLATE``), then, for simple-evals,
-    ``chat_completion_sampler.py`` (its system message); eval_framework sends no system message."""
-    pins = [GRADER_FILE, SAMPLER_FILE] if simple_evals else [GRADER_FILE]
+def _grader_files(system: bool) -> list[Path]:
+    """The grader's pinned texts: ``healthbench_eval.py`` (``GRADER_TEMPLATE``), then, where the grader
+    has one, ``chat_completion_sampler.py`` (its system message); eval_framework and the GPT-5.4 grader
+    send no system message."""
+    pins = [GRADER_FILE, SAMPLER_FILE] if system else [GRADER_FILE]
     return resolve_files("healthbench grading", pins, PROMPT_HINT)
 
 
-def judge_prompt(variant: str) -> JudgePromptSource:
-    """What HealthBench hands the rubric kind for ``variant``: simple-evals' pinned texts, the variant's
-    reference sampling."""
-    files = functools.partial(_grader_files, variant == "simple-evals")
-    return JudgePromptSource(SIMPLE_EVALS, files, grader_sampling(VARIANTS[variant]))
+def judge_prompt(variant: str, preset: str = "classic") -> JudgePromptSource:
+    """What HealthBench hands the rubric kind for ``variant`` and grader ``preset``: simple-evals' pinned
+    texts, the grader's reference sampling."""
+    grader = GRADERS[preset] if variant == "simple-evals" else VARIANTS[variant]
+    files = functools.partial(_grader_files, grader.get("system_prompt") is not None)
+    return JudgePromptSource(SIMPLE_EVALS, files, grader_sampling(grader))
 
 
 def _unpinned(subset: str) -> Path:
@@ -262,8 +297,15 @@ def benchmark(options: BenchmarkOptions) -> Benchmark:
         raise JuristError(
             f"-B variant: healthbench has no variant {variant!r} (simple-evals | eval-framework)"
         )
-    info: dict[str, Any] = {"suite": "healthbench", "variant": variant, "grader": dict(VARIANTS[variant])}
-    info[REFERENCE_KEY] = reference_judge(variant).as_info()
+    preset = chosen.get("grader", "classic")
+    if preset not in GRADERS:
+        raise JuristError(f"-B grader: healthbench has no grader {preset!r} (classic | gpt-5.4)")
+    if preset != "classic" and variant != "simple-evals":
+        raise JuristError(f"-B grader={preset}: a simple-evals grader; -B variant={variant} has its own")
+    grader = GRADERS[preset] if variant == "simple-evals" else VARIANTS[variant]
+    info: dict[str, Any] = {"suite": "healthbench", "variant": variant, "grader": dict(grader)}
+    info["grader_preset"] = preset
+    info[REFERENCE_KEY] = reference_judge(variant, preset).as_info()
     length = length_adjustment(chosen)
     if length is not None:
         info["length_adjustment"] = length
@@ -290,8 +332,8 @@ def benchmark(options: BenchmarkOptions) -> Benchmark:
         "healthbench",
         read_questions(path),
         judge_kind="rubric",
-        judge_protocol=str(VARIANTS[variant]["protocol"]),
-        judge_prompt_source=judge_prompt(variant),
+        judge_protocol=str(grader["protocol"]),
+        judge_prompt_source=judge_prompt(variant, preset),
         metrics=("rubric",),
         info=info,
     )

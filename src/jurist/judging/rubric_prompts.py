@@ -193,9 +193,13 @@ class HealthBenchGrader:
     presets: Mapping[str, Any] = field(default_factory=dict)
     metric: str = "healthbench"
     reask_text: str = HEALTHBENCH_REASK
+    protocol: str | None = None
+    """The protocol's name where it is not the variant's (``healthbench-gpt-5.4``: no system message)."""
 
     @property
     def name(self) -> str:
+        if self.protocol is not None:
+            return self.protocol
         return "healthbench" if self.simple_evals else "healthbench-eval-framework"
 
     @property
@@ -335,27 +339,31 @@ def _presets(source: JudgePromptSource | None) -> dict[str, Any]:
 
 
 def healthbench_grader(
-    simple_evals: bool, prompt_file: Path | None, source: JudgePromptSource | None
+    simple_evals: bool,
+    prompt_file: Path | None,
+    source: JudgePromptSource | None,
+    protocol: str | None = None,
 ) -> HealthBenchGrader:
     """The HealthBench grader of one variant; its texts from ``prompt_file`` (``GRADER_TEMPLATE``, optional
     ``OPENAI_SYSTEM_MESSAGE_API``) or the pinned simple-evals files the benchmark hands it (``source``:
     ``healthbench_eval.py``, then, for simple-evals, ``chat_completion_sampler.py``)."""
-    protocol = "healthbench" if simple_evals else "healthbench-eval-framework"
+    name = protocol or ("healthbench" if simple_evals else "healthbench-eval-framework")
+    with_system = simple_evals and protocol is None  # the GPT-5.4 grader is sent no system message
     names = ("GRADER_TEMPLATE", "OPENAI_SYSTEM_MESSAGE_API")
     if prompt_file is not None:
-        texts = read_python_strings(prompt_file, names, names[:1])
+        texts = read_python_strings(prompt_file, names if with_system else names[:1], names[:1])
         origin = f"{prompt_file} (--judge-prompt)"
     else:
-        paths, origin = _pinned(source, protocol, 2 if simple_evals else 1)
+        paths, origin = _pinned(source, name, 2 if with_system else 1)
         texts = read_python_strings(paths[0], names[:1], names[:1])
-        if simple_evals:
+        if with_system:
             texts |= read_python_strings(paths[1], names[1:], names[1:])
     template = texts["GRADER_TEMPLATE"]
     for placeholder in (CONVERSATION, RUBRIC_ITEM):
         if placeholder not in template:
             raise JuristError(f"{origin}: GRADER_TEMPLATE has no {placeholder} placeholder")
-    system = texts.get("OPENAI_SYSTEM_MESSAGE_API") if simple_evals else None
-    return HealthBenchGrader(template, system, simple_evals, origin, _presets(source))
+    system = texts.get("OPENAI_SYSTEM_MESSAGE_API") if with_system else None
+    return HealthBenchGrader(template, system, simple_evals, origin, _presets(source), protocol=protocol)
 
 
 def writingbench_grader(prompt_file: Path | None, source: JudgePromptSource | None) -> WritingBenchGrader:
@@ -371,7 +379,7 @@ def writingbench_grader(prompt_file: Path | None, source: JudgePromptSource | No
     return WritingBenchGrader(texts["evaluate_system"], texts["evaluate_prompt"], origin, _presets(source))
 
 
-PROTOCOLS = ("healthbench", "healthbench-eval-framework", "writingbench")
+PROTOCOLS = ("healthbench", "healthbench-gpt-5.4", "healthbench-eval-framework", "writingbench")
 
 
 def rubric_grader(
@@ -381,6 +389,8 @@ def rubric_grader(
     hands it (``source``) or ``prompt_file``."""
     if protocol in ("healthbench", "healthbench-eval-framework"):
         return healthbench_grader(protocol == "healthbench", prompt_file, source)
+    if protocol == "healthbench-gpt-5.4":
+        return healthbench_grader(True, prompt_file, source, protocol)
     if protocol == "writingbench":
         return writingbench_grader(prompt_file, source)
     raise JuristError(f"unknown rubric protocol {protocol!r} (known: {', '.join(PROTOCOLS)})")
