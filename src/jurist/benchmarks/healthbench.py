@@ -43,6 +43,7 @@ OPTIONS = {
     "length_penalty": "score points taken per 500 characters over length_center (simple-evals PR #108)",
     "length_center": "the answer length in characters that the length adjustment leaves unchanged",
     "grader": "classic (default: gpt-4.1, chat completions) | gpt-5.4 (PR #108: low effort, Responses API)",
+    "professional": "your HealthBench Professional file (needs -B grader=gpt-5.4 and both length options)",
 }
 
 PR108 = "openai/simple-evals@652c89d0ca9df547706735883097e9537d40dc47"
@@ -290,6 +291,28 @@ def length_adjustment(chosen: Mapping[str, str]) -> dict[str, Any] | None:
     }
 
 
+def _professional(
+    chosen: Mapping[str, str], preset: str, length: Mapping[str, Any] | None
+) -> tuple[Path, list[Question]]:
+    """``-B professional=FILE`` with simple-evals' guardrail: the GPT-5.4 grader and both length options
+    given, no subset or HealthBench file beside it."""
+    from jurist.benchmarks.healthbench_professional import read_professional
+
+    missing = []
+    if preset != "gpt-5.4":
+        missing.append("-B grader=gpt-5.4")
+    if length is None:
+        missing.append("-B length_penalty= -B length_center= (Professional's: 0.0147 and 2000)")
+    if missing:
+        raise JuristError(f"-B professional: HealthBench Professional mode needs {' and '.join(missing)}")
+    if "subset" in chosen or "file" in chosen:
+        raise JuristError("-B professional: takes no -B subset or -B file beside it")
+    path = Path(chosen["professional"]).expanduser()
+    if not path.is_file():
+        raise JuristError(f"-B professional: {path} is not a file")
+    return path, read_professional(path)
+
+
 def benchmark(options: BenchmarkOptions) -> Benchmark:
     chosen = take_options("healthbench", options, OPTIONS)
     variant = chosen.get("variant", "simple-evals")
@@ -309,7 +332,11 @@ def benchmark(options: BenchmarkOptions) -> Benchmark:
     length = length_adjustment(chosen)
     if length is not None:
         info["length_adjustment"] = length
-    if "file" in chosen:
+    questions: list[Question] | None = None
+    if "professional" in chosen:
+        path, questions = _professional(chosen, preset, length)
+        info |= {"subset": "professional", "file": str(path), "sha256": sha256_of(path), "pinned": False}
+    elif "file" in chosen:
         if "subset" in chosen:
             raise JuristError("-B file and -B subset: healthbench takes one or the other")
         path = Path(chosen["file"]).expanduser()
@@ -330,7 +357,7 @@ def benchmark(options: BenchmarkOptions) -> Benchmark:
             )
     return Benchmark(
         "healthbench",
-        read_questions(path),
+        questions if questions is not None else read_questions(path),
         judge_kind="rubric",
         judge_protocol=str(grader["protocol"]),
         judge_prompt_source=judge_prompt(variant, preset),
