@@ -258,8 +258,11 @@ class WritingBenchGrader:
 
     @property
     def fingerprint(self) -> str:
+        cut = (
+            "process_gen_field@ae2d517"  # what of the answer the critic sees: judgments of another cut redone
+        )
         return _digest(
-            [self.name, self.system, self.template, self.reask_text, dict(self.presets), READER_VERSION]
+            [self.name, self.system, self.template, self.reask_text, dict(self.presets), READER_VERSION, cut]
         )
 
     reads_written = True
