@@ -36,6 +36,7 @@ from jurist.run.judge import Judging, answer_and_judge
 from jurist.run.kept_questions import keep_questions
 from jurist.run.outcomes import RunView
 from jurist.run.plan import RunPlan, resolve
+from jurist.run.precheck import chat_probes_due
 from jurist.run.session import Session, run_session
 from jurist.run.shard_files import shard_line, write_shard_file
 from jurist.run.shipped import start_writing_shipped
@@ -89,11 +90,11 @@ class Pipeline:
         file).
 
         Only requests still to send count: what is on disk is never sent again, so a finished run re-run
-        (or copied and re-run) with its servers down probes nothing and scores. What the request cache
-        holds is not subtracted: a cached answer stands in only for a server that says which weights it
-        serves now (engine/identity.py), and a server that is down says nothing, so the run would send
-        those requests all the same; a server that is up answers the one-token probe anyway. Judges are
-        probed with the answers they would judge when answers are still to come, since those are new.
+        (or copied and re-run) with its servers down probes nothing and scores. Judges are probed
+        with the answers they would judge when answers are still to come, since those are new. A model
+        whose missing answers the request cache holds under what answers it now is not probed: a cached
+        answer stands in only for a server that says which weights it serves (engine/identity.py), so a
+        server that is down is probed and refuses (:mod:`jurist.run.precheck`).
         ``--cache-only`` probes nothing: it sends nothing, and answers from the cache under what each
         server last said it serves."""
         if not self.config.check or self.config.cache_only:  # a server jurist starts is never probed
@@ -105,9 +106,13 @@ class Pipeline:
             busy.update(self.judges)
         elif self.judges:
             busy.update(judge for (judge, _), jobs in self._judging_work().items() if jobs)
+        config = self.config
+        due = chat_probes_due(
+            self.specs, self._pending_work(), busy, self.judges, config.cache_path, config.cache
+        )
         require_ready(
             self.specs,
-            [alias for alias in self.specs if alias in busy],
+            [alias for alias in self.specs if alias in due],
             ledger=self.accounts.ledger,
             remedies="pass --no-check to skip, or --cache-only to answer from the request cache alone",
         )
