@@ -71,11 +71,13 @@ ALLOWED: dict[str, set[str]] = {
         "store",
         "track",
     },
+    "decide": {"errors", "ratings", "run", "scoring", "store"},  # compare, gates, adaptive evaluation
     "interop": {"benchmarks", "errors", "judging", "ratings", "scoring", "store", "tokens"},
     "commands": {
         "audit",
         "benchmarks",
         "config",
+        "decide",
         "engine",
         "errors",
         "interop",

@@ -250,12 +250,17 @@ def run(
         bool,
         typer.Option("--judge-gate", help="exit 4 when a judge-card probe is flagged (after saving all)"),
     ] = False,
+    gate: Annotated[
+        Path | None,
+        typer.Option("--gate", help="a gate policy (YAML) checked on the scores; exit 4 on a fail"),
+    ] = None,
 ) -> None:
     """Answer a benchmark, then judge each model against the baseline (two games, swapped) or check its
     answers by rule (ifeval, ifbench), and print scores and what it cost.
 
     Exit codes: 0 done, 1 requests failed, 2 usage error, 3 stopped by --max-cost/--max-tokens (a
-    larger budget resumes), 4 a judge-card probe flagged under --judge-gate, 130 interrupted."""
+    larger budget resumes), 4 a judge-card probe flagged under --judge-gate or a --gate rule failed,
+    130 interrupted."""
     from jurist.engine.retry import RetryPolicy
     from jurist.run.batching import batch_choice
     from jurist.run.config import RunConfig
@@ -379,6 +384,10 @@ def run(
 
         rows = result.leaderboard if several else run_rows(bench or "starter", result)
         track_rows(track, step, rows, ci, result.run_dir)
+    if gate is not None:
+        from jurist.decide import gate_directories
+
+        raise typer.Exit(gate_directories(gate, [result.run_dir], result.exit_code))
     raise typer.Exit(result.exit_code)
 
 

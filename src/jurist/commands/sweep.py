@@ -161,12 +161,17 @@ def sweep(
             "instead of restarting it; a cold start where it cannot (untested on a real GPU: see docs)",
         ),
     ] = False,
+    gate: Annotated[
+        Path | None,
+        typer.Option("--gate", help="a gate policy (YAML) checked on each checkpoint; exit 4 on a fail"),
+    ] = None,
 ) -> None:
     """Evaluate every checkpoint of a training run on every task: one run directory per checkpoint and
     task (SWEEP_DIR/<checkpoint>/<task>), sweep.json and sweep.csv (checkpoint x task x metric with 95% CIs
     and the spread over samples), training-curve plots in SWEEP_DIR/plots. Re-running resumes.
 
-    Exit codes: 0 every checkpoint complete, 1 some failed or are incomplete, 2 usage error, 130 stopped."""
+    Exit codes: 0 every checkpoint complete, 1 some failed or are incomplete, 2 usage error, 4 a --gate
+    rule failed, 130 stopped."""
     from jurist.config import ModelStringOptions, parse_settings
     from jurist.sweep.build import build_plan
 
@@ -239,6 +244,10 @@ def sweep(
         )
     finally:
         signal.signal(signal.SIGTERM, previous)
+    if gate is not None:
+        from jurist.decide import gate_directories
+
+        raise typer.Exit(gate_directories(gate, [plan.out], result.exit_code))
     raise typer.Exit(result.exit_code)
 
 

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from jurist.scoring.judgebench import score_judgebench_run
     from jurist.scoring.lc import load_instruction_difficulty
     from jurist.scoring.options import STYLE_FEATURES, Method, Resample, Scored, ScoreOptions
+    from jurist.scoring.paired import COMPARABLE_FAMILIES, Cells, RunOutcomes, read_outcomes
     from jurist.scoring.rules import LABELS, METRICS
     from jurist.scoring.run import check_options, resolve_baselines, score_run, write_outputs
     from jurist.scoring.sanity import judge_sanity, sanity_warnings
@@ -96,6 +97,10 @@ _HOMES = {
     "run_scoring_fields": "family",
     "score_judgebench_run": "judgebench",
     "load_instruction_difficulty": "lc",
+    "COMPARABLE_FAMILIES": "paired",
+    "Cells": "paired",
+    "RunOutcomes": "paired",
+    "read_outcomes": "paired",
     "Method": "options",
     "Resample": "options",
     "STYLE_FEATURES": "options",
@@ -117,6 +122,10 @@ __getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [
+    "COMPARABLE_FAMILIES",
+    "Cells",
+    "RunOutcomes",
+    "read_outcomes",
     "BATTLE_FILES",
     "ELO_FILE",
     "FAMILY_OF_METRIC",
