@@ -91,6 +91,8 @@ def running_sequence(
     low = np.maximum.accumulate(np.clip(centre - half, 0.0, 1.0))
     high = np.minimum.accumulate(np.clip(centre + half, 0.0, 1.0))
     estimate = np.cumsum(x) / t
+    if population is not None and n == population:  # every question drawn: the mean is known exactly
+        low[-1] = high[-1] = estimate[-1]
     return [
         SequenceInterval(float(estimate[k]), float(min(low[k], high[k])), float(max(low[k], high[k])), k + 1)
         for k in range(n)
