@@ -71,7 +71,14 @@ ALLOWED: dict[str, set[str]] = {
         "store",
         "track",
     },
-    "decide": {"errors", "ratings", "run", "scoring", "store"},  # compare, gates, adaptive evaluation
+    "decide": {
+        "benchmarks",
+        "errors",
+        "ratings",
+        "run",
+        "scoring",
+        "store",
+    },  # compare, gates, adaptive evaluation
     "interop": {"benchmarks", "errors", "judging", "ratings", "scoring", "store", "tokens"},
     "commands": {
         "audit",

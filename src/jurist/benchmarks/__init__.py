@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from jurist.benchmarks.alpaca_eval import OfficialLC, official_lc_for, question_uid
     from jurist.benchmarks.answers_file import read_answers_file, with_answers_file
     from jurist.benchmarks.arena_hard import default_baseline
-    from jurist.benchmarks.base import Benchmark, Question
+    from jurist.benchmarks.base import Benchmark, Question, shuffled_order
     from jurist.benchmarks.baseline_file import baseline_from
     from jurist.benchmarks.catalog import BenchmarkCard, card_record, kind_of
     from jurist.benchmarks.judgebench import (
@@ -51,6 +51,7 @@ _HOMES = {
     "default_baseline": "arena_hard",
     "Benchmark": "base",
     "Question": "base",
+    "shuffled_order": "base",
     "BenchmarkCard": "catalog",
     "card_record": "catalog",
     "kind_of": "catalog",
@@ -86,6 +87,7 @@ __getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [
+    "shuffled_order",
     "BASELINE",
     "Benchmark",
     "BenchmarkCard",

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from jurist import lazy_face
 
 if TYPE_CHECKING:
+    from jurist.decide.adaptive import AdaptiveSettings, run_adaptive
     from jurist.decide.compare import CompareSettings, check_same, compare_sides, compare_task, decide
     from jurist.decide.gate import GATE_FAILED, GatePolicy, check_gate, read_policy
     from jurist.decide.gating import gate_directories
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from jurist.decide.sides import Side, TaskRun, read_sides
 
 _HOMES = {
+    "AdaptiveSettings": "adaptive",
+    "run_adaptive": "adaptive",
     "CompareSettings": "compare",
     "check_same": "compare",
     "compare_sides": "compare",
@@ -46,6 +49,8 @@ _HOMES = {
 __getattr__ = lazy_face(__name__, _HOMES)
 
 __all__ = [
+    "AdaptiveSettings",
+    "run_adaptive",
     "GATE_FAILED",
     "CompareSettings",
     "GatePolicy",
