@@ -58,6 +58,17 @@ def running_sequence(
     values: npt.ArrayLike, *, alpha: float = 0.05, population: int | None = None
 ) -> list[SequenceInterval]:
     """The CS after each value (its running intersection, so it never widens), first to last."""
+    estimate, low, high = sequence_bounds(values, alpha=alpha, population=population)
+    return [
+        SequenceInterval(float(estimate[k]), float(min(low[k], high[k])), float(max(low[k], high[k])), k + 1)
+        for k in range(estimate.shape[0])
+    ]
+
+
+def sequence_bounds(
+    values: npt.ArrayLike, *, alpha: float = 0.05, population: int | None = None
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """:func:`running_sequence` as arrays (running mean, low, high after each value), for replays."""
     x = np.asarray(values, dtype=np.float64)
     if x.ndim != 1 or x.shape[0] == 0:
         raise ValueError("values must be a non-empty 1-d array")
@@ -93,10 +104,7 @@ def running_sequence(
     estimate = np.cumsum(x) / t
     if population is not None and n == population:  # every question drawn: the mean is known exactly
         low[-1] = high[-1] = estimate[-1]
-    return [
-        SequenceInterval(float(estimate[k]), float(min(low[k], high[k])), float(max(low[k], high[k])), k + 1)
-        for k in range(n)
-    ]
+    return estimate, low, high
 
 
 def difference_sequence(
