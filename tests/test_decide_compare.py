@@ -82,6 +82,27 @@ def test_compare_decides_better_and_worse_in_the_documented_json(runs: dict[str,
     assert "Content-Security-Policy" in page and "<script" not in page
 
 
+def test_head_to_head_judges_each_run_directly_against_the_first(runs: dict[str, Any]) -> None:
+    root = runs["root"]
+    shown = jurist(
+        "compare", "equal", "better", "worse", "--head-to-head", "--models-file", str(runs["models"]),
+        "--out", "h2h", "--format", "json", cwd=root,
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    rows = json.loads(shown.stdout)["comparisons"]
+    assert [(r["b"], r["test"], r["decision"]) for r in rows] == [
+        ("better", "head-to-head bootstrap", "better"),
+        ("worse", "head-to-head bootstrap", "worse"),
+    ]
+    assert rows[0]["n"] == 60 and (root / "h2h" / "better" / "q" / "battles.jsonl").is_file()
+    served = dict(runs["server"].stats.requests_by_model)
+    again = jurist(
+        "compare", "equal", "better", "--head-to-head", "--models-file", str(runs["models"]), "--out", "h2h",
+        cwd=root,
+    )  # fmt: skip
+    assert again.returncode == 0 and dict(runs["server"].stats.requests_by_model) == served  # all reused
+
+
 def test_compare_refuses_another_judge_and_names_a_replacement_map(runs: dict[str, Any]) -> None:
     root = runs["root"]
     refused = jurist("compare", "better", "other-judge", cwd=root)

@@ -35,6 +35,18 @@ def compare(
     gate: Annotated[
         Path | None, typer.Option("--gate", help="a gate policy (YAML): exit 4 when a rule fails")
     ] = None,
+    head_to_head: Annotated[
+        bool,
+        typer.Option(
+            "--head-to-head", help="judge each run's answers directly against the first's (pairwise)"
+        ),
+    ] = False,
+    models_file: Annotated[
+        Path | None, typer.Option("--models-file", help="--head-to-head: the file naming the runs' judges")
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", help="--head-to-head: where its run directories go")] = Path(
+        "runs/head-to-head"
+    ),
     fmt: Annotated[str, typer.Option("--format", help="table | json")] = "table",
     page: Annotated[
         Path | None, typer.Option("--page", help="also write the comparison as an HTML page")
@@ -53,6 +65,7 @@ def compare(
         check_gate,
         compare_sides,
         comparison_document,
+        head_to_head_sides,
         print_comparisons,
         print_gate,
         read_policy,
@@ -70,7 +83,10 @@ def compare(
     settings = CompareSettings(
         level=level, delta=delta, n_bootstrap=bootstrap, seed=seed, replacement=replacement
     )
-    rows = compare_sides(sides, settings, against)
+    if head_to_head:
+        rows = head_to_head_sides(sides, settings, out, models_file)
+    else:
+        rows = compare_sides(sides, settings, against)
     outcomes = None
     if policy is not None:
         reference = read_sides([str(policy.reference)])[0] if policy.reference is not None else sides[0]

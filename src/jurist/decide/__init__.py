@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from jurist.decide.compare import CompareSettings, check_same, compare_sides, compare_task, decide
     from jurist.decide.gate import GATE_FAILED, GatePolicy, check_gate, read_policy
     from jurist.decide.gating import gate_directories
+    from jurist.decide.head_to_head import head_to_head_sides
     from jurist.decide.report import (
         comparison_document,
         print_comparisons,
@@ -40,6 +41,7 @@ _HOMES = {
     "print_gate": "report",
     "render_json": "report",
     "render_page": "report",
+    "head_to_head_sides": "head_to_head",
     "Side": "sides",
     "TaskRun": "sides",
     "read_sides": "sides",
@@ -63,6 +65,7 @@ __all__ = [
     "comparison_document",
     "decide",
     "gate_directories",
+    "head_to_head_sides",
     "print_comparisons",
     "print_gate",
     "read_policy",
