@@ -225,3 +225,38 @@ def test_runs_of_another_benchmark_version_are_refused(tmp_path: Path) -> None:
     (b / "run.json").write_text(json.dumps(fields))
     with pytest.raises(JuristError, match="the benchmark differs \\(version\\)"):
         compare_sides(read_sides([str(a), str(b)]), CompareSettings())
+
+
+def _rules_run(root: Path, model: str, passes: list[bool]) -> Path:
+    """A rule-checked run directory by hand: one IFEval point per question, passing as ``passes`` says."""
+    (root / "points").mkdir(parents=True)
+    points = [
+        {"kind": "point", "uid": f"k{i}", "sample": 0, "model": model, "judge": None, "metric": "ifeval",
+         "value": float(ok), "category": "c",
+         "detail": {"instructions": [{"id": "x", "strict": ok, "loose": ok}], "truncated": False,
+                    "empty": False}}
+        for i, ok in enumerate(passes)
+    ]  # fmt: skip
+    (root / "points" / f"{model}.jsonl").write_text("".join(json.dumps(p) + "\n" for p in points))
+    fields = {"bench": "ifeval", "bench_name": "ifeval", "bench_info": {"suite": "ifeval", "version": "1"},
+              "models": [model], "judges": [], "rule_suite": "ifeval", "score_family": "rules",
+              "n_questions": len(passes), "samples": 1}  # fmt: skip
+    (root / "run.json").write_text(json.dumps(fields))
+    return root
+
+
+def test_rule_checked_runs_get_mcnemar_and_the_door_s_own_scores(tmp_path: Path) -> None:
+    from jurist.ratings.binomial import binomial_p_value
+    from jurist.scoring import score_run_dir
+
+    rng = np.random.default_rng(4)
+    a_pass = rng.random(200) < 0.6
+    b_pass = a_pass | (rng.random(200) < 0.25)  # b fixes a quarter of a's failures
+    a = _rules_run(tmp_path / "a", "a", [bool(x) for x in a_pass])
+    b = _rules_run(tmp_path / "b", "b", [bool(x) for x in b_pass])
+    (row,) = compare_sides(read_sides([str(a), str(b)]), CompareSettings(n_bootstrap=500))
+    only_b = int((b_pass & ~a_pass).sum())
+    assert row["test"] == "McNemar exact" and row["discordant"] == [0, only_b]
+    assert row["p"] == pytest.approx(binomial_p_value(only_b, only_b, 0.5)) and row["decision"] == "better"
+    door = {r["model"]: r["prompt_strict"] for r in score_run_dir(a).rows + score_run_dir(b).rows}
+    assert row["score_a"] == pytest.approx(door["a"]) and row["score_b"] == pytest.approx(door["b"])
