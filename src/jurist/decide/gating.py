@@ -4,6 +4,7 @@ already failed keeps its own code)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from rich.console import Console
@@ -11,6 +12,7 @@ from rich.console import Console
 from jurist.decide.gate import GATE_FAILED, check_gate, read_policy
 from jurist.decide.report import print_gate, render_json
 from jurist.decide.sides import read_sides
+from jurist.store.jsonl import write_json_atomic
 
 
 def gate_directories(policy_path: Path, directories: list[Path], exit_code: int) -> int:
@@ -23,13 +25,10 @@ def gate_directories(policy_path: Path, directories: list[Path], exit_code: int)
         sides = read_sides([str(directory)])
         for side in sides:
             outcomes.extend(check_gate(policy, side, reference))
-        target = directory / "gate.json"
         own = [o for o in outcomes if any(o["run"] == side.name for side in sides)]
-        target.write_text(
-            render_json({"schema": "jurist.gate/1", "policy": str(policy_path),
-                         "passed": all(o["passed"] for o in own), "rules": own}) + "\n",
-            encoding="utf-8",
-        )  # fmt: skip
+        passed = all(o["passed"] for o in own)
+        document = {"schema": "jurist.gate/1", "policy": str(policy_path), "passed": passed, "rules": own}
+        write_json_atomic(directory / "gate.json", json.loads(render_json(document)))
     print_gate(Console(stderr=True, highlight=False), outcomes)
     if exit_code == 0 and not all(o["passed"] for o in outcomes):
         return GATE_FAILED
