@@ -76,3 +76,16 @@ def test_target_ci_stops_when_the_interval_is_narrow_enough(tmp_path: Path, mock
     assert low <= 50.0 <= high  # "equal" ties every game: the truth is 50
     refused = jurist("run", *common, "--model", "equal", "--out", "x", "--adaptive", cwd=tmp_path)
     assert refused.returncode == 2 and "needs one stopping rule" in refused.stderr
+
+
+def test_the_shuffled_order_nests_and_depends_only_on_the_seed_and_the_uids() -> None:
+    from jurist.benchmarks.base import Question, shuffled_order, shuffled_prefix
+
+    questions = [Question(uid=f"q{i}", prompt=f"p{i}", category="c") for i in range(50)]
+    small, large = shuffled_prefix(questions, 10, 3), shuffled_prefix(questions, 30, 3)
+    assert {q.uid for q in small} <= {q.uid for q in large} and len(large) == 30
+    assert [q.uid for q in large] == [q.uid for q in questions if q in large]  # the file's order kept
+    assert [q.uid for q in shuffled_order(questions[::-1], 3)] == [
+        q.uid for q in shuffled_order(questions, 3)
+    ]
+    assert shuffled_order(questions, 3) != shuffled_order(questions, 4)
