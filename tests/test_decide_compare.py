@@ -260,3 +260,37 @@ def test_rule_checked_runs_get_mcnemar_and_the_door_s_own_scores(tmp_path: Path)
     assert row["p"] == pytest.approx(binomial_p_value(only_b, only_b, 0.5)) and row["decision"] == "better"
     door = {r["model"]: r["prompt_strict"] for r in score_run_dir(a).rows + score_run_dir(b).rows}
     assert row["score_a"] == pytest.approx(door["a"]) and row["score_b"] == pytest.approx(door["b"])
+
+
+def _rubric_run(root: Path, model: str, met: list[tuple[bool, bool]]) -> Path:
+    """A HealthBench-shaped rubric run by hand: two 5-point items per answer, met as ``met`` says."""
+    (root / "points").mkdir(parents=True)
+    points = [
+        {"kind": "point", "uid": f"h{i}", "sample": 0, "model": model, "judge": "grader",
+         "metric": "healthbench", "value": float(ok), "category": "c",
+         "detail": {"item": k, "points": 5, "tags": [], "example_tags": []}}
+        for i, pair in enumerate(met) for k, ok in enumerate(pair)
+    ]  # fmt: skip
+    (root / "points" / f"{model}.jsonl").write_text("".join(json.dumps(p) + "\n" for p in points))
+    fields = {"bench": "healthbench", "bench_name": "healthbench", "bench_info": {"suite": "healthbench"},
+              "models": [model], "judges": ["grader"], "judge_kind": "rubric", "score_family": "rubric",
+              "n_questions": len(met), "samples": 1}  # fmt: skip
+    (root / "run.json").write_text(json.dumps(fields))
+    return root
+
+
+def test_rubric_runs_are_compared_on_the_paired_answer_scores(tmp_path: Path) -> None:
+    from jurist.scoring import score_run_dir
+
+    rng = np.random.default_rng(8)
+    first = rng.random((150, 2)) < 0.5
+    second = first | (rng.random((150, 2)) < 0.3)
+    a = _rubric_run(tmp_path / "a", "a", [(bool(x), bool(y)) for x, y in first])
+    b = _rubric_run(tmp_path / "b", "b", [(bool(x), bool(y)) for x, y in second])
+    (row,) = compare_sides(read_sides([str(a), str(b)]), CompareSettings(n_bootstrap=500))
+    assert row["family"] == "rubric" and row["judge"] == "grader" and row["decision"] == "better"
+    assert row["difference"]["estimate"] == pytest.approx(100 * (second.mean() - first.mean()))
+    door = {r["model"]: r["score"] for r in score_run_dir(a).rows + score_run_dir(b).rows}
+    assert row["score_a"] == pytest.approx(100 * door["a"]) and row["score_b"] == pytest.approx(
+        100 * door["b"]
+    )
