@@ -78,6 +78,7 @@ ALLOWED: dict[str, set[str]] = {
         "run",
         "scoring",
         "store",
+        "sweep",
     },  # compare, gates, adaptive evaluation
     "interop": {"benchmarks", "errors", "judging", "ratings", "scoring", "store", "tokens"},
     "commands": {

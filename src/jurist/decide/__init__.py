@@ -11,6 +11,7 @@ from jurist import lazy_face
 
 if TYPE_CHECKING:
     from jurist.decide.adaptive import AdaptiveSettings, run_adaptive
+    from jurist.decide.adaptive_sweep import run_adaptive_sweep
     from jurist.decide.compare import CompareSettings, check_same, compare_sides, compare_task, decide
     from jurist.decide.gate import GATE_FAILED, GatePolicy, check_gate, read_policy
     from jurist.decide.gating import gate_directories
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 _HOMES = {
     "AdaptiveSettings": "adaptive",
     "run_adaptive": "adaptive",
+    "run_adaptive_sweep": "adaptive_sweep",
     "CompareSettings": "compare",
     "check_same": "compare",
     "compare_sides": "compare",
@@ -53,6 +55,7 @@ __getattr__ = lazy_face(__name__, _HOMES)
 __all__ = [
     "AdaptiveSettings",
     "run_adaptive",
+    "run_adaptive_sweep",
     "GATE_FAILED",
     "CompareSettings",
     "GatePolicy",

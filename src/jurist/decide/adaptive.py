@@ -36,13 +36,23 @@ class AdaptiveSettings:
     round_size: int = 20
     seed: int = 0
 
+    def record(self) -> dict[str, Any]:
+        """The rule as adaptive.json keeps it."""
+        return dataclasses.asdict(self) | {"decide_vs": str(self.decide_vs) if self.decide_vs else None}
+
     def check(self) -> None:
+        self.check_rule()
+        if self.decide_vs is not None and not (self.decide_vs / "run.json").is_file():
+            raise JuristError(f"--decide-vs: {self.decide_vs} is not a run directory (no run.json)")
+
+    def check_rule(self) -> None:
+        """One stopping rule, with sensible values (a sweep's --decide-vs may be a folder of task runs)."""
         if (self.target_ci is None) == (self.decide_vs is None):
             raise JuristError("--adaptive needs one stopping rule: --target-ci W or --decide-vs RUN")
         if self.target_ci is not None and self.target_ci <= 0:
             raise JuristError(f"--target-ci: {self.target_ci} is not a positive width")
-        if self.decide_vs is not None and not (self.decide_vs / "run.json").is_file():
-            raise JuristError(f"--decide-vs: {self.decide_vs} is not a run directory (no run.json)")
+        if self.decide_vs is not None and not self.decide_vs.is_dir():
+            raise JuristError(f"--decide-vs: {self.decide_vs} is not a run directory")
         if self.round_size < 1:
             raise JuristError(f"--round: {self.round_size} is not a positive number of questions")
 
@@ -52,7 +62,7 @@ def _bounded(value: float) -> float:
     return min(1.0, max(0.0, value))
 
 
-def _judge_calls(run_dir: Path) -> int:
+def judge_calls(run_dir: Path) -> int:
     """Judge requests the directory has sent (usage.jsonl, phase judge), every run of it together."""
     from jurist.store.jsonl import iter_jsonl
 
@@ -154,15 +164,12 @@ def run_adaptive(config: RunConfig, settings: AdaptiveSettings) -> RunResult:
         if seen["stop"]:
             break
     assert result is not None
-    calls = _judge_calls(result.run_dir)
+    calls = judge_calls(result.run_dir)
     full = calls * population / size if size else 0.0
     stopped = "rule" if seen.get("stop") else "every question judged" if size >= population else "run failed"
-    rule = dataclasses.asdict(settings) | {
-        "decide_vs": str(settings.decide_vs) if settings.decide_vs else None
-    }
     document = {
         "schema": SCHEMA,
-        "rule": rule,
+        "rule": settings.record(),
         "n": size,
         "population": population,
         "stopped": stopped,

@@ -15,12 +15,14 @@ from jurist import lazy_face
 
 if TYPE_CHECKING:
     from jurist.sweep.build import build_plan
+    from jurist.sweep.plan import SweepPlan
     from jurist.sweep.schedule import run_sweep
     from jurist.sweep.watch import CheckpointWatcher, WatchRules
 
 _HOMES = {
     "build_plan": "build",
     "run_sweep": "schedule",
+    "SweepPlan": "plan",
     "CheckpointWatcher": "watch",
     "WatchRules": "watch",
 }
@@ -30,6 +32,7 @@ __getattr__ = lazy_face(__name__, _HOMES)
 
 __all__ = [
     "CheckpointWatcher",
+    "SweepPlan",
     "WatchRules",
     "build_plan",
     "run_sweep",
