@@ -82,6 +82,15 @@ ALLOWED: dict[str, set[str]] = {
         "scoring",
         "store",
     },
+    "decide": {
+        "benchmarks",
+        "errors",
+        "ratings",
+        "run",
+        "scoring",
+        "store",
+        "sweep",
+    },  # compare, gates, adaptive evaluation
     "interop": {"benchmarks", "errors", "judging", "ratings", "scoring", "store", "tokens"},
     # judge replacement: a retired judge's panel re-judged as a run, its statistics from ratings/
     "replace": {"benchmarks", "config", "engine", "errors", "ratings", "redact", "run", "scoring", "store"},
@@ -89,6 +98,7 @@ ALLOWED: dict[str, set[str]] = {
         "audit",
         "benchmarks",
         "config",
+        "decide",
         "engine",
         "errors",
         "interop",

@@ -71,7 +71,7 @@ def _root(
 # Further subcommands live in their own modules; each exposes ``register(app)``.
 _COMMAND_MODULES: tuple[str, ...] = (
     "run", "judgebench", "check", "judges", "show", "transfer", "view", "plot", "sweep", "list", "merge",
-    "serve",
+    "serve", "compare",
 )  # fmt: skip
 
 

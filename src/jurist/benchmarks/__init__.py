@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from jurist.benchmarks.answers_file import read_answers_file, with_answers_file
     from jurist.benchmarks.arena_hard import default_baseline
     from jurist.benchmarks.arena_hard_named import official_arena_scoring
-    from jurist.benchmarks.base import Benchmark, Question
+    from jurist.benchmarks.base import Benchmark, Question, shuffled_order
     from jurist.benchmarks.baseline_file import baseline_from
     from jurist.benchmarks.catalog import BenchmarkCard, card_record, kind_of
     from jurist.benchmarks.judgebench import (
@@ -53,6 +53,7 @@ _HOMES = {
     "official_arena_scoring": "arena_hard_named",
     "Benchmark": "base",
     "Question": "base",
+    "shuffled_order": "base",
     "BenchmarkCard": "catalog",
     "card_record": "catalog",
     "kind_of": "catalog",
@@ -88,6 +89,7 @@ __getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [
+    "shuffled_order",
     "BASELINE",
     "Benchmark",
     "BenchmarkCard",

@@ -264,12 +264,34 @@ def run(
             help="a replacement.json (jurist judges replace): scores re-anchored to the published scale"
         ),
     ] = None,
+    gate: Annotated[
+        Path | None,
+        typer.Option("--gate", help="a gate policy (YAML) checked on the scores; exit 4 on a fail"),
+    ] = None,
+    # -- adaptive evaluation (docs/decisions.md) --
+    adaptive: Annotated[
+        bool,
+        typer.Option("--adaptive", help="judge questions in seeded random rounds until the answer is known"),
+    ] = False,
+    target_ci: Annotated[
+        float | None, typer.Option(help="--adaptive: stop when the interval is narrower than W (task units)")
+    ] = None,
+    decide_vs: Annotated[
+        Path | None, typer.Option(help="--adaptive: stop once the paired comparison with this run is decided")
+    ] = None,
+    delta: Annotated[
+        float, typer.Option(min=0.0, help="--decide-vs: the smallest difference that counts")
+    ] = 0.0,
+    adaptive_round: Annotated[
+        int, typer.Option("--round", min=1, help="--adaptive: questions per round")
+    ] = 20,
 ) -> None:
     """Answer a benchmark, then judge each model against the baseline (two games, swapped) or check its
     answers by rule (ifeval, ifbench), and print scores and what it cost.
 
     Exit codes: 0 done, 1 requests failed, 2 usage error, 3 stopped by --max-cost/--max-tokens (a
-    larger budget resumes), 4 a judge-card probe flagged under --judge-gate, 130 interrupted."""
+    larger budget resumes), 4 a judge-card probe flagged under --judge-gate or a --gate rule failed,
+    130 interrupted."""
     from jurist.engine.retry import RetryPolicy
     from jurist.run.batching import batch_choice
     from jurist.run.config import RunConfig
@@ -378,6 +400,14 @@ def run(
         from jurist.scoring import read_replacement
 
         read_replacement(anchor)  # a bad file is said before the first request
+    if gate is not None:
+        from jurist.decide import read_policy
+
+        read_policy(gate)  # a bad policy is refused before anything is spent
+    if (target_ci is not None or decide_vs is not None) and not adaptive:
+        raise JuristError("--target-ci and --decide-vs apply to --adaptive only")
+    if adaptive and (several or dry_run):
+        raise JuristError("--adaptive runs one benchmark (not --tasks, --suite or --dry-run)")
     if dry_run:
         if track:
             raise JuristError("--track logs what a run scored: a --dry-run scores nothing")
@@ -398,6 +428,11 @@ def run(
             names = parse_tasks(tasks) if tasks is not None else list(suite_file.tasks) if suite_file else []
             flags = TaskFlags(judge or [], baseline or [], samples or [], limit or [], config.bench_options)
             result = run_tasks(config, names, settings=task_settings(names, flags, suite_file))
+        elif adaptive:
+            from jurist.decide import AdaptiveSettings, run_adaptive
+
+            rule = AdaptiveSettings(target_ci, decide_vs, delta, ci, adaptive_round, sample_seed)
+            result = run_adaptive(config, rule)
         else:
             result = run_pipeline(config)
     finally:
@@ -407,6 +442,10 @@ def run(
 
         rows = result.leaderboard if several else run_rows(bench or "starter", result)
         track_rows(track, step, rows, ci, result.run_dir)
+    if gate is not None:
+        from jurist.decide import gate_directories
+
+        raise typer.Exit(gate_directories(gate, [result.run_dir], result.exit_code))
     raise typer.Exit(result.exit_code)
 
 

@@ -28,7 +28,7 @@ class RunConfig:
     model_strings: ModelStringOptions = field(default_factory=ModelStringOptions)
     out: Path | None = None
     limit: int | None = None
-    limit_sample: Literal["first", "stratified"] = "first"  # which questions --limit keeps
+    limit_sample: Literal["first", "stratified", "shuffled"] = "first"  # which questions --limit keeps
     limit_seed: int = 0  # seed of a stratified --limit
     samples: int | None = None  # answers per prompt; None: the benchmark's default
     max_concurrency: int = 64

@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from jurist.scoring.judgebench import score_judgebench_run
     from jurist.scoring.lc import load_instruction_difficulty
     from jurist.scoring.options import STYLE_FEATURES, Method, Resample, Scored, ScoreOptions
+    from jurist.scoring.paired import COMPARABLE_FAMILIES, Cells, RunOutcomes, read_outcomes
     from jurist.scoring.rubric import healthbench_metrics
     from jurist.scoring.rules import LABELS, METRICS
     from jurist.scoring.run import check_options, resolve_baselines, score_run, write_outputs
@@ -107,6 +108,10 @@ _HOMES = {
     "run_scoring_fields": "family",
     "score_judgebench_run": "judgebench",
     "load_instruction_difficulty": "lc",
+    "COMPARABLE_FAMILIES": "paired",
+    "Cells": "paired",
+    "RunOutcomes": "paired",
+    "read_outcomes": "paired",
     "Method": "options",
     "Resample": "options",
     "STYLE_FEATURES": "options",
@@ -133,6 +138,10 @@ __all__ = [
     "REPLACEMENT_SCHEMA",
     "anchor_scores",
     "read_replacement",
+    "COMPARABLE_FAMILIES",
+    "Cells",
+    "RunOutcomes",
+    "read_outcomes",
     "BATTLE_FILES",
     "ELO_FILE",
     "FAMILY_OF_METRIC",
