@@ -112,7 +112,13 @@ def test_compare_refuses_another_judge_and_names_a_replacement_map(runs: dict[st
     )
     mapping = root / "replacement.json"
     mapping.write_text(
-        json.dumps({"schema": "jurist.judge_replacement/1", "from": "judge-p75", "to": "judge-p60"})
+        json.dumps(
+            {
+                "schema": "jurist.judge_replacement/1",
+                "retired_judge": "judge-p75",
+                "candidate": {"judge": "judge-p60", "model": "judge-p60"},
+            }
+        )  # jurist judges replace's shape
     )
     noted = jurist("compare", "better", "other-judge", "--replacement", str(mapping), cwd=root)
     assert noted.returncode == 2 and "a judge replacement map exists" in noted.stderr

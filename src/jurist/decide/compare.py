@@ -67,8 +67,9 @@ def _replacement_note(path: Path | None, judges_a: list[str], judges_b: list[str
         raise JuristError(f"--replacement: {path}: not a readable JSON file ({exc})") from None
     if not isinstance(document, dict) or document.get("schema") != REPLACEMENT_SCHEMA:
         raise JuristError(f"--replacement: {path}: field 'schema' is not {REPLACEMENT_SCHEMA!r}")
-    text = json.dumps(document)
-    if all(f'"{judge}"' in text for judge in judges_a + judges_b):
+    candidate = document.get("candidate") if isinstance(document.get("candidate"), dict) else {}
+    named = {document.get("retired_judge"), candidate.get("judge"), candidate.get("model")} - {None}
+    if all(judge in named for judge in judges_a + judges_b):  # the retired judge and its stand-in
         return (
             f"; a judge replacement map exists ({path}): score both runs with one judge through it "
             "(jurist judges replace), then compare"
