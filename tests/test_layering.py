@@ -82,11 +82,23 @@ ALLOWED: dict[str, set[str]] = {
         "scoring",
         "store",
     },
+    "decide": {
+        "benchmarks",
+        "errors",
+        "ratings",
+        "run",
+        "scoring",
+        "store",
+        "sweep",
+    },  # compare, gates, adaptive evaluation
     "interop": {"benchmarks", "errors", "judging", "ratings", "scoring", "store", "tokens"},
+    # judge replacement: a retired judge's panel re-judged as a run, its statistics from ratings/
+    "replace": {"benchmarks", "config", "engine", "errors", "ratings", "redact", "run", "scoring", "store"},
     "commands": {
         "audit",
         "benchmarks",
         "config",
+        "decide",
         "engine",
         "errors",
         "interop",
@@ -95,6 +107,7 @@ ALLOWED: dict[str, set[str]] = {
         "prices",
         "ratings",
         "redact",
+        "replace",
         "report",
         "rules",
         "run",

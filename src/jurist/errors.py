@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 
 class JuristError(Exception):
     """A usage or input problem the user must fix; printed as one line, exit code 2."""
@@ -27,3 +29,23 @@ class StorageError(Exception):
             f"could not write {what} to {self.path}: {reason}; everything saved so far is kept, "
             "so free some space and run the same command again to resume"
         )
+
+
+def did_you_mean(value: str, choices: Iterable[str], cutoff: float = 0.6) -> str:
+    """`` (did you mean X?)`` with the valid spelling closest to ``value``, else ``""``: every unknown name
+    a user types (a provider, an alias, a benchmark, an option's value) gets one."""
+    import difflib
+
+    options = list(choices)
+    close = difflib.get_close_matches(value, options, n=1, cutoff=cutoff)
+    if not close:
+        lowered = {choice.lower(): choice for choice in options}
+        close = [lowered[c] for c in difflib.get_close_matches(value.lower(), list(lowered), 1, cutoff)]
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def unknown_value(flag: str, value: str, choices: Sequence[str]) -> JuristError:
+    """``--FLAG: 'X' is not a, b or c (did you mean b?)``: the one line for an option value out of its
+    choices."""
+    listed = ", ".join(choices[:-1]) + f" or {choices[-1]}" if len(choices) > 1 else choices[0]
+    return JuristError(f"{flag}: {value!r} is not {listed}{did_you_mean(value, choices)}")

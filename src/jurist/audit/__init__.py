@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         DEFAULT_SAMPLE,
         JudgeCardRun,
         items_per_probe,
+        probes_need,
         request_sets,
     )
 
@@ -46,6 +47,7 @@ _HOMES = {
     "MIN_ITEMS": "card",
     "JudgeCardRun": "probe_run",
     "items_per_probe": "probe_run",
+    "probes_need": "probe_run",
     "request_sets": "probe_run",
 }
 
@@ -63,6 +65,7 @@ __all__ = [
     "flagged",
     "gold_card",
     "items_per_probe",
+    "probes_need",
     "read_card",
     "read_gold",
     "request_sets",

@@ -6,6 +6,10 @@ several), and either ``label`` — a verdict in jurist's labels with the baselin
 baseline's answer is better, "B>A": the model's; "A>>B" counts as "A>B", "A=B" is a tie) — or ``winner``
 (the model's name, the baseline's, or "tie"). Other fields (an annotator, a comment) are not read.
 
+A replacement study's ``replacement.json`` (``jurist judges replace``) is accepted too: it names the
+retired reference judge's own verdicts on its panel (``retired_verdicts.jsonl`` beside it, in the shape
+above), so a later run's card shows its judges' agreement with the old reference.
+
 The card is recomputed from the run's stored judgments alone, without a request: each judge's
 ``gold_agreement`` (accuracy by JudgeBench's two-game rule for a pairwise judge, one game for a preference
 judge, and Cohen's kappa) replaces the card's one, and judge_card.json is written again; the leaderboard
@@ -109,8 +113,32 @@ def _line(path: Path, number: int, text: str) -> GoldLine:
     return GoldLine(path, number, uid, model, baseline, sample, label, winner)
 
 
+REPLACEMENT_SCHEMA_PREFIX = "jurist.judge_replacement/"
+"""replacement.json's schema (:data:`jurist.scoring.anchor.REPLACEMENT_SCHEMA`, above this package)."""
+
+
+def retired_gold(path: Path) -> tuple[Path, str] | None:
+    """For a replacement.json: (its retired-verdicts gold file, what they are); None for a gold file."""
+    try:
+        head = path.read_bytes()[:1].strip()
+        document = json.loads(path.read_text(encoding="utf-8")) if head == b"{" else None
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(document, dict):
+        return None
+    if not str(document.get("schema", "")).startswith(REPLACEMENT_SCHEMA_PREFIX):
+        return None
+    name = document.get("retired_verdicts")
+    if not isinstance(name, str):
+        raise JuristError(f"{path}: field 'retired_verdicts': the study stored no per-item verdicts")
+    return path.parent / name, f"the retired judge {document.get('retired_judge')}'s own verdicts"
+
+
 def read_gold(path: Path) -> list[GoldLine]:
     """Every line of a gold file, validated: the first bad one is one line naming file, line and field."""
+    retired = retired_gold(path)
+    if retired is not None:
+        path = retired[0]
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -220,6 +248,7 @@ def gold_card(run_dir: Path, gold_path: Path) -> dict[str, Any]:
     stored judgments (no request); judge_card.json written again and its document returned. A run
     without a card gets one holding the gold probe alone (with a note saying so)."""
     gold = GoldLabels(read_gold(gold_path))
+    retired = retired_gold(gold_path)
     judges: dict[str, _JudgeGold] = {}
     for judge, record in _judgments(run_dir):
         read = _pair_games(record)
@@ -245,7 +274,8 @@ def gold_card(run_dir: Path, gold_path: Path) -> dict[str, Any]:
             "where given)"
         )
     readable = {judge: entry for judge, entry in judges.items() if entry.requests}
-    matched = f"{SOURCE} ({gold_path.name}: {len(gold.used)} of its lines matched"
+    source = SOURCE if retired is None else retired[1]
+    matched = f"{source} ({gold_path.name}: {len(gold.used)} of its lines matched"
     had_card = (run_dir / CARD_FILE).is_file()
     document = read_card(run_dir) if had_card else _bare_card(readable)
     seed = int(document.get("seed") or 0)

@@ -11,6 +11,7 @@ when the share allows fewer, and is skipped, with a note saying so, below :data:
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -59,13 +60,22 @@ def _sent_sets(probes: KindProbes, kind: JudgeKind, spec: ModelSpec) -> list[tup
     return [names for names in probes.request_sets if not (skip and names == SELF_CONSISTENCY)]
 
 
-def items_per_probe(judge_requests: int, sets: int, sample: int) -> int:
+def items_per_probe(judge_requests: int, sets: int, sample: int, *, asked: bool = False) -> int:
     """Items per request probe: ``sample``, fewer when a tenth of the judge requests split between the
-    ``sets`` allows fewer, and 0 (the probes skipped) below :data:`MIN_ITEMS`."""
+    ``sets`` allows fewer, and 0 (the probes skipped) below :data:`MIN_ITEMS`. ``asked``: the user named
+    ``sample`` (``--judge-card N``), so it is sent whatever the tenth allows (a small run's way to get its
+    request probes at all)."""
     if not sets:
         return 0
-    per = min(sample, int(judge_requests * BUDGET_SHARE) // sets)
+    per = sample if asked else min(sample, int(judge_requests * BUDGET_SHARE) // sets)
     return per if per >= MIN_ITEMS else 0
+
+
+def probes_need(sets: int) -> tuple[int, int]:
+    """(probe requests, judge requests) a judge's ``sets`` of request probes need to run within the tenth:
+    :data:`MIN_ITEMS` items each, and ten times as many judge requests."""
+    requests = sets * MIN_ITEMS
+    return requests, math.ceil(round(requests / BUDGET_SHARE, 6))
 
 
 class JudgeCardRun:
@@ -81,6 +91,7 @@ class JudgeCardRun:
     ) -> None:
         self.questions, self.seed = questions, seed
         self.sample = DEFAULT_SAMPLE if sample is None else sample
+        self.asked = sample is not None  # --judge-card N: N items per probe, past the tenth if need be
         self._judges = {
             judge: _Judge(kind, kind_probes(kind, ProbeContext(judge, seed, questions)))
             for judge, kind in kinds.items()
@@ -122,7 +133,9 @@ class JudgeCardRun:
             if SELF_CONSISTENCY in probes.request_sets and SELF_CONSISTENCY not in sent:
                 skipped = "skipped: the judge's temperature is 0"
                 audit.probes.append(ProbeResult("self_consistency", note=skipped))
-            per = items_per_probe(audit.judge_requests, len(sent), self.sample)
+            per = items_per_probe(audit.judge_requests, len(sent), self.sample, asked=self.asked)
+            if self.asked:
+                audit.probe_budget = max(audit.probe_budget, per * len(sent))
             asks = probes.asks(asker, per)
             asked = await self._asked(audit, {names: asks[names] for names in sent}, per, stopped)
             # a probe read from gold labels is kept over the same probe measured against the swapped game

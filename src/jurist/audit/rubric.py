@@ -20,7 +20,6 @@ from jurist.audit.perturb import OFF_TOPIC, padded
 from jurist.audit.verdicts import Grades, grades_of
 from jurist.judging import RubricJudge
 from jurist.ratings import mean_interval
-from jurist.rules import visible_text
 
 ItemRef = tuple[Grades, int, float]
 """(the judgment, the rubric item's index, the value the grader gave it in the run)."""
@@ -42,7 +41,7 @@ class RubricProbes:
         if item is None:
             return None
         if answer is None:
-            answer, _ = visible_text(item.answer)
+            answer = self.kind.grader.shown(item.answer, item.written)
             if not again:
                 answer = padded(answer, longer_than=len(answer), question=item.question.prompt)
         grader = self.kind.grader

@@ -13,7 +13,8 @@ if TYPE_CHECKING:
     from jurist.benchmarks.alpaca_eval import OfficialLC, official_lc_for, question_uid
     from jurist.benchmarks.answers_file import read_answers_file, with_answers_file
     from jurist.benchmarks.arena_hard import default_baseline
-    from jurist.benchmarks.base import Benchmark, Question
+    from jurist.benchmarks.arena_hard_named import official_arena_scoring
+    from jurist.benchmarks.base import Benchmark, Question, shuffled_order
     from jurist.benchmarks.baseline_file import baseline_from
     from jurist.benchmarks.catalog import BenchmarkCard, card_record, kind_of
     from jurist.benchmarks.judgebench import (
@@ -49,8 +50,10 @@ _HOMES = {
     "read_answers_file": "answers_file",
     "with_answers_file": "answers_file",
     "default_baseline": "arena_hard",
+    "official_arena_scoring": "arena_hard_named",
     "Benchmark": "base",
     "Question": "base",
+    "shuffled_order": "base",
     "BenchmarkCard": "catalog",
     "card_record": "catalog",
     "kind_of": "catalog",
@@ -86,6 +89,7 @@ __getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [
+    "shuffled_order",
     "BASELINE",
     "Benchmark",
     "BenchmarkCard",
@@ -110,6 +114,7 @@ __all__ = [
     "kind_of",
     "load_benchmark",
     "normalize_decision",
+    "official_arena_scoring",
     "official_lc_for",
     "pair_from_record",
     "pair_of",

@@ -53,6 +53,9 @@ BASELINE_SHA256 = "02abb733cd331f8d7f628d964100dc61bdcc23e0f42152395bfb7a15eb4b3
 OPTIONS = {"lang": "ru (default: upstream's Russian questions) | en (the English originals)"}
 LEADERBOARD_JUDGE = "Llama-3-70B-Instruct-AH-AWQ"
 """The judge of the README's leaderboard (the config names Qwen2-72B-Instruct-AWQ, its other table's)."""
+CONFIG_JUDGE = "Qwen2-72B-Instruct-AWQ"
+"""The config's ``judge_model`` at :data:`COMMIT`: the reference judge a run compares its judges with, and
+what ``jurist list`` names without reading the config (a test checks it against the pinned file)."""
 
 
 def _pinned(local: str, upstream: str, sha256: str) -> PinnedFile:
@@ -171,7 +174,7 @@ def catalog_card(name: str) -> BenchmarkCard:
         name,
         "pairwise",
         1,
-        f"{LEADERBOARD_JUDGE} (temperature 0, max_tokens 512)",
+        f"{CONFIG_JUDGE} (temperature 0, max_tokens 512)",
         (
             Need("data", lambda: pinned_copy(pins), fetch_line(name, *(p.local_paths[0] for p in pins))),
             Need("judge prompts", judge_config, fetch_line(name, f"{NAME}/judge_config.yaml")),

@@ -137,6 +137,19 @@ VERSIONS: dict[str, Version] = {
 }
 
 
+def official_arena_scoring(name: str) -> dict[str, list[str]] | None:
+    """How Arena-Hard version ``name`` scores a run (its style features and the categories they apply
+    to), as a run of it records in ``bench_info.official_scoring``; None for a name that is no version.
+    An import of that version's files records the same, so it is scored as a run of it would be."""
+    version = VERSIONS.get(name)
+    if version is None:
+        return None
+    return {
+        "style_control": list(version.scoring.style_control),
+        "style_categories": list(version.scoring.style_categories),
+    }
+
+
 def _have_copy(pinned: PinnedFile) -> bool:
     local = (folder / relative for folder in data_dirs() for relative in pinned.local_paths)
     return any(path.is_file() for path in local) or (cache_dir() / pinned.cache_name).is_file()

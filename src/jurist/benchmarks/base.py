@@ -37,7 +37,7 @@ rule-checked instruction following (prompt- and instruction-level, strict and lo
 arena's human-voted ratings, a judge's temperature fitted to those votes, or rubric scores (HealthBench,
 WritingBench: :mod:`jurist.scoring.rubric`)."""
 
-SampleMethod = Literal["first", "stratified"]
+SampleMethod = Literal["first", "stratified", "shuffled"]
 """How ``--limit N`` picks its questions: the first N, or a seeded subset proportional per category."""
 
 BenchmarkOptions = Mapping[str, str]
@@ -118,6 +118,8 @@ class Benchmark:
             chosen = list(self.questions[:limit])
         elif sample == "stratified":
             chosen = stratified_subset(self.questions, limit, seed)
+        elif sample == "shuffled":  # a prefix of one seeded order: each larger limit keeps the smaller's
+            chosen = shuffled_prefix(self.questions, limit, seed)
         else:
             raise JuristError(f"--sample: unknown method {sample!r} (first | stratified)")
         uids = [q.uid for q in chosen]
@@ -128,7 +130,7 @@ class Benchmark:
             "uids_sha256": hashlib.sha256("\n".join(uids).encode()).hexdigest()[:16],
             "uids": uids,
         }
-        if sample == "stratified":
+        if sample in ("stratified", "shuffled"):
             selection["seed"] = seed
         present = {q.category for q in chosen}
         categories = tuple(c for c in self.score_categories if c in present)
@@ -142,6 +144,18 @@ class Benchmark:
     def with_baseline(self, baseline: str) -> Benchmark:
         """Every question judged against ``baseline`` (``--baseline`` overrides the benchmark's choice)."""
         return dataclasses.replace(self, baseline=baseline, baselines_by_category={})
+
+
+def shuffled_order(questions: Sequence[Question], seed: int) -> list[Question]:
+    """The questions in the seeded random order adaptive evaluation draws them in: by ``sha256(seed:uid)``,
+    so the order depends on nothing but the seed and the uids."""
+    return sorted(questions, key=lambda q: hashlib.sha256(f"{seed}:{q.uid}".encode()).digest())
+
+
+def shuffled_prefix(questions: Sequence[Question], limit: int, seed: int) -> list[Question]:
+    """The first ``limit`` questions of :func:`shuffled_order`, kept in the file's order."""
+    chosen = {q.uid for q in shuffled_order(questions, seed)[:limit]}
+    return [q for q in questions if q.uid in chosen]
 
 
 def stratified_subset(questions: Sequence[Question], limit: int, seed: int) -> list[Question]:

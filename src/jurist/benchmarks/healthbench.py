@@ -9,6 +9,8 @@ Data (``-B subset=``): ``500`` (default), the 500-row subset eval_framework bund
 downloaded on first use; ``full``, ``hard`` and ``consensus``, simple-evals' files, whose sha256 jurist
 cannot vouch for yet, so they are read from ``$JURIST_DATA_DIR/healthbench/<upstream file name>`` only.
 ``-B variant=eval-framework`` grades and scores as eval_framework does (its prompt differences, no clip).
+``-B length_penalty=P -B length_center=C`` adds simple-evals' length-adjusted score (PR #108) beside the
+unadjusted headline.
 """
 
 from __future__ import annotations
@@ -38,7 +40,14 @@ OPTIONS = {
     "subset": "500 (default) | full | hard | consensus",
     "variant": "simple-evals (default) | eval-framework",
     "file": "your own file in HealthBench's JSONL schema, instead of a subset",
+    "length_penalty": "score points taken per 500 characters over length_center (simple-evals PR #108)",
+    "length_center": "the answer length in characters that the length adjustment leaves unchanged",
+    "grader": "classic (default: gpt-4.1, chat completions) | gpt-5.4 (PR #108: low effort, Responses API)",
+    "professional": "your HealthBench Professional file (needs -B grader=gpt-5.4 and both length options)",
 }
+
+PR108 = "openai/simple-evals@652c89d0ca9df547706735883097e9537d40dc47"
+"""simple-evals at the merge of PR #108 (2026-04-22): length adjustment, Professional mode, GPT-5.4 grader."""
 
 _EF_RAW = "https://raw.githubusercontent.com/hhh2210/eval_framework/2137164b3996a7c9f01390a516553455cdc7e46c"
 SUBSET_500 = PinnedFile(
@@ -102,9 +111,40 @@ sampling field unset, and what run.json records. eval_framework's template is by
 simple-evals'; it joins turns with one newline, shows the criterion without its points, sends no system
 message and does not clip the mean."""
 
+GRADERS: Mapping[str, Mapping[str, Any]] = {
+    "classic": VARIANTS["simple-evals"],
+    "gpt-5.4": {
+        "protocol": "healthbench-gpt-5.4",
+        "grader_model": "gpt-5.4-2026-03-05",
+        "reasoning_effort": "low",
+        "api": "responses",
+        "system_prompt": None,
+        "prompt": f"{SIMPLE_EVALS} GRADER_TEMPLATE (unchanged at {PR108})",
+        "clip": True,
+    },
+}
+"""simple-evals' graders (``-B grader=``, variant simple-evals): ``classic``, gpt-4.1 over chat completions
+with its sampler's system message; ``gpt-5.4``, PR #108's HealthBench Professional grader: low reasoning
+effort through the Responses API, no system message, no temperature, no token limit."""
 
-def reference_judge(variant: str) -> ReferenceJudge:
+
+def reference_judge(variant: str, preset: str = "classic") -> ReferenceJudge:
     """The variant's grader as the reference judge every named benchmark records (run.json ``bench_info``)."""
+    if preset == "gpt-5.4":
+        grader = GRADERS[preset]
+        return ReferenceJudge(
+            model=grader["grader_model"],
+            temperature=None,
+            max_tokens=None,
+            prompt_version=str(grader["prompt"]),
+            protocol=str(grader["protocol"]),
+            source=f"{PR108} simple_evals.py (--healthbench-grader-model, reasoning effort low)",
+            params={"reasoning_effort": "low"},
+            notes=(
+                "simple-evals sends it through OpenAI's Responses API: give the judge api_type: "
+                "openai-responses; no system message, temperature or token limit",
+            ),
+        )
     grader = VARIANTS[variant]
     return ReferenceJudge(
         model=grader["grader_model"],
@@ -124,21 +164,24 @@ PROMPT_HINT = " (or pass --judge-prompt FILE)"
 
 def grader_sampling(grader: Mapping[str, Any]) -> dict[str, Any]:
     """The sampling fields of a reference grader (:data:`VARIANTS`' entries, WritingBench's ``GRADER``)."""
-    return {key: grader[key] for key in ("temperature", "top_p", "max_tokens") if key in grader}
+    fields = ("temperature", "top_p", "max_tokens", "reasoning_effort")
+    return {key: grader[key] for key in fields if grader.get(key) is not None}
 
 
-def _grader_files(simple_evals: bool) -> list[Path]:
-    """The grader's pinned texts: ``healthbench_eval.py`` (``GRADER_TEMPLATE``), then, for simple-evals,
-    ``chat_completion_sampler.py`` (its system message); eval_framework sends no system message."""
-    pins = [GRADER_FILE, SAMPLER_FILE] if simple_evals else [GRADER_FILE]
+def _grader_files(system: bool) -> list[Path]:
+    """The grader's pinned texts: ``healthbench_eval.py`` (``GRADER_TEMPLATE``), then, where the grader
+    has one, ``chat_completion_sampler.py`` (its system message); eval_framework and the GPT-5.4 grader
+    send no system message."""
+    pins = [GRADER_FILE, SAMPLER_FILE] if system else [GRADER_FILE]
     return resolve_files("healthbench grading", pins, PROMPT_HINT)
 
 
-def judge_prompt(variant: str) -> JudgePromptSource:
-    """What HealthBench hands the rubric kind for ``variant``: simple-evals' pinned texts, the variant's
-    reference sampling."""
-    files = functools.partial(_grader_files, variant == "simple-evals")
-    return JudgePromptSource(SIMPLE_EVALS, files, grader_sampling(VARIANTS[variant]))
+def judge_prompt(variant: str, preset: str = "classic") -> JudgePromptSource:
+    """What HealthBench hands the rubric kind for ``variant`` and grader ``preset``: simple-evals' pinned
+    texts, the grader's reference sampling."""
+    grader = GRADERS[preset] if variant == "simple-evals" else VARIANTS[variant]
+    files = functools.partial(_grader_files, grader.get("system_prompt") is not None)
+    return JudgePromptSource(SIMPLE_EVALS, files, grader_sampling(grader))
 
 
 def _unpinned(subset: str) -> Path:
@@ -223,6 +266,53 @@ def conversation_text(messages: Sequence[Mapping[str, str]]) -> str:
     return "\n\n".join(f"{m['role']}: {m['content']}" for m in messages)
 
 
+def _non_negative(chosen: Mapping[str, str], name: str) -> float:
+    try:
+        value = float(chosen[name])
+    except ValueError:
+        raise JuristError(f"-B {name}: {chosen[name]!r} is not a number") from None
+    if not value >= 0 or value == float("inf"):
+        raise JuristError(f"-B {name}: must be a finite number >= 0, not {chosen[name]}")
+    return value
+
+
+def length_adjustment(chosen: Mapping[str, str]) -> dict[str, Any] | None:
+    """``-B length_penalty= -B length_center=`` as simple-evals PR #108 takes them: both or neither, each
+    non-negative; off unless given."""
+    given = [name for name in ("length_penalty", "length_center") if name in chosen]
+    if not given:
+        return None
+    if len(given) == 1:
+        raise JuristError("-B length_penalty and -B length_center: healthbench takes both or neither")
+    return {
+        "center": _non_negative(chosen, "length_center"),
+        "penalty_per_500_chars": _non_negative(chosen, "length_penalty"),
+        "source": f"{PR108} healthbench_eval.py calculate_length_adjusted_score",
+    }
+
+
+def _professional(
+    chosen: Mapping[str, str], preset: str, length: Mapping[str, Any] | None
+) -> tuple[Path, list[Question]]:
+    """``-B professional=FILE`` with simple-evals' guardrail: the GPT-5.4 grader and both length options
+    given, no subset or HealthBench file beside it."""
+    from jurist.benchmarks.healthbench_professional import read_professional
+
+    missing = []
+    if preset != "gpt-5.4":
+        missing.append("-B grader=gpt-5.4")
+    if length is None:
+        missing.append("-B length_penalty= -B length_center= (Professional's: 0.0147 and 2000)")
+    if missing:
+        raise JuristError(f"-B professional: HealthBench Professional mode needs {' and '.join(missing)}")
+    if "subset" in chosen or "file" in chosen:
+        raise JuristError("-B professional: takes no -B subset or -B file beside it")
+    path = Path(chosen["professional"]).expanduser()
+    if not path.is_file():
+        raise JuristError(f"-B professional: {path} is not a file")
+    return path, read_professional(path)
+
+
 def benchmark(options: BenchmarkOptions) -> Benchmark:
     chosen = take_options("healthbench", options, OPTIONS)
     variant = chosen.get("variant", "simple-evals")
@@ -230,9 +320,23 @@ def benchmark(options: BenchmarkOptions) -> Benchmark:
         raise JuristError(
             f"-B variant: healthbench has no variant {variant!r} (simple-evals | eval-framework)"
         )
-    info: dict[str, Any] = {"suite": "healthbench", "variant": variant, "grader": dict(VARIANTS[variant])}
-    info[REFERENCE_KEY] = reference_judge(variant).as_info()
-    if "file" in chosen:
+    preset = chosen.get("grader", "classic")
+    if preset not in GRADERS:
+        raise JuristError(f"-B grader: healthbench has no grader {preset!r} (classic | gpt-5.4)")
+    if preset != "classic" and variant != "simple-evals":
+        raise JuristError(f"-B grader={preset}: a simple-evals grader; -B variant={variant} has its own")
+    grader = GRADERS[preset] if variant == "simple-evals" else VARIANTS[variant]
+    info: dict[str, Any] = {"suite": "healthbench", "variant": variant, "grader": dict(grader)}
+    info["grader_preset"] = preset
+    info[REFERENCE_KEY] = reference_judge(variant, preset).as_info()
+    length = length_adjustment(chosen)
+    if length is not None:
+        info["length_adjustment"] = length
+    questions: list[Question] | None = None
+    if "professional" in chosen:
+        path, questions = _professional(chosen, preset, length)
+        info |= {"subset": "professional", "file": str(path), "sha256": sha256_of(path), "pinned": False}
+    elif "file" in chosen:
         if "subset" in chosen:
             raise JuristError("-B file and -B subset: healthbench takes one or the other")
         path = Path(chosen["file"]).expanduser()
@@ -253,10 +357,10 @@ def benchmark(options: BenchmarkOptions) -> Benchmark:
             )
     return Benchmark(
         "healthbench",
-        read_questions(path),
+        questions if questions is not None else read_questions(path),
         judge_kind="rubric",
-        judge_protocol=str(VARIANTS[variant]["protocol"]),
-        judge_prompt_source=judge_prompt(variant),
+        judge_protocol=str(grader["protocol"]),
+        judge_prompt_source=judge_prompt(variant, preset),
         metrics=("rubric",),
         info=info,
     )

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jurist.config import PASSTHROUGH_PARAMS, ModelSpec
+from jurist.config import PASSTHROUGH_PARAMS, REPLACE_HINT, ModelSpec, retirement_phrase
 
 REFERENCE_KEY = "reference_judge"
 """Where a benchmark keeps its :class:`ReferenceJudge` (as :meth:`ReferenceJudge.as_info`) in ``info``."""
@@ -180,6 +180,17 @@ class JudgePreset:
         """One line per judge that departs from the reference (one line when all follow it)."""
         if self.reference is None or not self.judges:
             return []
+        ref = self.reference
+        retired = retirement_phrase(ref.model) if ref.model is not None else None
+        if retired is not None and any(same_model(ref.model or "", e["model"]) for e in self.judges.values()):
+            return [
+                f"{bench}: the reference judge {retired}; {REPLACE_HINT.format(bench=bench)}",
+                *self._judge_lines(bench),
+            ]
+        return self._judge_lines(bench)
+
+    def _judge_lines(self, bench: str) -> list[str]:
+        assert self.reference is not None
         ref = self.reference
         if self.follows_reference:
             return [f"{bench}: judged as the reference ({ref.model or 'any model'}, {ref.prompt_version})"]

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jurist.errors import JuristError
+from jurist.errors import JuristError, did_you_mean
 
 if TYPE_CHECKING:
     from jurist.benchmarks.base import Benchmark, BenchmarkOptions
@@ -101,6 +101,7 @@ def load_benchmark(name_or_path: str, options: BenchmarkOptions | None = None) -
         take_options(f"question file {path}", options, {})
         return load_question_file(path)
     raise JuristError(
-        f"--bench: {name_or_path!r} is neither a known benchmark ({', '.join(benchmark_names())}) "
-        "nor an existing question file"
+        f"--bench: {name_or_path!r} is neither a known benchmark"
+        f"{did_you_mean(name_or_path, benchmark_names())} ({', '.join(benchmark_names())}) nor an existing "
+        "question file"
     )

@@ -39,6 +39,26 @@ def _perspective(game: dict[str, Any], reference: str) -> str | None:
     return None
 
 
+def _no_judgments(run_dir: Path) -> str:
+    """Why ``run_dir`` has no judgments, in the user's terms: a run checked by rule or answered only has
+    no judge; a folder with no run.json is no run directory."""
+    try:
+        fields = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        fields = None
+    if not isinstance(fields, dict):
+        return f"{run_dir}: no judgments/ folder and no run.json (is this a jurist run directory?)"
+    bench = fields.get("bench_name") or fields.get("bench") or "its benchmark"
+    if fields.get("rule_suite"):
+        return (
+            f"{run_dir}: a run of {bench}, checked by rule ({fields['rule_suite']}) with no judge, so it has "
+            "no judges to compare (`jurist show` gives its scores)"
+        )
+    if fields.get("mode") == "inference-only":
+        return f"{run_dir}: a --inference-only run of {bench}: nothing judged yet, so no judges to compare"
+    return f"{run_dir}: a run of {bench} with no judgments yet: no judges to compare"
+
+
 def load_verdicts(run_dir: Path) -> dict[str, dict[GameKey, tuple[str | None, tuple[Any, ...]]]]:
     """judge -> game slot -> (label in the candidate's perspective, identity of the judged answers).
 
@@ -50,7 +70,7 @@ def load_verdicts(run_dir: Path) -> dict[str, dict[GameKey, tuple[str | None, tu
 
     root = run_dir / "judgments"
     if not root.is_dir():
-        raise JuristError(f"{run_dir}: no judgments/ folder (is this a jurist run directory?)")
+        raise JuristError(_no_judgments(run_dir))
     verdicts: dict[str, dict[GameKey, tuple[str | None, tuple[Any, ...]]]] = defaultdict(dict)
     for path in sorted(root.glob("*/*.jsonl")):
         latest: dict[tuple[str, str, str], dict[str, Any]] = {}
@@ -272,3 +292,72 @@ def print_run_card(run_dir: Path, fmt: str, *, missing_ok: bool = False) -> None
 
 def register(app: typer.Typer) -> None:
     app.add_typer(judges_app, name="judges")
+
+
+@judges_app.command("replace")
+def replace(
+    bench: Annotated[str, typer.Option("--bench", help="alpaca-eval | arena-hard-v0.1")],
+    judge: Annotated[str, typer.Option("--judge", help="the candidate judge (alias or model string)")],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="study folder (default replacements/BENCH)")
+    ] = None,
+    panel: Annotated[
+        Path | None, typer.Option("--panel", help="a folder of model outputs and the old judge's judgments")
+    ] = None,
+    models: Annotated[
+        str | None, typer.Option("--models", help="panel models to keep (comma-separated), or a number N")
+    ] = None,
+    items: Annotated[
+        int | None, typer.Option("--items", min=1, help="questions sampled (stratified)")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="seed of the sample and the bootstraps")] = 0,
+    models_file: Annotated[Path | None, typer.Option("--models-file", "-m", help="models YAML")] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="endpoint of a model string")] = None,
+    judge_prompt: Annotated[Path | None, typer.Option(help="replace the protocol's prompt")] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="requests, tokens and dollars; send nothing")
+    ] = False,
+    batch: Annotated[
+        str, typer.Option(help="none | judges: the judge's requests through batch APIs")
+    ] = "none",
+    prices: Annotated[Path | None, typer.Option(help="prices file (alias or model -> price)")] = None,
+    max_cost: Annotated[float | None, typer.Option(help="stop sending past this many USD")] = None,
+    bootstrap: Annotated[int, typer.Option(min=50, help="bootstrap rounds of every interval")] = 1000,
+    no_check: Annotated[bool, typer.Option("--no-check", help="skip the pre-run probe")] = False,
+    no_progress: Annotated[bool, typer.Option("--no-progress")] = False,
+    fmt: Annotated[Literal["table", "json"], typer.Option("--format", help="table or json")] = "table",
+) -> None:
+    """Qualify a replacement for a retired reference judge on its own stored verdicts; fit the re-anchoring
+    map (DIR/replacement.json, for jurist run/show --anchor)."""
+    from rich.console import Console
+
+    from jurist.config import ModelStringOptions
+    from jurist.replace import StudyRequest, print_replacement, replace_judge
+    from jurist.report.formats import table_console
+    from jurist.run import batch_choice
+
+    request = StudyRequest(
+        bench=bench,
+        judge=judge,
+        out=out or Path("replacements") / bench,
+        models=tuple(m.strip() for m in (models or "").split(",") if m.strip()),
+        items=items,
+        seed=seed,
+        models_file=models_file,
+        model_strings=ModelStringOptions(base_url=base_url),
+        judge_prompt=judge_prompt,
+        batching=batch_choice(batch, 30.0, None, 30.0, 3, None),
+        prices_file=prices,
+        max_cost=max_cost,
+        check=not no_check,
+        progress=not no_progress,
+        n_bootstrap=bootstrap,
+    )
+    code, document = replace_judge(request, panel, dry_run=dry_run, console=Console(stderr=True))
+    if document is not None:
+        if fmt == "json":
+            typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        else:
+            print_replacement(document, table_console())
+    if code:
+        raise typer.Exit(code)

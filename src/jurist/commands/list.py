@@ -90,6 +90,21 @@ def _print_table(records: list[dict[str, Any]]) -> None:
     for r in records:
         if r["kind"] is None:
             console.print(f"{r['name']}: {r['about']}", markup=False)
+        if r.get("reference_retired"):
+            console.print(f"{r['name']}: the reference judge {r['reference_retired']}", markup=False)
+
+
+def _retired(record: dict[str, Any]) -> str | None:
+    from jurist.config import REPLACE_HINT, retirement_phrase
+    from jurist.replace import PANEL_BENCHES
+
+    model = (record.get("reference_judge") or "").split(" (", 1)[0]
+    phrase = retirement_phrase(model) if model else None
+    if phrase is None:
+        return None
+    if record["name"] not in PANEL_BENCHES:  # no stored verdicts of its reference to qualify against
+        return f"{phrase}; jurist stores no panel of its verdicts (docs/judge-replacement.md)"
+    return f"{phrase}; {REPLACE_HINT.format(bench=record['name'])}"
 
 
 def list_benchmarks(
@@ -108,6 +123,8 @@ def list_benchmarks(
             raise JuristError(f"--data-dir: {data_dir} is not a folder")
         os.environ["JURIST_DATA_DIR"] = str(data_dir.resolve())
     records = catalog()
+    for record in records:  # a reference judge that no longer exists, and what to do about it
+        record["reference_retired"] = _retired(record)
     if fmt == "json":
         print(json.dumps(records, indent=2))
     else:

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from jurist.commands.list import bench_help
-from jurist.errors import JuristError
+from jurist.errors import JuristError, did_you_mean, unknown_value
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -265,12 +265,40 @@ def run(
     ray_retries: Annotated[
         int, typer.Option(min=0, help="times a Ray shard lost with its node is retried elsewhere")
     ] = 2,
+    anchor: Annotated[
+        Path | None,
+        typer.Option(
+            help="a replacement.json (jurist judges replace): scores re-anchored to the published scale"
+        ),
+    ] = None,
+    gate: Annotated[
+        Path | None,
+        typer.Option("--gate", help="a gate policy (YAML) checked on the scores; exit 4 on a fail"),
+    ] = None,
+    # -- adaptive evaluation (docs/decisions.md) --
+    adaptive: Annotated[
+        bool,
+        typer.Option("--adaptive", help="judge questions in seeded random rounds until the answer is known"),
+    ] = False,
+    target_ci: Annotated[
+        float | None, typer.Option(help="--adaptive: stop when the interval is narrower than W (task units)")
+    ] = None,
+    decide_vs: Annotated[
+        Path | None, typer.Option(help="--adaptive: stop once the paired comparison with this run is decided")
+    ] = None,
+    delta: Annotated[
+        float, typer.Option(min=0.0, help="--decide-vs: the smallest difference that counts")
+    ] = 0.0,
+    adaptive_round: Annotated[
+        int, typer.Option("--round", min=1, help="--adaptive: questions per round")
+    ] = 20,
 ) -> None:
     """Answer a benchmark, then judge each model against the baseline (two games, swapped) or check its
     answers by rule (ifeval, ifbench), and print scores and what it cost.
 
     Exit codes: 0 done, 1 requests failed, 2 usage error, 3 stopped by --max-cost/--max-tokens (a
-    larger budget resumes), 4 a judge-card probe flagged under --judge-gate, 130 interrupted."""
+    larger budget resumes), 4 a judge-card probe flagged under --judge-gate or a --gate rule failed,
+    130 interrupted."""
     from jurist.engine.retry import RetryPolicy
     from jurist.run.batching import batch_choice
     from jurist.run.config import RunConfig
@@ -298,7 +326,7 @@ def run(
     if inference_only and judge_only:
         raise JuristError("--inference-only and --judge-only exclude each other")
     if fmt not in ("table", "json", "csv", "markdown"):
-        raise JuristError(f"--format: {fmt!r} is not table, json, csv or markdown")
+        raise unknown_value("--format", fmt, ("table", "json", "csv", "markdown"))
     if answers is not None and not answers.is_file():
         raise JuristError(f"--answers: {answers} is not a file")
     if data_dir is not None:
@@ -306,9 +334,9 @@ def run(
             raise JuristError(f"--data-dir: {data_dir} is not a folder")
         os.environ["JURIST_DATA_DIR"] = str(data_dir.resolve())  # read by benchmarks and NLTK lookups
     if sample not in ("first", "stratified"):
-        raise JuristError(f"--sample: {sample!r} is not first or stratified")
+        raise unknown_value("--sample", sample, ("first", "stratified"))
     if method not in ("winrate", "bt"):
-        raise JuristError(f"--method: {method!r} is not winrate or bt")
+        raise unknown_value("--method", method, ("winrate", "bt"))
     from jurist.config import ModelStringOptions, parse_settings
 
     strings = ModelStringOptions(base_url, api_key, parse_settings(model_setting or []))
@@ -319,7 +347,8 @@ def run(
     features = tuple(_split([style_control])) if style_control else ()
     unknown = [f for f in features if f not in ("length", "markdown")]
     if unknown:
-        raise JuristError(f"--style-control: unknown feature {unknown[0]!r}; choose length, markdown")
+        hint = did_you_mean(unknown[0], ("length", "markdown"))
+        raise JuristError(f"--style-control: unknown feature {unknown[0]!r}{hint}; choose length, markdown")
     from jurist.run import shard_choice
 
     if ray is not None and (shards is None or shard is not None):
@@ -374,7 +403,20 @@ def run(
         judge_card=0 if no_judge_card else judge_card,
         judge_gate=judge_gate,
         gold=gold,
+        anchor=anchor,
     )
+    if anchor is not None:
+        from jurist.scoring import read_replacement
+
+        read_replacement(anchor)  # a bad file is said before the first request
+    if gate is not None:
+        from jurist.decide import read_policy
+
+        read_policy(gate)  # a bad policy is refused before anything is spent
+    if (target_ci is not None or decide_vs is not None) and not adaptive:
+        raise JuristError("--target-ci and --decide-vs apply to --adaptive only")
+    if adaptive and (several or dry_run):
+        raise JuristError("--adaptive runs one benchmark (not --tasks, --suite or --dry-run)")
     if dry_run:
         if track:
             raise JuristError("--track logs what a run scored: a --dry-run scores nothing")
@@ -403,6 +445,11 @@ def run(
             names = parse_tasks(tasks) if tasks is not None else list(suite_file.tasks) if suite_file else []
             flags = TaskFlags(judge or [], baseline or [], samples or [], limit or [], config.bench_options)
             result = run_tasks(config, names, settings=task_settings(names, flags, suite_file))
+        elif adaptive:
+            from jurist.decide import AdaptiveSettings, run_adaptive
+
+            rule = AdaptiveSettings(target_ci, decide_vs, delta, ci, adaptive_round, sample_seed)
+            result = run_adaptive(config, rule)
         else:
             result = run_pipeline(config)
     finally:
@@ -412,6 +459,10 @@ def run(
 
         rows = result.leaderboard if several else run_rows(bench or "starter", result)
         track_rows(track, step, rows, ci, result.run_dir)
+    if gate is not None:
+        from jurist.decide import gate_directories
+
+        raise typer.Exit(gate_directories(gate, [result.run_dir], result.exit_code))
     raise typer.Exit(result.exit_code)
 
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 import typer.core
 
-from jurist.errors import JuristError
+from jurist.errors import JuristError, unknown_value
 from jurist.scoring import STYLE_FEATURES, ScoreRequest
 
 FORMATS = ("table", "json", "csv", "markdown")
@@ -29,6 +29,14 @@ def _split(values: list[str] | None) -> tuple[str, ...]:
 def _is_feature_list(token: str) -> bool:
     parts = [p.strip() for p in token.split(",")]
     return bool(parts) and all(p in STYLE_FEATURES + ("all",) for p in parts)
+
+
+def _is_style_value(token: str) -> bool:
+    """Whether the token after ``--style-control`` is its value: a feature list, or a word that is no
+    path on disk (``lenght``: a misspelt feature, named as such, not read as a second run directory)."""
+    if _is_feature_list(token):
+        return True
+    return not token.startswith("-") and "/" not in token and not Path(token).exists()
 
 
 def _style_features(style_control: str | None) -> tuple[str, ...] | None:
@@ -56,7 +64,7 @@ class _ShowCommand(typer.core.TyperCommand):
         fixed: list[str] = []
         for k, token in enumerate(args):
             fixed.append(token)
-            if token == "--style-control" and (k + 1 == len(args) or not _is_feature_list(args[k + 1])):
+            if token == "--style-control" and (k + 1 == len(args) or not _is_style_value(args[k + 1])):
                 fixed.append(",".join(STYLE_FEATURES))
         return super().parse_args(ctx, fixed)
 
@@ -120,6 +128,12 @@ def show(
             help="rule-checked runs: also the per-instruction-id table; WritingBench: by subdomain",
         ),
     ] = False,
+    anchor: Annotated[
+        Path | None,
+        typer.Option(
+            help="a replacement.json (jurist judges replace): scores re-anchored to the published scale"
+        ),
+    ] = None,
 ) -> None:
     """Score a run again from its outcomes, as the run did unless options say otherwise."""
     request = ScoreRequest(
@@ -135,10 +149,11 @@ def show(
         seed=seed,
         ci_level=ci,
         resample=resample,  # type: ignore[arg-type]  # checked by ScoreRequest.check
+        anchor=anchor,
     )
     request.check()
     if fmt not in FORMATS:
-        raise JuristError(f"--format: {fmt!r} is not table, json, csv or markdown")
+        raise unknown_value("--format", fmt, FORMATS)
     _note_crashed_runs(run_dirs)
     if usage:
         from jurist.run.budget import show_usage

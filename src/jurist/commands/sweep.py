@@ -168,12 +168,29 @@ def sweep(
             "instead of restarting it; a cold start where it cannot (untested on a real GPU: see docs)",
         ),
     ] = False,
+    adaptive: Annotated[
+        bool, typer.Option("--adaptive", help="judge every task in seeded random rounds until answered")
+    ] = False,
+    target_ci: Annotated[
+        float | None, typer.Option(help="--adaptive: stop when every interval is narrower than W")
+    ] = None,
+    decide_vs: Annotated[
+        Path | None, typer.Option(help="--adaptive: stop once every checkpoint is decided against this run")
+    ] = None,
+    delta: Annotated[float, typer.Option(min=0.0, help="--decide-vs: the difference that counts")] = 0.0,
+    adaptive_round: Annotated[int, typer.Option("--round", min=1, help="--adaptive: questions a round")] = 20,
+    adaptive_seed: Annotated[int, typer.Option("--adaptive-seed", help="--adaptive: the order's seed")] = 0,
+    gate: Annotated[
+        Path | None,
+        typer.Option("--gate", help="a gate policy (YAML) checked on each checkpoint; exit 4 on a fail"),
+    ] = None,
 ) -> None:
     """Evaluate every checkpoint of a training run on every task: one run directory per checkpoint and
     task (SWEEP_DIR/<checkpoint>/<task>), sweep.json and sweep.csv (checkpoint x task x metric with 95% CIs
     and the spread over samples), training-curve plots in SWEEP_DIR/plots. Re-running resumes.
 
-    Exit codes: 0 every checkpoint complete, 1 some failed or are incomplete, 2 usage error, 130 stopped."""
+    Exit codes: 0 every checkpoint complete, 1 some failed or are incomplete, 2 usage error, 4 a --gate
+    rule failed, 130 stopped."""
     from jurist.config import ModelStringOptions, parse_settings
     from jurist.sweep.build import build_plan
 
@@ -193,6 +210,12 @@ def sweep(
     if warm_swap and (local or ray is not None or serve_kind == "llama.cpp"):
         why = "not with --local" if local else "not with --ray" if ray is not None else "llama.cpp restarts"
         raise JuristError(f"--warm-swap moves a vLLM server on local slots to the next checkpoint ({why})")
+    if (target_ci is not None or decide_vs is not None) and not adaptive:
+        raise JuristError("--target-ci and --decide-vs apply to --adaptive only")
+    if adaptive and (watch or track):
+        raise JuristError(
+            f"--adaptive runs the sweep in rounds: not with {'--watch' if watch else '--track'}"
+        )
     from jurist.sweep.watch import CheckpointWatcher, WatchRules
     from jurist.track import Trackers, check_target
 
@@ -255,11 +278,23 @@ def sweep(
     trackers = Trackers(track, plan.out, plan.name) if track else None
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        result = run_sweep(
-            plan, ray_address=ray, plots=plots, watcher=watcher, trackers=trackers, warm_swap=warm_swap
-        )
+        if adaptive:
+            from jurist.decide import AdaptiveSettings, run_adaptive_sweep
+
+            rule = AdaptiveSettings(target_ci, decide_vs, delta, 0.95, adaptive_round, adaptive_seed)
+            result = run_adaptive_sweep(
+                plan, rule, lambda p: run_sweep(p, ray_address=ray, plots=plots, warm_swap=warm_swap)
+            )
+        else:
+            result = run_sweep(
+                plan, ray_address=ray, plots=plots, watcher=watcher, trackers=trackers, warm_swap=warm_swap
+            )
     finally:
         signal.signal(signal.SIGTERM, previous)
+    if gate is not None:
+        from jurist.decide import gate_directories
+
+        raise typer.Exit(gate_directories(gate, [plan.out], result.exit_code))
     raise typer.Exit(result.exit_code)
 
 

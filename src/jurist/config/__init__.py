@@ -19,6 +19,7 @@ from jurist.config.model_strings import (
     undefined_model,
 )
 from jurist.config.models_file import load_dotenv_values, load_models_file, openai_base_url, resolve_key
+from jurist.config.retirements import REPLACE_HINT, RETIREMENT_SOURCE, retirement_phrase, shutdown_of
 from jurist.config.specs import (
     ANTHROPIC_API_BASE,
     ANTHROPIC_KEY_ENV,
@@ -32,6 +33,7 @@ from jurist.config.specs import (
     ServeSpec,
     arg_value,
 )
+from jurist.config.string_labels import labelled, string_labels
 from jurist.config.suite import Suite, SuiteTask, load_suite
 
 __all__ = [
@@ -41,6 +43,8 @@ __all__ = [
     "DEFAULT_KEY_ENV",
     "PASSTHROUGH_PARAMS",
     "PROVIDERS",
+    "REPLACE_HINT",
+    "RETIREMENT_SOURCE",
     "SERVER_PROVIDERS",
     "SETTING_KEYS",
     "VLLM_DEFAULT_MAX_NUM_SEQS",
@@ -52,6 +56,7 @@ __all__ = [
     "Suite",
     "SuiteTask",
     "arg_value",
+    "labelled",
     "load_dotenv_values",
     "load_models_file",
     "models_from_strings",
@@ -59,5 +64,8 @@ __all__ = [
     "parse_settings",
     "load_suite",
     "resolve_key",
+    "retirement_phrase",
+    "shutdown_of",
+    "string_labels",
     "undefined_model",
 ]

@@ -295,6 +295,7 @@ def models_from_strings(
     *,
     defined: Mapping[str, ModelSpec] | None = None,
     env: Mapping[str, str] | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> dict[str, ModelSpec]:
     """The specs of those ``names`` that are model strings and not already ``defined`` (a models-file alias
     wins). A name that is neither is left out: the caller says it is undefined (:func:`undefined_model`).
@@ -312,12 +313,17 @@ def models_from_strings(
     for name in dict.fromkeys(names):
         if name in defined:
             continue
-        spec = builder.spec(name)
+        string = (labels or {}).get(name, name)
+        spec = builder.spec(string)
         if spec is not None:
+            if string != name:  # labelled (string_labels): the row reads the label, run.json the string
+                spec = spec.model_copy(update={"alias": name, "model_string": string})
             specs[name] = spec
         else:
             unknown.append(name)
-    meant = f"; {unknown[0]!r} is neither an alias nor a string: vllm/{unknown[0]}?" if unknown else ""
+    closest = closest_name(unknown[0], defined) if unknown else None
+    guess = closest[0] if closest else f"vllm/{unknown[0]}" if unknown else ""
+    meant = f"; {unknown[0]!r} is neither an alias nor a string: {guess}?" if unknown else ""
     for flag, given, took, which in (
         ("--base-url", options.base_url is not None, builder.took_url, "model strings naming no URL"),
         ("--api-key", options.api_key is not None, builder.took_key, "model strings reaching an API"),
@@ -365,16 +371,33 @@ def _suggestion(name: str) -> tuple[str, list[str]]:
     return string, entry
 
 
-def undefined_model(name: str, source: str) -> JuristError:
-    """The error for a name that is neither an alias nor a model string: the one-line string form that
-    would name it, and the four lines a models file needs."""
+def closest_name(name: str, aliases: Iterable[str] = ()) -> tuple[str, str] | None:
+    """The spelling most likely meant by an undefined ``name``, and what was wrong with it in words: the
+    string with its provider prefix one typo away corrected (``opnai/gpt-4`` -> ``openai/gpt-4``), else the
+    models-file alias one typo away."""
+    prefix, sep, rest = name.partition("/")
+    close = difflib.get_close_matches(prefix.lower(), PROVIDERS, n=1, cutoff=0.6) if sep and rest else []
+    if close and prefix not in PROVIDERS:
+        return f"{close[0]}/{rest}", f"{prefix!r} is no provider"
+    alias = difflib.get_close_matches(name, [a for a in aliases if a != name], n=1, cutoff=0.6)
+    return (alias[0], "no alias is spelt so") if alias else None
+
+
+def undefined_model(name: str, source: str, aliases: Iterable[str] = ()) -> JuristError:
+    """The error for a name that is neither an alias nor a model string: the closest spelling when there is
+    one (:func:`closest_name`), else the one-line string form that would name it and the four lines a
+    models file needs."""
+    closest = closest_name(name, aliases)
+    if closest is not None:
+        meant, why = closest
+        return JuristError(
+            f"model {name!r} is not defined ({source}): {why}; did you mean {meant}? "
+            f"(providers: {', '.join(PROVIDERS)}, or a path)"
+        )
     string, entry = _suggestion(name)
-    prefix, sep, _ = name.partition("/")
-    close = difflib.get_close_matches(prefix.lower(), PROVIDERS, n=1, cutoff=0.7) if sep else []
-    typo = f" ({prefix!r} is no provider: did you mean {close[0]}/?)" if close else ""
     block = "\n".join(f"    {line}" for line in entry)
     return JuristError(
-        f"model {name!r} is not defined ({source}){typo}: name it as a string, e.g. {string} "
+        f"model {name!r} is not defined ({source}): name it as a string, e.g. {string} "
         f"(providers: {', '.join(PROVIDERS)}, or a path), or define it in a models file "
         f"(--models-file FILE):\n{block}"
     )

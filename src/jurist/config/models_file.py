@@ -265,7 +265,7 @@ def load_models_file(
                 if aliases is None:
                     raise
                 problems.append(str(exc))
-            if endpoint.api_base is None and spec.api_type == "openai":
+            if endpoint.api_base is None and spec.api_type in ("openai", "openai-responses"):
                 endpoint.api_base = openai_base_url(env)  # the provider default, as the OpenAI SDK finds it
             if _not_http(endpoint.api_base):  # e.g. ftp://: every request would fail, after every retry
                 where_line = _line_of(text, alias, i) + f"{where}: endpoints[{i}]"

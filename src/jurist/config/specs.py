@@ -144,7 +144,7 @@ class ModelSpec(BaseModel):
     endpoints: list[Endpoint] | None = None
     # The key of every endpoint that names none; excluded from dumps so it never reaches run.json.
     api_key: str | None = Field(default=None, repr=False, exclude=True)
-    api_type: Literal["openai", "anthropic", "litellm"] = "openai"
+    api_type: Literal["openai", "openai-responses", "anthropic", "litellm"] = "openai"
     """The wire: OpenAI chat completions, Anthropic's native Messages API (``model: anthropic/NAME`` says
     it too), or LiteLLM."""
     parallel: int = Field(default=8, ge=1, le=4096)

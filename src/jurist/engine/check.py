@@ -24,7 +24,14 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from jurist.config import DEFAULT_KEY_ENV, Endpoint, ModelSpec
+from jurist.config import (
+    DEFAULT_KEY_ENV,
+    REPLACE_HINT,
+    RETIREMENT_SOURCE,
+    Endpoint,
+    ModelSpec,
+    retirement_phrase,
+)
 from jurist.engine.client import ModelClient, RequestFailed
 from jurist.engine.ledger import Ledger
 from jurist.engine.limits import ConcurrencyLimits
@@ -176,6 +183,12 @@ async def _refusal(client: ModelClient, exc: RequestFailed, timeout: float) -> s
     listed = await _listing(client, timeout)
     if exc.status == 404 or (listed is not None and served not in listed):
         lists = f"; the server lists {', '.join(listed[:8])}" if listed else ""
+        retired = retirement_phrase(served)
+        if retired is not None:  # the reference judge of a benchmark may be among them
+            return (
+                f"unknown model {served!r} (HTTP {exc.status}): {retired} ({RETIREMENT_SOURCE}); "
+                f"{REPLACE_HINT.format(bench='BENCH')}"
+            )
         return f"unknown model {served!r} (HTTP {exc.status}{lists}): {_text(exc)}"
     return _describe(exc)
 

@@ -12,24 +12,24 @@ import asyncio
 import functools
 import json
 import random
-import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Literal
 
 import aiohttp
 
 from jurist.config import ModelSpec
-from jurist.engine.anthropic import SHARED_PREFIX, with_shared_prefix
+from jurist.engine.anthropic import SHARED_PREFIX
 from jurist.engine.cache import RequestCache, legacy_request_key, request_key
 from jurist.engine.connections import ConnectionBudget
 from jurist.engine.identity import Identities, Identity, cache_report
 from jurist.engine.ledger import EngineStats, Ledger
 from jurist.engine.ledger_rows import Phase
 from jurist.engine.limits import ConcurrencyLimits
-from jurist.engine.reply_cap import cap_bytes, cut_to
+from jurist.engine.reply_cap import cap_bytes
 from jurist.engine.retry import RetryPolicy
+from jurist.engine.sending import WireSender
 from jurist.engine.throttle import Throttle
-from jurist.engine.transport import Completion, EndpointClient, RequestFailed, _Transient, completion_or_raise
+from jurist.engine.transport import Completion, EndpointClient, RequestFailed
 from jurist.errors import JuristError
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ __all__ = ["Completion", "EndpointClient", "Engine", "EngineStats", "ModelClient
 CacheMode = Literal["use", "refresh", "off"]
 
 
-class ModelClient:
+class ModelClient(WireSender):
     """Sends chat requests for one model alias: cache, load balancing, limits, retries and accounting."""
 
     def __init__(
@@ -100,6 +100,10 @@ class ModelClient:
             from jurist.engine.anthropic import anthropic_endpoints
 
             return anthropic_endpoints(spec, budget)
+        if spec.api_type == "openai-responses":  # OpenAI's Responses API (engine/responses.py)
+            from jurist.engine.responses import responses_endpoints
+
+            return responses_endpoints(spec, budget)
         endpoints = [
             EndpointClient(ep.base_url, ep.api_key, ep.model_name or spec.model, spec.parallel, budget)
             for ep in spec.resolved_endpoints()
@@ -125,19 +129,6 @@ class ModelClient:
     async def identities(self) -> list[Identity]:
         """What may answer this alias's requests, learned once (engine/identity.py)."""
         return await self._identities.of(self.endpoints)
-
-    def _pick_endpoint(self) -> EndpointClient:
-        """The least busy endpoint, then the fastest lately; ties at random so load spreads at once.
-
-        Called once the request holds its concurrency slot: chosen earlier, every queued request would
-        pick while nothing is in flight yet, and a slow endpoint would take as many as a fast one.
-        """
-        if len(self.endpoints) == 1:
-            return self.endpoints[0]
-        fewest = min(ep.in_flight for ep in self.endpoints)
-        idle = [ep for ep in self.endpoints if ep.in_flight == fewest]
-        fastest = min(ep.recent_latency for ep in idle)
-        return self._rng.choice([ep for ep in idle if ep.recent_latency <= fastest * 1.25])
 
     def build_body(self, model_name: str, messages: list[dict[str, Any]], **params: Any) -> bytes:
         """The request body exactly as sent (keys travel in headers, never here)."""
@@ -213,6 +204,22 @@ class ModelClient:
                 store.put(request_key(answered.key_text(), body, sample), completion.cache_value())
         return completion
 
+    async def in_cache(self, messages: list[dict[str, Any]], *, sample: int = 0, **params: Any) -> bool:
+        """Whether the request cache holds this request's answer under what answers it now, learnt as a
+        request learns it (``GET /v1/models`` for a server someone else runs; nothing for a hosted API or
+        a server jurist starts). Sends no completion and counts nothing: the pre-run check asks it to
+        know whether a model has anything to answer at all (:mod:`jurist.run.precheck`)."""
+        if self._cache is None:
+            return False
+        body = self.build_body(self._served_name, messages, **params)
+        for identity in await self.identities():
+            value = (
+                self._cache.get(request_key(identity.key_text(), body, sample)) if identity.known else None
+            )
+            if value is not None and isinstance(value.get("text"), str):
+                return True
+        return False
+
     def _lookup(
         self, store: RequestCache, identities: list[Identity], body: bytes, sample: int, phase: Phase
     ) -> Completion | None:
@@ -231,66 +238,6 @@ class ModelClient:
         if store.has(legacy_request_key(self._legacy_name, body, sample)):
             self.legacy_entries += 1
         return None
-
-    async def _send(
-        self,
-        messages: list[dict[str, Any]],
-        params: dict[str, Any],
-        built: bytes | None,
-        phase: Phase,
-        shared_prefix: int = 0,
-    ) -> Completion:
-        attempt = 0
-        started = time.monotonic()
-        while True:
-            attempt += 1
-            try:
-                async with self._limits.slot(self.alias, self.spec.parallel):
-                    if self._throttle is not None:  # spacing of request starts, across processes
-                        await self._throttle.wait()
-                    endpoint = self._pick_endpoint()
-                    if built is not None and endpoint.model_name == self._served_name:
-                        body = built
-                    else:
-                        body = self.build_body(endpoint.model_name, messages, **params)
-                    body = with_shared_prefix(body, shared_prefix)  # Anthropic's: see complete()
-                    endpoint.in_flight += 1
-                    slots = self.spec.parallel, self._limits.max_concurrency
-                    try:
-                        with self._ledger.on_wire(phase, self.alias, attempt, *slots):
-                            sent = time.monotonic()
-                            status, payload, retry_after = await endpoint.post(body, self._timeout)
-                            latency = time.monotonic() - sent
-                        endpoint.observe(latency)
-                    finally:
-                        endpoint.in_flight -= 1
-                payload = cut_to(payload, endpoint.max_reply_bytes)  # an in-process reply, over the cap
-                completion = completion_or_raise(
-                    status, payload, retry_after, latency, attempt, self.context_length
-                )
-                completion.answered_by = endpoint.identity
-                return completion
-            except _Transient as exc:
-                failure = exc
-            except (asyncio.TimeoutError, TimeoutError):
-                failure = _Transient(f"timed out after {self.spec.timeout:g} s", "timeout")
-            except aiohttp.InvalidURL as exc:
-                raise RequestFailed(f"invalid URL {exc}", kind="config", attempts=attempt) from None
-            except aiohttp.ClientPayloadError as exc:
-                failure = _Transient(f"unreadable response body: {exc}", "unreadable")
-            except aiohttp.ClientError as exc:
-                failure = _Transient(f"connection error: {type(exc).__name__}: {exc}", "connection")
-            except OSError as exc:
-                failure = _Transient(f"connection error: {exc}", "connection")
-            if attempt >= self._policy.max_attempts:
-                elapsed = time.monotonic() - started
-                raise RequestFailed(
-                    f"{failure} (gave up after {attempt} attempts, {elapsed:.1f} s)",
-                    kind=failure.kind,
-                    status=failure.status,
-                    attempts=attempt,
-                )
-            await asyncio.sleep(self._policy.delay(attempt, failure.retry_after, self._rng))
 
     async def aclose(self) -> None:
         for endpoint in self.endpoints:

@@ -38,6 +38,10 @@ class ParsedReply:
     notes: list[str] = field(default_factory=list)
     """Fields ignored for their wrong type or shape (see :attr:`Completion.notes`)."""
     cut_at_bytes: int | None = None
+    content_head: str | None = None
+    """The start of ``message.content`` moved out of :attr:`text` (a leading thought with the space
+    around it), so that ``content_head + text`` is the content as the model wrote it; None when the answer
+    is the content itself. A benchmark whose upstream cuts the thought its own way cuts that text."""
 
 
 def parse_completion(body: bytes) -> ParsedReply:
@@ -156,6 +160,7 @@ def _parse_choice(choice: Any, index: int) -> ParsedReply:
         content = _text_of_parts(content)
     if not isinstance(content, str):
         raise ValueError("message.content is not a string")
+    written = content
     match = _THINK.match(content)
     if match:
         reasoning = (reasoning + "\n" if reasoning else "") + match.group(1).strip()
@@ -164,7 +169,10 @@ def _parse_choice(choice: Any, index: int) -> ParsedReply:
         thought = _OPEN_THINK.sub("", content, count=1).strip()
         reasoning = (reasoning + "\n" if reasoning else "") + thought
         content, truncated = "", True
-    return ParsedReply(content, reasoning, None, None, finish, logprobs, truncated, notes=notes)
+    reply = ParsedReply(content, reasoning, None, None, finish, logprobs, truncated, notes=notes)
+    if written != content and written.endswith(content):
+        reply.content_head = written[: len(written) - len(content)]
+    return reply
 
 
 def _text_of_parts(parts: list[Any]) -> str:

@@ -76,6 +76,9 @@ class Completion:
     cut_at_bytes: int | None = None
     """The body was longer than the reply cap and read this far: the answer is what it held
     (:mod:`jurist.engine.reply_cap`)."""
+    content_head: str | None = None
+    """What the engine moved out of the start of ``message.content`` (a leading thought): ``content_head +
+    text`` is the content as written (:attr:`jurist.engine.reply_parse.ParsedReply.content_head`)."""
 
     def usage(self) -> dict[str, Any]:
         usage: dict[str, Any] = {
@@ -108,6 +111,8 @@ class Completion:
             value["truncated_thought"] = True
         if self.cut_at_bytes is not None:
             value["cut_at_bytes"] = self.cut_at_bytes
+        if self.content_head is not None:
+            value["content_head"] = self.content_head
         if self.more:
             value["more"] = [choice.cache_value() for choice in self.more]
         return value
@@ -129,6 +134,7 @@ class Completion:
             truncated_thought=bool(value.get("truncated_thought")),
             more=[cls.from_cache(choice) for choice in value.get("more") or []],
             cut_at_bytes=value.get("cut_at_bytes"),
+            content_head=value.get("content_head"),
         )
 
 
@@ -190,6 +196,7 @@ def completion_from(parsed: ParsedReply, latency: float, attempt: int) -> Comple
         cache_write_tokens=parsed.cache_write_tokens,
         notes=parsed.notes,
         cut_at_bytes=parsed.cut_at_bytes,
+        content_head=parsed.content_head,
     )
 
 

@@ -17,7 +17,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from jurist.benchmarks.arena_hard import default_baseline
+from jurist.benchmarks import default_baseline, official_arena_scoring
 from jurist.errors import JuristError
 from jurist.interop.common import (
     ImportSummary,
@@ -290,5 +290,15 @@ def import_arena_hard(
             if baseline:
                 summary.baselines[category] = baseline
     summary.battles = write_jsonl(run.battles, battles)
-    write_run_json(run, summary, {})
+    write_run_json(run, summary, scoring_of_version(bench))
     return summary
+
+
+def scoring_of_version(bench: str) -> dict[str, Any]:
+    """run.json fields that make ``jurist show`` score an import of a known Arena-Hard version as a run of
+    it is scored (its scoring family; v2.0: each category alone, style control on hard prompts), so a
+    run exported with ``jurist export arena-hard`` and imported back keeps its scoring."""
+    official = official_arena_scoring(bench)
+    if official is None:
+        return {}
+    return {"score_family": "pairwise", "bench_info": {"official_scoring": official}}

@@ -124,6 +124,30 @@ def _export_judgments(run: RunDir, bench_dir: Path, summary: ExportSummary) -> N
             summary.judgments.setdefault(judge, {})[model] = write_jsonl(target, records)
 
 
+_HELD_ELSEWHERE = {
+    "rules": "checked by rule (points per instruction, no judge)",
+    "rubric": "graded by rubric (points per rubric item, no baseline)",
+    "judge-accuracy": "a measure of judges against gold labels (no model answers of its own)",
+    "placement": "a placement among human-voted arena ratings",
+}
+
+
+def refuse_unpairwise(run_root: Path) -> None:
+    """One line for a run Arena-Hard's files cannot hold: its ``model_judgment`` keeps pairwise games
+    against a baseline, and a rule-checked, rubric, judge-accuracy or placement run has none."""
+    from jurist.scoring import RecordedRun, family_of_run
+
+    run = RecordedRun.read(run_root)
+    family = family_of_run(run_root, run.fields if run.has_run_json else None)
+    if family in _HELD_ELSEWHERE:
+        bench = run.fields.get("bench_name") or run.fields.get("bench") or "its benchmark"
+        raise JuristError(
+            f"{run_root}: this run of {bench} is {_HELD_ELSEWHERE[family]}; Arena-Hard's files hold pairwise "
+            "judgments against a baseline, so it cannot be exported there (`jurist show RUN --format json` "
+            "gives its scores)"
+        )
+
+
 def export_arena_hard(
     run_root: Path, out: Path, *, bench: str, style: StyleFn | None = None
 ) -> ExportSummary:
@@ -131,6 +155,7 @@ def export_arena_hard(
     run = RunDir(run_root)
     if not run.root.is_dir():
         raise JuristError(f"{run_root}: no such run directory")
+    refuse_unpairwise(run_root)
     bench_dir = out / "data" / bench
     summary = ExportSummary(bench_dir)
     _export_answers(run, bench_dir, style, summary)

@@ -38,6 +38,9 @@ class JudgeItem:
     baseline_answer: str | None = None
     hashes: tuple[str, str | None] | None = None
     """(answer hash, baseline answer hash) where the texts were not read; None: hash the texts."""
+    written: str | None = None
+    """The answer as the model wrote it (a leading thought the engine moved out put back), for a kind
+    whose upstream cuts the thought its own way (``reads_written``); None: ``answer`` is all it sees."""
 
     def answer_hash(self) -> str:
         return self.hashes[0] if self.hashes is not None else text_hash(self.answer)

@@ -20,10 +20,10 @@ from typing import Any
 
 from jurist.config import ModelSpec
 from jurist.engine.client import ModelClient, RequestFailed
-from jurist.errors import JuristError
+from jurist.errors import JuristError, did_you_mean
 from jurist.judging.base import CacheMode, JudgeItem, OutcomeKind, PartialJudgment
 from jurist.judging.kinds import JudgeKindSetup
-from jurist.judging.protocols import JudgeProtocol, protocol_set
+from jurist.judging.protocols import PROTOCOLS, JudgeProtocol, protocol_set
 from jurist.judging.verdict import LABEL_OUTCOME
 from jurist.store.records import Question, sample_of, text_hash
 
@@ -317,5 +317,6 @@ def judge_kind(setup: JudgeKindSetup) -> PairwiseJudge:
             setup.protocol, setup.spec, setup.prompt_file, setup.default_protocol
         )
     except KeyError:
-        raise JuristError(f"--judge-protocol: unknown protocol {setup.protocol!r}") from None
+        hint = did_you_mean(str(setup.protocol), PROTOCOLS)
+        raise JuristError(f"--judge-protocol: unknown protocol {setup.protocol!r}{hint}") from None
     return PairwiseJudge(chosen, setup.spec, strong_weight=setup.strong_weight, by_category=by_category)

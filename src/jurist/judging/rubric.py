@@ -25,7 +25,6 @@ from jurist.judging.base import CacheMode, JudgeItem, OutcomeKind, PartialJudgme
 from jurist.judging.kinds import JudgeKindSetup
 from jurist.judging.pairwise import cap_raw, reask_context
 from jurist.judging.rubric_prompts import RubricGrader, rubric_grader
-from jurist.rules.answers import visible_text
 from jurist.store.records import text_hash
 
 MAX_REASKS = 1
@@ -66,6 +65,11 @@ class RubricJudge:
         unset (its own settings always win)."""
         own = {"temperature": spec.temperature, "max_tokens": spec.max_tokens, **spec.passthrough_params()}
         return {key: value for key, value in self.grader.presets.items() if own.get(key) is None}
+
+    @property
+    def reads_written(self) -> bool:
+        """Whether items carry the answer as written (:attr:`JudgeItem.written`) for the grader's cut."""
+        return self.grader.reads_written
 
     @property
     def fingerprint(self) -> str:
@@ -156,7 +160,7 @@ class RubricJudge:
     ) -> dict[str, Any]:
         """Every item of one answer, concurrently; items an earlier run graded (``earlier``) are reused."""
         question = item.question
-        answer, _ = visible_text(item.answer)  # the grader sees the answer, never a leading thought
+        answer = self.grader.shown(item.answer, item.written)  # as its upstream shows it to the grader
         specs = self.grader.items(question)
         kept = earlier or {}
 
@@ -195,7 +199,7 @@ class RubricJudge:
             "prompt_hash": self._fingerprint,
             "rubric_hash": self.rubric_hash(item),
             "answer_hash": text_hash(item.answer),
-            "facts": self.grader.facts(question),
+            "facts": {**self.grader.facts(question), "answer_chars": len(answer)},  # the text graded
             "items": entries,
             "unscored": unscored,
             "invalid": unscored > 0,

@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from jurist.errors import JuristError
+from jurist.judging.answer_cuts import writingbench_cut
 from jurist.judging.kinds import JudgePromptSource
 from jurist.judging.python_strings import read_python_strings
+from jurist.rules.answers import visible_text
 from jurist.store.records import Question
 
 READER_VERSION = 1
@@ -147,6 +149,16 @@ class RubricGrader(Protocol):
         """The facts of the whole question that scoring needs (tags, domains, requirements)."""
         ...
 
+    @property
+    def reads_written(self) -> bool:
+        """Whether the grader cuts the answer as written itself (:meth:`shown`)."""
+        ...
+
+    def shown(self, answer: str, written: str | None) -> str:
+        """What of the answer the grader sees: ``answer`` is the stored one, ``written`` the content as
+        the model wrote it (None where not read)."""
+        ...
+
     def messages(self, question: Question, answer: str, index: int) -> list[dict[str, str]]:
         """The request that grades item ``index`` of ``answer``."""
         ...
@@ -181,9 +193,13 @@ class HealthBenchGrader:
     presets: Mapping[str, Any] = field(default_factory=dict)
     metric: str = "healthbench"
     reask_text: str = HEALTHBENCH_REASK
+    protocol: str | None = None
+    """The protocol's name where it is not the variant's (``healthbench-gpt-5.4``: no system message)."""
 
     @property
     def name(self) -> str:
+        if self.protocol is not None:
+            return self.protocol
         return "healthbench" if self.simple_evals else "healthbench-eval-framework"
 
     @property
@@ -197,6 +213,11 @@ class HealthBenchGrader:
 
     def facts(self, question: Question) -> dict[str, Any]:
         return {"example_tags": list(question.metadata.get("example_tags", []))}
+
+    reads_written = False
+
+    def shown(self, answer: str, written: str | None) -> str:
+        return visible_text(answer)[0]  # the answer, never a leading thought
 
     def conversation(self, question: Question, answer: str) -> str:
         turns = [*question.metadata["messages"], {"role": "assistant", "content": answer}]
@@ -224,7 +245,8 @@ class HealthBenchGrader:
 @dataclass(frozen=True)
 class WritingBenchGrader:
     """One request per criterion: upstream's system prompt, and its user template filled as ``str.format``
-    fills it (the criterion as Python writes the dict), the response without a leading thought."""
+    fills it (the criterion as Python writes the dict), the response cut as upstream cuts it
+    (:func:`~jurist.judging.answer_cuts.writingbench_cut` of the answer as written)."""
 
     system: str
     template: str
@@ -236,9 +258,17 @@ class WritingBenchGrader:
 
     @property
     def fingerprint(self) -> str:
-        return _digest(
-            [self.name, self.system, self.template, self.reask_text, dict(self.presets), READER_VERSION]
+        cut = (
+            "process_gen_field@ae2d517"  # what of the answer the critic sees: judgments of another cut redone
         )
+        return _digest(
+            [self.name, self.system, self.template, self.reask_text, dict(self.presets), READER_VERSION, cut]
+        )
+
+    reads_written = True
+
+    def shown(self, answer: str, written: str | None) -> str:
+        return writingbench_cut(answer if written is None else written)  # upstream's cut, exactly
 
     def items(self, question: Question) -> list[dict[str, Any]]:
         named = question.metadata["requirements"]["C"]
@@ -312,27 +342,31 @@ def _presets(source: JudgePromptSource | None) -> dict[str, Any]:
 
 
 def healthbench_grader(
-    simple_evals: bool, prompt_file: Path | None, source: JudgePromptSource | None
+    simple_evals: bool,
+    prompt_file: Path | None,
+    source: JudgePromptSource | None,
+    protocol: str | None = None,
 ) -> HealthBenchGrader:
     """The HealthBench grader of one variant; its texts from ``prompt_file`` (``GRADER_TEMPLATE``, optional
     ``OPENAI_SYSTEM_MESSAGE_API``) or the pinned simple-evals files the benchmark hands it (``source``:
     ``healthbench_eval.py``, then, for simple-evals, ``chat_completion_sampler.py``)."""
-    protocol = "healthbench" if simple_evals else "healthbench-eval-framework"
+    name = protocol or ("healthbench" if simple_evals else "healthbench-eval-framework")
+    with_system = simple_evals and protocol is None  # the GPT-5.4 grader is sent no system message
     names = ("GRADER_TEMPLATE", "OPENAI_SYSTEM_MESSAGE_API")
     if prompt_file is not None:
-        texts = read_python_strings(prompt_file, names, names[:1])
+        texts = read_python_strings(prompt_file, names if with_system else names[:1], names[:1])
         origin = f"{prompt_file} (--judge-prompt)"
     else:
-        paths, origin = _pinned(source, protocol, 2 if simple_evals else 1)
+        paths, origin = _pinned(source, name, 2 if with_system else 1)
         texts = read_python_strings(paths[0], names[:1], names[:1])
-        if simple_evals:
+        if with_system:
             texts |= read_python_strings(paths[1], names[1:], names[1:])
     template = texts["GRADER_TEMPLATE"]
     for placeholder in (CONVERSATION, RUBRIC_ITEM):
         if placeholder not in template:
             raise JuristError(f"{origin}: GRADER_TEMPLATE has no {placeholder} placeholder")
-    system = texts.get("OPENAI_SYSTEM_MESSAGE_API") if simple_evals else None
-    return HealthBenchGrader(template, system, simple_evals, origin, _presets(source))
+    system = texts.get("OPENAI_SYSTEM_MESSAGE_API") if with_system else None
+    return HealthBenchGrader(template, system, simple_evals, origin, _presets(source), protocol=protocol)
 
 
 def writingbench_grader(prompt_file: Path | None, source: JudgePromptSource | None) -> WritingBenchGrader:
@@ -348,7 +382,7 @@ def writingbench_grader(prompt_file: Path | None, source: JudgePromptSource | No
     return WritingBenchGrader(texts["evaluate_system"], texts["evaluate_prompt"], origin, _presets(source))
 
 
-PROTOCOLS = ("healthbench", "healthbench-eval-framework", "writingbench")
+PROTOCOLS = ("healthbench", "healthbench-gpt-5.4", "healthbench-eval-framework", "writingbench")
 
 
 def rubric_grader(
@@ -358,6 +392,8 @@ def rubric_grader(
     hands it (``source``) or ``prompt_file``."""
     if protocol in ("healthbench", "healthbench-eval-framework"):
         return healthbench_grader(protocol == "healthbench", prompt_file, source)
+    if protocol == "healthbench-gpt-5.4":
+        return healthbench_grader(True, prompt_file, source, protocol)
     if protocol == "writingbench":
         return writingbench_grader(prompt_file, source)
     raise JuristError(f"unknown rubric protocol {protocol!r} (known: {', '.join(PROTOCOLS)})")

@@ -1,5 +1,7 @@
 """Pure rating statistics: arrays in, numbers out (numpy/scipy only, seeded, BLAS pinned to one thread).
 
+* ``paired``: paired differences of two runs (bootstrap, McNemar), Holm, minimum detectable difference.
+* ``confseq``: anytime-valid confidence sequences for bounded means (adaptive evaluation).
 * ``bt``: Bradley-Terry MLE on aggregated battles, Elo scale, multinomial/cluster bootstrap.
 * ``style_control``: Arena-Hard v2 style-controlled win rates (BT + z-scored style features).
 * ``lc_winrate``: AlpacaEval 2 win rate and length-controlled win rate.
@@ -37,6 +39,12 @@ if TYPE_CHECKING:
         elo_win_probability,
         win_rate_vs_anchor,
     )
+    from jurist.ratings.confseq import (
+        SequenceInterval,
+        confidence_sequence,
+        difference_sequence,
+        running_sequence,
+    )
     from jurist.ratings.lc_winrate import (
         GamedRows,
         GLMWeights,
@@ -47,6 +55,15 @@ if TYPE_CHECKING:
         length_controlled_win_rate,
         length_controlled_win_rates,
         win_rate,
+    )
+    from jurist.ratings.paired import (
+        McNemar,
+        PairedDifference,
+        detectable,
+        holm,
+        mcnemar_exact,
+        normal_p_value,
+        paired_bootstrap,
     )
     from jurist.ratings.placement import (
         Placement,
@@ -67,6 +84,17 @@ if TYPE_CHECKING:
         pair_decision,
     )
     from jurist.ratings.repeated import across_runs
+    from jurist.ratings.replacement import (
+        Interval,
+        LeaderboardFit,
+        MonotoneMap,
+        PanelScores,
+        agreement_kappa,
+        anchor_score,
+        chose_longer,
+        decisions,
+        fit_leaderboard,
+    )
     from jurist.ratings.separation import Separation, runaway_models
     from jurist.ratings.style_control import (
         StyleControlResult,
@@ -77,6 +105,15 @@ if TYPE_CHECKING:
     from jurist.ratings.winrate import WinRate, row_bootstrap_intervals, win_rate_from_entries
 
 _HOMES = {
+    "Interval": "replacement",
+    "LeaderboardFit": "replacement",
+    "MonotoneMap": "replacement",
+    "PanelScores": "replacement",
+    "agreement_kappa": "replacement",
+    "anchor_score": "replacement",
+    "chose_longer": "replacement",
+    "decisions": "replacement",
+    "fit_leaderboard": "replacement",
     "agreement_rate": "agreement",
     "align_leaderboards": "agreement",
     "collapse_five_to_three": "agreement",
@@ -101,6 +138,17 @@ _HOMES = {
     "length_controlled_win_rate": "lc_winrate",
     "length_controlled_win_rates": "lc_winrate",
     "win_rate": "lc_winrate",
+    "SequenceInterval": "confseq",
+    "confidence_sequence": "confseq",
+    "difference_sequence": "confseq",
+    "running_sequence": "confseq",
+    "McNemar": "paired",
+    "PairedDifference": "paired",
+    "detectable": "paired",
+    "holm": "paired",
+    "mcnemar_exact": "paired",
+    "normal_p_value": "paired",
+    "paired_bootstrap": "paired",
     "Placement": "placement",
     "anchor_battles": "placement",
     "calibrate_temperature": "placement",
@@ -133,6 +181,26 @@ __getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [
+    "Interval",
+    "LeaderboardFit",
+    "MonotoneMap",
+    "PanelScores",
+    "agreement_kappa",
+    "anchor_score",
+    "chose_longer",
+    "decisions",
+    "fit_leaderboard",
+    "McNemar",
+    "PairedDifference",
+    "SequenceInterval",
+    "confidence_sequence",
+    "detectable",
+    "difference_sequence",
+    "holm",
+    "mcnemar_exact",
+    "normal_p_value",
+    "paired_bootstrap",
+    "running_sequence",
     "Alternative",
     "binomial_p_value",
     "BTResult",

@@ -121,10 +121,27 @@ def _table_columns(rows: list[Row], ci_level: float, sanity: list[Row] | None = 
         columns.append(("LC (estimate)", lambda r: _cell(r.get("lc_estimate"))))
     elif any("win_rate" in row for row in rows):
         columns.append(("win rate", lambda r: _cell(r.get("win_rate"))))
+    if any("anchored" in row for row in rows):  # --anchor: the retired judge's scale, its rank there
+        columns += [
+            ("anchored", lambda r: _cell((r.get("anchored") or {}).get("score"))),
+            ("anchored 95% CI", lambda r: _anchored_ci(r.get("anchored"))),
+            ("published rank", lambda r: _published_rank(r.get("anchored"))),
+        ]
     if any("avg_tokens" in row for row in rows):
         columns.append(("avg tokens", lambda r: _tokens(r.get("avg_tokens"))))
     columns += [("n", lambda r: str(r.get("n", ""))), ("invalid", lambda r: _cell(r.get("invalid", 0)))]
     return columns
+
+
+def _anchored_ci(anchored: Any) -> str:
+    if not isinstance(anchored, dict) or None in (anchored.get("ci") or [None]):
+        return "-"
+    low, high = anchored["ci"]
+    return f"[{low:.1f}, {high:.1f}]"
+
+
+def _published_rank(anchored: Any) -> str:
+    return "-" if not isinstance(anchored, dict) else f"{anchored['published_rank']}/{anchored['of']}"
 
 
 def _tokens(value: Any) -> str:

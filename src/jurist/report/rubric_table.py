@@ -28,6 +28,7 @@ HEALTHBENCH_COLUMNS = (
     "bootstrap_std",
     "ci_low",
     "ci_high",
+    "score_length_adjusted",
     "n_answers",
     "n_questions",
     "samples",
@@ -57,6 +58,8 @@ def _num(value: Any, digits: int) -> str:
 def _flat(row: Row) -> Row:
     """WritingBench's requirement cells as columns (``style_R``...) for csv and markdown."""
     flat = dict(row)
+    if isinstance(row.get("length_adjusted"), Mapping):
+        flat["score_length_adjusted"] = row["length_adjusted"]["score"]
     for dim, value in (row.get("requirements") or {}).items():
         flat[f"{dim}_R"], flat[f"{dim}_C"] = value["R"], value["C"]
     return flat
@@ -64,13 +67,18 @@ def _flat(row: Row) -> Row:
 
 def render_healthbench(rows: list[Row], *, title: str, ci_level: float) -> Table:
     table = Table(title=Text(title))
-    for header in ("#", "model", "judge", "score", "bootstrap std", f"{ci_level:.0%} CI", "n", "unscored"):
+    adjusted = any(row.get("length_adjusted") for row in rows)  # -B length_penalty/length_center
+    headers = ["#", "model", "judge", "score", "bootstrap std", f"{ci_level:.0%} CI"]
+    headers += ["length-adjusted", "its std"] if adjusted else []
+    for header in (*headers, "n", "unscored"):
         table.add_column(header, justify="left" if header in ("model", "judge") else "right")
     for rank, row in enumerate(rows, start=1):
         interval = interval_text(row["score"], row["ci_low"], row["ci_high"], digits=4)
         unscored = (
             f"{row['unscored_answers']} ({row['unscored_items']} items)" if row["unscored_answers"] else "0"
         )
+        length = row.get("length_adjusted") or {}
+        beside = [_num(length.get("score"), 4), _num(length.get("bootstrap_std"), 4)] if adjusted else []
         table.add_row(
             str(rank),
             Text(str(row["model"])),
@@ -78,6 +86,7 @@ def render_healthbench(rows: list[Row], *, title: str, ci_level: float) -> Table
             _num(row["score"], 4),
             _num(row["bootstrap_std"], 4),
             interval,
+            *beside,
             str(row["n_answers"]),
             unscored,
         )

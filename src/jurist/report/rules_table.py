@@ -51,6 +51,9 @@ def render_rule_table(rows: list[Row], *, title: str, ci_level: float) -> Table:
     for metric in metrics:
         table.add_column(LABELS[metric], justify="right")
     table.add_column(f"{ci_level:.0%} CI of {LABELS[metrics[0]]}", justify="right")
+    spread = any(int(row.get("samples") or 1) > 1 for row in rows)  # mean@N: how far its N runs lie apart
+    if spread:
+        table.add_column("sd over samples", justify="right")
     for header in ("n", "samples", "truncated"):
         table.add_column(header, justify="right")
     for rank, row in enumerate(rows, start=1):
@@ -58,9 +61,20 @@ def render_rule_table(rows: list[Row], *, title: str, ci_level: float) -> Table:
         low, high = row.get(f"{head}_ci_low"), row.get(f"{head}_ci_high")
         interval = interval_text(row[head], low, high, zero_reason=_zero_reason(row[head]))
         cells = [f"{row[m]:.1f}" for m in metrics]
+        if spread:
+            cells.append(interval)
+            interval = _spread_text(row, head)
         extra = [str(row["n_questions"]), str(row["samples"]), str(row["truncated"])]
         table.add_row(str(rank), Text(str(row["model"])), *cells, interval, *extra)
     return table
+
+
+def _spread_text(row: Row, metric: str) -> str:
+    """The standard deviation of ``metric`` across the row's samples (summary.json's ``across_runs``), as
+    ``±2.0 (8 runs)``; ``-`` for one sample."""
+    across = (row.get("across_runs") or {}).get(metric) or {}
+    std = across.get("std")
+    return "-" if std is None else f"±{std:.1f} ({across.get('n_runs')} runs)"
 
 
 def render_per_instruction(rows: list[Row]) -> Table:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from jurist.engine import JOURNAL_FILE, Batching, BatchSettings, Engine, check_batchable
-from jurist.errors import JuristError
+from jurist.errors import JuristError, unknown_value
 from jurist.report.ledger_table import dollars
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def batch_choice(
 ) -> BatchChoice:
     """``--batch`` and ``--batch-*`` as a :class:`BatchChoice` (an unknown mode is a one-line error)."""
     if mode not in ("none", "judges", "all"):
-        raise JuristError(f"--batch: {mode!r} is not none, judges or all")
+        raise unknown_value("--batch", mode, ("none", "judges", "all"))
     settings = BatchSettings(
         poll_s=poll_s, max_requests=size, max_age_s=age_s, attempts=attempts, deadline_s=deadline_s
     )

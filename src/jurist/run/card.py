@@ -18,9 +18,11 @@ from jurist.audit import (
     CARD_FILE,
     DEFAULT_SAMPLE,
     GATE_EXIT,
+    MIN_ITEMS,
     JudgeCardRun,
     flagged,
     items_per_probe,
+    probes_need,
     read_card,
     request_sets,
     write_card,
@@ -98,7 +100,8 @@ def probe_estimates(
         if phase != "judge" or not row.requests or alias not in plan.kinds:
             continue
         sets = request_sets(plan.kinds[alias], plan.specs[alias])
-        probes = sets * items_per_probe(row.requests + row.cached + row.done, sets, sample)
+        asked = plan.config.judge_card is not None
+        probes = sets * items_per_probe(row.requests + row.cached + row.done, sets, sample, asked=asked)
         if probes:
             scale = probes / row.requests
             found[("probe", alias)] = Estimate(
@@ -117,6 +120,33 @@ def show_card(document: dict[str, Any], plan: RunPlan, console: Console) -> None
     """The card's table (stdout, with the table format only) and its warnings (``console``)."""
     out = table_console() if plan.config.output_format == "table" else None
     print_card(document, out=out, err=console)
+
+
+SHARE_SKIP = "judge requests allow"
+"""What the note of a request probe skipped for the tenth's sake says (audit/probe_run.py)."""
+
+
+def skipped_probe_lines(document: Mapping[str, Any], plan: RunPlan) -> list[str]:
+    """For each judge whose request probes the tenth of a small run left out: how many judge requests
+    they need, and the ``--judge-card N`` that asks for them anyway (said in the run's closing lines)."""
+    lines = []
+    for judge, entry in (document.get("judges") or {}).items():
+        probes = entry.get("probes") or {}
+        skipped = [name for name, probe in probes.items() if SHARE_SKIP in str(probe.get("note") or "")]
+        if not skipped or judge not in plan.kinds:
+            continue
+        sets = request_sets(plan.kinds[judge], plan.specs[judge])
+        requests, judge_requests = probes_need(sets)
+        names = " and ".join(skipped) if len(skipped) < 3 else ", ".join(skipped)
+        held, allowed = entry.get("judge_requests", 0), entry.get("probe_budget", 0)
+        lines.append(
+            f"judge card: {judge}'s {names} probe{'s' * (len(skipped) > 1)} did not run: they need "
+            f"{requests} probe requests ({MIN_ITEMS} items in each of {sets} set(s)), and a tenth of its "
+            f"{held} judge requests allows {allowed} (a run of "
+            f"{judge_requests} judge requests makes them by itself); --judge-card {MIN_ITEMS} asks for them "
+            f"anyway (up to {requests} probe requests)"
+        )
+    return lines
 
 
 def gate(document: dict[str, Any] | None, plan: RunPlan, exit_code: int, console: Console) -> int:

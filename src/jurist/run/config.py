@@ -28,7 +28,7 @@ class RunConfig:
     model_strings: ModelStringOptions = field(default_factory=ModelStringOptions)
     out: Path | None = None
     limit: int | None = None
-    limit_sample: Literal["first", "stratified"] = "first"  # which questions --limit keeps
+    limit_sample: Literal["first", "stratified", "shuffled"] = "first"  # which questions --limit keeps
     limit_seed: int = 0  # seed of a stratified --limit
     samples: int | None = None  # answers per prompt; None: the benchmark's default
     max_concurrency: int = 64
@@ -64,6 +64,7 @@ class RunConfig:
     judge_gate: bool = False  # --judge-gate: a flagged judge-card probe ends the run with exit 4
     gold: Path | None = None  # --gold: human labels the card's gold agreement is read against
     shard: ShardChoice | None = None  # --shard I/N, --shards N: this process runs one part (run/shards.py)
+    anchor: Path | None = None  # --anchor: a replacement.json whose map re-anchors the scores
 
     def scoring_settings(self) -> dict[str, Any]:
         """The options that shape the scores (run.json's ``scoring``: what ``jurist show`` scores with)."""
@@ -78,6 +79,7 @@ class RunConfig:
             "seed": self.seed,
             "ci_level": self.ci_level,
             "resample": "questions",
+            **({"anchor": str(self.anchor.resolve())} if self.anchor is not None else {}),
         }
 
 

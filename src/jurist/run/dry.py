@@ -26,7 +26,7 @@ from typing import Any
 
 from rich.console import Console
 
-from jurist.benchmarks.base import Question
+from jurist.benchmarks.base import Benchmark, Question
 from jurist.config import ModelSpec
 from jurist.engine.cache import RequestCache, default_cache_path, open_cache
 from jurist.engine.check import PROBE_MESSAGES
@@ -369,9 +369,12 @@ def _existing_cache(config: RunConfig) -> RequestCache | None:
     return open_cache(path) if path.is_file() else None
 
 
-def plan_run(config: RunConfig, console: Console | None = None) -> tuple[list[dict[str, Any]], list[str]]:
-    """The rows of the estimate (one per phase and model, a total last) and the notes that go with it."""
-    plan = resolve(config)  # as the run would: models, benchmark, prices, the budget checked
+def plan_run(
+    config: RunConfig, console: Console | None = None, loaded: Benchmark | None = None
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The rows of the estimate (one per phase and model, a total last) and the notes that go with it;
+    ``loaded``: the benchmark already built (a replacement study's panel), as :func:`resolve` takes it."""
+    plan = resolve(config, loaded=loaded)  # as the run would: models, benchmark, prices, the budget checked
     cache = _existing_cache(config)
     planner = Planner(plan, cache)
 
@@ -409,10 +412,10 @@ def plan_run(config: RunConfig, console: Console | None = None) -> tuple[list[di
     return rows, notes + estimate_notes(config, rows, planner.past, planner.prices)
 
 
-def dry_run(config: RunConfig, console: Console | None = None) -> int:
+def dry_run(config: RunConfig, console: Console | None = None, loaded: Benchmark | None = None) -> int:
     """Print the estimate of ``config``'s run; nothing is sent or written. Returns the exit code (0)."""
     console = console or Console(stderr=True)
-    rows, notes = plan_run(config, console)
+    rows, notes = plan_run(config, console, loaded)
     if config.output_format == "json":  # for programs: the rows and notes, nothing else on stdout
         print(json.dumps({"rows": rows, "notes": notes}, indent=2, ensure_ascii=False))
         return 0

@@ -314,6 +314,7 @@ def _write_answer(
         finish_reason=completion.finish_reason,
         metadata=metadata,  # style-control features, Arena-Hard's shape
         reasoning=completion.reasoning or None,
+        content_head=completion.content_head,  # the content as written is content_head + answer
     )
     out.append(dict(record))
 

@@ -33,3 +33,5 @@ class Outcome:
 
     rows: list[dict[str, Any]]
     scored: bool
+    documents: tuple[str, ...] = ()
+    """The score files written into the run directory (leaderboard.json, summary.json...), by name."""

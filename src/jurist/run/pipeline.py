@@ -27,15 +27,16 @@ from jurist.report.progress import StageProgress
 from jurist.run.adopt import adopt_schema1_judgments
 from jurist.run.batching import batch_report, batching_of
 from jurist.run.budget import BUDGET_STOPPED, RunLedger
-from jurist.run.card import card_wanted, check_gate, gate, probe_judges, show_card
+from jurist.run.card import card_wanted, check_gate, gate, probe_judges, show_card, skipped_probe_lines
 from jurist.run.config import Mode, RunConfig, RunResult
-from jurist.run.finish import score_finished_run
+from jurist.run.finish import closing_lines, missing_lines, score_finished_run
 from jurist.run.generate import AnswerJob, FailureLog
 from jurist.run.indexes import RunIndexes
 from jurist.run.judge import Judging, answer_and_judge
 from jurist.run.kept_questions import keep_questions
-from jurist.run.outcomes import Outcome, RunView
+from jurist.run.outcomes import RunView
 from jurist.run.plan import RunPlan, resolve
+from jurist.run.precheck import chat_probes_due
 from jurist.run.session import Session, run_session
 from jurist.run.shard_files import shard_line, write_shard_file
 from jurist.run.shipped import start_writing_shipped
@@ -66,6 +67,8 @@ class Pipeline:
 
     card: dict[str, Any] | None = None
     """The judge card's document (judge_card.json), once the judge stage's probes have run."""
+    resumed = False
+    """Whether the directory's last run had not finished (interrupted, crashed, stopped by the budget)."""
     card_stopped = False
     """Whether the budget ran out during the card's probes (after every judgment was made)."""
     failures: FailureLog
@@ -75,7 +78,8 @@ class Pipeline:
     # -- set-up ---------------------------------------------------------------------------------------------
     def _say_notes(self) -> None:
         """What the benchmark left out or estimated, and where a judge departs from the benchmark's
-        reference judge: said when the run starts and again under its results."""
+        reference judge: said once, when the run starts (before its first request, while it can still be
+        stopped); run.json keeps them (``bench_info.notes``, ``judge_preset``)."""
         lines = [str(note) for note in self.bench.info.get("notes") or ()]
         for line in lines + self.preset.lines(self.bench.name):
             self.console.print(f"note: {line}", style="yellow", markup=False, highlight=False, soft_wrap=True)
@@ -86,11 +90,11 @@ class Pipeline:
         file).
 
         Only requests still to send count: what is on disk is never sent again, so a finished run re-run
-        (or copied and re-run) with its servers down probes nothing and scores. What the request cache
-        holds is not subtracted: a cached answer stands in only for a server that says which weights it
-        serves now (engine/identity.py), and a server that is down says nothing, so the run would send
-        those requests all the same; a server that is up answers the one-token probe anyway. Judges are
-        probed with the answers they would judge when answers are still to come, since those are new.
+        (or copied and re-run) with its servers down probes nothing and scores. Judges are probed
+        with the answers they would judge when answers are still to come, since those are new. A model
+        whose missing answers the request cache holds under what answers it now is not probed: a cached
+        answer stands in only for a server that says which weights it serves (engine/identity.py), so a
+        server that is down is probed and refuses (:mod:`jurist.run.precheck`).
         ``--cache-only`` probes nothing: it sends nothing, and answers from the cache under what each
         server last said it serves."""
         if not self.config.check or self.config.cache_only:  # a server jurist starts is never probed
@@ -102,9 +106,13 @@ class Pipeline:
             busy.update(self.judges)
         elif self.judges:
             busy.update(judge for (judge, _), jobs in self._judging_work().items() if jobs)
+        config = self.config
+        due = chat_probes_due(
+            self.specs, self._pending_work(), busy, self.judges, config.cache_path, config.cache
+        )
         require_ready(
             self.specs,
-            [alias for alias in self.specs if alias in busy],
+            [alias for alias in self.specs if alias in due],
             ledger=self.accounts.ledger,
             remedies="pass --no-check to skip, or --cache-only to answer from the request cache alone",
         )
@@ -175,6 +183,7 @@ class Pipeline:
         """The directory's last run died while running (its run.json says so, and this run now holds the
         lock, so its holder is gone): said in one line, and kept in run.json as ``resumed``."""
         status, run_id = self.run_dir.recorded_status(holding_lock=lock.held)
+        self.resumed = status not in (None, "finished")  # interrupted, crashed or stopped by the budget
         if status != CRASHED:
             return
         self._fields["resumed"] = {"run_id": run_id, "status": CRASHED}
@@ -241,10 +250,8 @@ class Pipeline:
         # the budget ran out: all is saved, scored once a run completes it (unless only the card's probes
         # were left: the run's judgments are whole, the card says which probes the budget refused)
         stopped = self.accounts.stopped and not self.card_stopped
-        outcome = (
-            Outcome([], scored=False)
-            if stopped
-            else score_finished_run(self._view(), self.judge_work(), self.samples, self.console)
+        outcome = score_finished_run(
+            self._view(), self.judge_work(), self.samples, self.console, partial=stopped
         )
         self.indexes.release()  # scored: nothing reads them again
         exit_code = BUDGET_STOPPED if stopped else 1 if failures.count or not outcome.scored else 0
@@ -266,16 +273,21 @@ class Pipeline:
         self.accounts.report(self.console)
         for line in [*batch_report(engine, self.batching), *engine.cache_report()]:
             self.console.print(line, style="dim", markup=False, highlight=False, soft_wrap=True)
-        self._say_notes()
-        if failures.count:
-            self.console.print(
-                f"{failures.count} request(s) failed after retries and are still missing (run.json "
-                f"'still_failing'; every attempt is kept in {self.run_dir.failures}). Run the same command "
-                "again to retry them.",
-                style="yellow",
-                markup=False,
-                highlight=False,
-            )
+        for line in missing_lines(failures.current, self.run_dir.failures):
+            self.console.print(line, style="yellow", markup=False, highlight=False, soft_wrap=True)
+        ledger = fields["ledger"]
+        ends = closing_lines(
+            self.run_dir.root,
+            ledger,
+            outcome.documents,
+            resumed=self.resumed,
+            stopped=stopped,
+            missing=len(failures.current),
+        )
+        if self.card is not None:  # the probes a small run's tenth left out, and how to ask for them
+            ends[1:1] = skipped_probe_lines(self.card, self.plan)
+        for line in ends:
+            self.console.print(line, markup=False, highlight=False, soft_wrap=True)
         return RunResult(exit_code, outcome.rows, failures.count, engine.stats.requests, self.run_dir.root)
 
     # -- the stages -----------------------------------------------------------------------------------------

@@ -12,16 +12,25 @@ a plan; none of them derives these facts again.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from jurist.benchmarks.answers_file import read_answers_file, with_answers_file
 from jurist.benchmarks.base import Benchmark
 from jurist.benchmarks.baseline_file import baseline_from
 from jurist.benchmarks.presets import JudgePreset, judge_preset, reference_sampling
 from jurist.benchmarks.registry import load_benchmark
-from jurist.config import ModelSpec, load_models_file, models_from_strings, undefined_model
+from jurist.config import (
+    ModelSpec,
+    labelled,
+    load_models_file,
+    models_from_strings,
+    string_labels,
+    undefined_model,
+)
 from jurist.engine.embedded import EMBEDDED_ALIAS, embedded_model_spec
 from jurist.errors import JuristError
 from jurist.judging.base import JudgeKind
@@ -97,6 +106,7 @@ def resolve(
     ``placed``: specs that replace the models file's entries of the same alias (a sweep's checkpoint,
     placed on its slot's GPUs). ``loaded``: ``config.bench`` as already loaded with its options (``--tasks``
     loads each task first to tell which per-task options it takes)."""
+    config, labels = _labelled(config)
     bench = _benchmark(config, loaded)
     shard: ShardPlan | None = None
     if config.shard is not None:  # this process runs one part of the run (jurist merge joins them)
@@ -111,7 +121,7 @@ def resolve(
     specs.update(placed or {})
     # Names the command gives that are no alias: model strings (openai/NAME, vllm/NAME, a path …).
     named = [*config.models, *config.judges, *(b for b in bench.baselines() if not _shipped(bench, b))]
-    specs.update(models_from_strings(named, config.model_strings, defined=specs))
+    specs.update(models_from_strings(named, config.model_strings, defined=specs, labels=labels))
     if bench.candidates and config.models and config.answers_file is None:
         raise JuristError(
             f"--model does not apply to {bench.name}: it judges fixed response pairs (use --judge)"
@@ -157,6 +167,24 @@ def default_run_dir(bench_name: str, shard: ShardChoice | None) -> Path:
     ``runs/<bench>``)."""
     root = Path("runs") / bench_name
     return root if shard is None else root / "shards" / f"{shard.index}-of-{shard.count}"
+
+
+def _labelled(config: RunConfig) -> tuple[RunConfig, dict[str, str]]:
+    """``config`` with its model strings under their row labels (``NAME=STRING``, a string less its
+    ``@URL``: :func:`jurist.config.string_labels`), and label -> full string."""
+    aliases: set[str] = set()
+    if config.models_file is not None:
+        try:  # the aliases only; the models file is read (and its errors said) by load_models_file
+            aliases = {str(key) for key in yaml.safe_load(Path(config.models_file).read_text()) or {}}
+        except (OSError, ValueError, TypeError, AttributeError, yaml.YAMLError):
+            aliases = set()
+    given = [*config.models, *config.judges, *([config.baseline] if config.baseline else [])]
+    labels = string_labels(given, aliases)
+    if not labels:
+        return config, labels
+    baseline = labelled([config.baseline], labels)[0] if config.baseline else None
+    models, judges = labelled(config.models, labels), labelled(config.judges, labels)
+    return replace(config, models=models, judges=judges, baseline=baseline), labels
 
 
 def _benchmark(config: RunConfig, loaded: Benchmark | None = None) -> Benchmark:
@@ -215,7 +243,7 @@ def _check(
     generating = () if config.mode == "judge-only" else candidates
     for alias in [a for a in generating if not shipped(a)] + list(judges):
         if alias not in specs:
-            raise undefined_model(alias, source)
+            raise undefined_model(alias, source, specs)
     if judges and judges_against_baselines(bench) and not baselines:
         raise JuristError("--baseline is required to judge a question file (it has no baseline of its own)")
     clash = set(baselines) & set(candidates)

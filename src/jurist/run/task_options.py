@@ -94,6 +94,9 @@ def split_per_task(
             if not sep:
                 bare.append(part)
                 continue
+            if task not in tasks and len(tasks) == 1 and "/" in item and "/" not in task:
+                bare.append(part)  # one benchmark: LABEL=STRING names a model string's row label
+                continue
             if task not in tasks:
                 listed = ", ".join(tasks)
                 raise JuristError(f"{flag} {part}: {task!r} is not one of the tasks ({listed})")

@@ -101,7 +101,8 @@ class JudgeWork:
         if found is None:
             return None
         question, baseline, answer, base = found
-        return JudgeItem(judge, model, question, sample, answer, baseline, base)
+        written = answers.written(question.uid, sample) if _reads_written(self.kinds.get(judge)) else None
+        return JudgeItem(judge, model, question, sample, answer, baseline, base, written=written)
 
     def keyed_at(
         self,
@@ -328,3 +329,9 @@ class JudgeJobs:
             )
             if item is not None:  # an answer file rewritten under us: the next run picks it up
                 yield JudgeJob(item, self._kind, cache, earlier)
+
+
+def _reads_written(kind: JudgeKind | None) -> bool:
+    """Whether ``kind`` grades the answer as the model wrote it (WritingBench's critic cuts its thought
+    as upstream does), so the item carries that text too."""
+    return bool(getattr(kind, "reads_written", False))

@@ -17,6 +17,12 @@ from typing import TYPE_CHECKING
 from jurist import lazy_face
 
 if TYPE_CHECKING:
+    from jurist.scoring.anchor import (
+        NOT_COMPARABLE,
+        REPLACEMENT_SCHEMA,
+        anchor_scores,
+        read_replacement,
+    )
     from jurist.scoring.arena_battles import (
         BATTLE_FILES,
         ELO_FILE,
@@ -56,6 +62,7 @@ if TYPE_CHECKING:
     from jurist.scoring.judgebench import score_judgebench_run
     from jurist.scoring.lc import load_instruction_difficulty
     from jurist.scoring.options import STYLE_FEATURES, Method, Resample, Scored, ScoreOptions
+    from jurist.scoring.paired import COMPARABLE_FAMILIES, Cells, RunOutcomes, read_outcomes
     from jurist.scoring.rubric import healthbench_metrics
     from jurist.scoring.rules import LABELS, METRICS
     from jurist.scoring.run import check_options, resolve_baselines, score_run, write_outputs
@@ -63,6 +70,10 @@ if TYPE_CHECKING:
     from jurist.scoring.winrate import ratings_document, win_rate_leaderboard
 
 _HOMES = {
+    "NOT_COMPARABLE": "anchor",
+    "REPLACEMENT_SCHEMA": "anchor",
+    "anchor_scores": "anchor",
+    "read_replacement": "anchor",
     "BATTLE_FILES": "arena_battles",
     "ELO_FILE": "arena_battles",
     "HARD_PREF": "arena_battles",
@@ -97,6 +108,10 @@ _HOMES = {
     "run_scoring_fields": "family",
     "score_judgebench_run": "judgebench",
     "load_instruction_difficulty": "lc",
+    "COMPARABLE_FAMILIES": "paired",
+    "Cells": "paired",
+    "RunOutcomes": "paired",
+    "read_outcomes": "paired",
     "Method": "options",
     "Resample": "options",
     "STYLE_FEATURES": "options",
@@ -119,6 +134,14 @@ __getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [
+    "NOT_COMPARABLE",
+    "REPLACEMENT_SCHEMA",
+    "anchor_scores",
+    "read_replacement",
+    "COMPARABLE_FAMILIES",
+    "Cells",
+    "RunOutcomes",
+    "read_outcomes",
     "BATTLE_FILES",
     "ELO_FILE",
     "FAMILY_OF_METRIC",

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from jurist.errors import JuristError
+from jurist.errors import JuristError, did_you_mean, unknown_value
 from jurist.scoring.family import FamilyName, family_of_run
 from jurist.scoring.options import STYLE_FEATURES, Method, Resample
 
@@ -52,6 +52,8 @@ class ScoreRequest:
     seed: int | None = None
     ci_level: float | None = None
     resample: Resample | None = None
+    anchor: Path | None = None
+    """A replacement study's replacement.json: each score re-anchored onto the retired judge's scale."""
 
     def chooses_method(self) -> bool:
         return self.method is not None or self.style_control is not None or self.length_controlled is not None
@@ -73,13 +75,14 @@ class ScoreRequest:
     def check(self) -> None:
         """Refuse values with no meaning, naming the command-line flag."""
         if self.method not in (None, "winrate", "bt"):
-            raise JuristError(f"--method: {self.method!r} is not winrate or bt")
+            raise unknown_value("--method", str(self.method), ("winrate", "bt"))
         if self.resample not in (None, "questions", "entries"):
-            raise JuristError(f"--resample: {self.resample!r} is not questions or entries")
+            raise unknown_value("--resample", str(self.resample), ("questions", "entries"))
         unknown = set(self.style_control or ()) - set(STYLE_FEATURES)
         if unknown:
+            hint = did_you_mean(sorted(unknown)[0], STYLE_FEATURES)
             raise JuristError(
-                f"--style-control: unknown feature(s) {sorted(unknown)}; choose length, markdown"
+                f"--style-control: unknown feature(s) {sorted(unknown)}{hint}; choose length, markdown"
             )
         if self.ci_level is not None and not 0.0 < self.ci_level < 1.0:
             raise JuristError(f"--ci: {self.ci_level} is not in (0, 1)")
@@ -237,7 +240,12 @@ def score_run_dir(
     if not path.exists():
         raise JuristError(f"{path}: no such run directory")
     name = family_of_run(path, run.fields if run.has_run_json else None)
-    return score_family(name).score(run, request, end)
+    scores = score_family(name).score(run, request, end)
+    if name == "pairwise" and scores.scored:
+        from jurist.scoring.anchor import anchor_scores
+
+        anchor_scores(scores, run.fields, run.name, request.anchor)
+    return scores
 
 
 def write_documents(root: Path, scores: Scores) -> list[Path]:

@@ -151,7 +151,14 @@ def lc_rows(
             f"{len(gamed.preference)} annotations (weight {official.row_weight:g} each)"
         )
         return _lc_table(models, results, baseline, prefs, "official")
-    results = length_controlled_win_rates(prefs, lens, base, instruction_difficulty=given)
+    try:
+        results = length_controlled_win_rates(prefs, lens, base, instruction_difficulty=given)
+    except np.linalg.LinAlgError:  # e.g. every model won every game: the regression has no solution
+        raise JuristError(
+            "--length-controlled: the length-controlled fit has no solution on these battles (too few "
+            "models, answers whose lengths barely differ, or models that won or lost every game: nothing "
+            "separates length from quality); score without it, or with more models and questions"
+        ) from None
     if given is None:
         notes.append(
             f"instruction difficulty was estimated jointly from these {len(models)} models (AlpacaEval's "

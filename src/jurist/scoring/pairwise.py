@@ -178,7 +178,7 @@ class PairwiseFamily:
             f"jurist: {run.name}",
             scored.settings,
             scored.notes,
-            [*scored.warnings, *_unscored(battles, invalid, opts.judges)],
+            [*scored.warnings, *_unscored(battles, invalid, opts.judges, run.fields.get("judge_kind"))],
             detail=scored,
             scored=bool(battles),
         )
@@ -208,12 +208,21 @@ def _no_battles(run: RecordedRun, opts: ScoreOptions, invalid: InvalidCounts) ->
     return Scored(rows, [], _describe(opts, settings, baselines), [])
 
 
-def _unscored(battles: list[Battle], invalid: InvalidCounts, judges: tuple[str, ...]) -> list[str]:
-    """A loud line for each (judge, model) whose every verdict was unreadable: it has no score."""
+def _unscored(
+    battles: list[Battle], invalid: InvalidCounts, judges: tuple[str, ...], judge_kind: object = None
+) -> list[str]:
+    """A loud line for each (judge, model) whose every verdict was unreadable: it has no score. The remedy
+    offered is one the run's judge kind takes (AlpacaEval's ``preference`` kind has its own protocol and
+    refuses ``--judge-protocol``)."""
     sides = {(b.get("judge", ""), b[side]) for b in battles for side in ("model_a", "model_b")}
+    remedy = (
+        "--judge-protocol structured or --rejudge-invalid"
+        if judge_kind in (None, "pairwise")
+        else "--rejudge-invalid (or another judge)"
+    )
     return [
         f"none of the {n} verdict(s) of judge {judge} on {model} could be read, so {model} has no score "
-        "from it; see its judgments' raw text, then try --judge-protocol structured or --rejudge-invalid"
+        f"from it; see its judgments' raw text, then try {remedy}"
         for (judge, model, category), n in sorted(invalid.items())
         if category == ALL and n and (judge, model) not in sides and (not judges or judge in judges)
     ]

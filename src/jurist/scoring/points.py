@@ -112,7 +112,7 @@ class RubricFamily:
 
     def score(self, run: RecordedRun, request: ScoreRequest, end: RunEnd | None) -> Scores:
         from jurist.scoring.point_outcomes import load_points
-        from jurist.scoring.rubric import score_rubric_points
+        from jurist.scoring.rubric import LengthAdjustment, score_rubric_points
         from jurist.store.run_dir import RunDir
 
         info = dict(run.bench_info)
@@ -133,6 +133,7 @@ class RubricFamily:
             n_bootstrap=settings["n_bootstrap"],
             seed=settings["seed"],
             ci_level=settings["ci_level"],
+            length=LengthAdjustment.from_info(info.get("length_adjustment")),
         )
         notes = ignored_note(request, "a rubric run has no baseline; options")  # --judge picks graders
         return Scores(

@@ -7,6 +7,8 @@ may be negative); each example tag (theme, physician category) takes the answer'
 ``numpy.random.RandomState(seed)`` (simple-evals uses numpy's unseeded global state), over the answers in
 (uid, sample) order, afresh for each metric. The eval_framework variant does not clip. With several
 samples per prompt the question-clustered interval is given too (``ratings.win_rate_from_entries``).
+With ``-B length_penalty= -B length_center=`` (simple-evals PR #108) each answer's score is also adjusted
+for its length in characters and the adjusted metric reported beside the unadjusted headline.
 
 WritingBench, as its ``calculate_scores.py`` computes it: overall = Σ criterion scores / number of scores
 (micro average; x10 on the leaderboard); an answer's score is the mean of its criteria; domain means of
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -116,15 +119,47 @@ def _prefixed(metrics: Mapping[str, Any], prefix: str) -> dict[str, Any]:
     return {name[len(prefix) :]: value for name, value in metrics.items() if name.startswith(prefix)}
 
 
+LENGTH_ADJUSTED = "overall_score_length_adjusted"
+"""simple-evals' metric name for the length-adjusted score (PR #108)."""
+
+
+@dataclass(frozen=True)
+class LengthAdjustment:
+    """simple-evals' length adjustment (PR #108, ``calculate_length_adjusted_score``): an answer of
+    ``chars`` characters scores ``score - penalty * (chars - center) / 500``; the adjusted scores are
+    averaged and clipped like any metric, beside the unadjusted headline."""
+
+    center: float
+    penalty_per_500_chars: float
+
+    def adjusted(self, score: float, chars: int) -> float:
+        return score - self.penalty_per_500_chars * ((chars - self.center) / 500.0)
+
+    @classmethod
+    def from_info(cls, value: Any) -> LengthAdjustment | None:
+        """The adjustment a benchmark's ``info["length_adjustment"]`` records, if any."""
+        if not isinstance(value, Mapping):
+            return None
+        return cls(float(value["center"]), float(value["penalty_per_500_chars"]))
+
+
 def score_healthbench(
-    points: Sequence[Point], *, clip: bool, seed: int, n_bootstrap: int, ci_level: float
+    points: Sequence[Point],
+    *,
+    clip: bool,
+    seed: int,
+    n_bootstrap: int,
+    ci_level: float,
+    length: LengthAdjustment | None = None,
 ) -> dict[str, Any]:
-    """One (model, judge)'s HealthBench row (fractions, as simple-evals reports them)."""
+    """One (model, judge)'s HealthBench row (fractions, as simple-evals reports them); with ``length``,
+    the length-adjusted score too (``length_adjusted``; an answer graded before jurist recorded its
+    length, ``answer_chars``, is left out of it and counted)."""
     answers = group_answers(points)
     values: dict[str, list[float]] = defaultdict(list)
     per_question: dict[str, list[float]] = defaultdict(list)
     per_run: dict[int, list[float]] = defaultdict(list)
-    unscored_answers = unscored_items = 0
+    unscored_answers = unscored_items = no_length = 0
     for (uid, sample), items in answers.items():
         missing = _unscored(items)
         if missing:
@@ -134,9 +169,15 @@ def score_healthbench(
         metrics = healthbench_metrics(items)
         if not metrics:  # no positive points: no score exists (the loader refuses such rubrics)
             continue
+        overall = metrics["overall_score"]
+        if length is not None:
+            chars = items[0]["detail"].get("answer_chars")
+            if isinstance(chars, int):
+                metrics[LENGTH_ADJUSTED] = length.adjusted(overall, chars)
+            else:
+                no_length += 1
         for name, value in metrics.items():
             values[name].append(value)
-        overall = metrics["overall_score"]
         per_question[uid].append(overall)
         per_run[sample].append(overall)
     stats = {name: metric_stats(vals, seed, clip=clip) for name, vals in sorted(values.items())}
@@ -160,6 +201,14 @@ def score_healthbench(
             (max(0.0, min(1.0, low)), max(0.0, min(1.0, high))) if clip else (low, high)
         )
     row["across_runs"] = across_runs([_mean(per_run[s], clip) for s in sorted(per_run)])
+    if length is not None:
+        adjusted = stats.get(LENGTH_ADJUSTED, {"score": None, "bootstrap_std": None, "n": 0})
+        row["length_adjusted"] = {
+            **adjusted,
+            "center": length.center,
+            "penalty_per_500_chars": length.penalty_per_500_chars,
+            "answers_without_length": no_length,
+        }
     row["themes"] = _prefixed(stats, "theme:")
     row["axes"] = _prefixed(stats, "axis:")
     row["metrics"] = stats
@@ -236,7 +285,14 @@ def score_writingbench(
 
 
 def score_rubric_points(
-    points: Iterable[Point], *, suite: str, variant: str | None, n_bootstrap: int, seed: int, ci_level: float
+    points: Iterable[Point],
+    *,
+    suite: str,
+    variant: str | None,
+    n_bootstrap: int,
+    seed: int,
+    ci_level: float,
+    length: LengthAdjustment | None = None,
 ) -> list[dict[str, Any]]:
     """Rows per (model, judge), best headline first (HealthBench ``score``, WritingBench ``overall``)."""
     groups: dict[tuple[str, str], list[Point]] = defaultdict(list)
@@ -248,7 +304,9 @@ def score_rubric_points(
         if suite == "healthbench":
             clip = variant != "eval-framework"
             row["variant"] = variant or "simple-evals"
-            row |= score_healthbench(group, clip=clip, seed=seed, n_bootstrap=n_bootstrap, ci_level=ci_level)
+            row |= score_healthbench(
+                group, clip=clip, seed=seed, n_bootstrap=n_bootstrap, ci_level=ci_level, length=length
+            )
         elif suite == "writingbench":
             row |= score_writingbench(group, seed=seed, n_bootstrap=n_bootstrap, ci_level=ci_level)
         else:

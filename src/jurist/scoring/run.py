@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jurist.errors import JuristError
+from jurist.errors import JuristError, did_you_mean, unknown_value
 from jurist.scoring.battles import load_battles, read_json
 from jurist.scoring.bt import StyleCache, bt_rows, style_rows
 from jurist.scoring.common import ALL, Battle, Row, per_judge
@@ -174,12 +174,15 @@ def write_outputs(root: Path, scored: Scored) -> None:
 def check_options(opts: ScoreOptions) -> None:
     """Reject option combinations that have no meaning, naming the command-line flag."""
     if opts.method not in ("winrate", "bt"):
-        raise JuristError(f"--method: {opts.method!r} is not winrate or bt")
+        raise unknown_value("--method", str(opts.method), ("winrate", "bt"))
     if opts.resample not in ("questions", "entries"):
-        raise JuristError(f"--resample: {opts.resample!r} is not questions or entries")
+        raise unknown_value("--resample", str(opts.resample), ("questions", "entries"))
     unknown = set(opts.style_control) - set(STYLE_FEATURES)
     if unknown:
-        raise JuristError(f"--style-control: unknown feature(s) {sorted(unknown)}; choose length, markdown")
+        hint = did_you_mean(sorted(unknown)[0], STYLE_FEATURES)
+        raise JuristError(
+            f"--style-control: unknown feature(s) {sorted(unknown)}{hint}; choose length, markdown"
+        )
     if opts.length_controlled and (opts.style_control or opts.method != "winrate"):
         raise JuristError(
             "--length-controlled is a win rate; it cannot be combined with --method bt or style control"
@@ -345,6 +348,29 @@ def _describe(opts: ScoreOptions, settings: Settings, baselines: list[str]) -> d
     return described
 
 
+def _as_plain_scoring(
+    rows: list[Row], battles: list[Battle], baselines: list[str], settings: Settings
+) -> None:
+    """LC rows whose headline is the plain win rate (LC only estimated) carry the interval the plain
+    scoring gives it (the question bootstrap), so a win rate's interval does not change when
+    ``--length-controlled`` is added; the baseline's row its n as every table counts it."""
+    plain = {
+        (row.get("judge", ""), row["model"]): row
+        for row in win_rate_leaderboard(
+            battles, set(baselines), n_bootstrap=settings.n_bootstrap, seed=settings.seed,
+            ci_level=settings.ci_level,
+        )
+    }  # fmt: skip
+    for row in rows:
+        same = plain.get((row.get("judge", ""), row["model"]))
+        if same is None:
+            continue
+        if row.get("baseline"):
+            row["n"] = same["n"]
+        elif "lc_estimate" in row and same["score"] is not None:
+            row["ci_low"], row["ci_high"] = same["ci_low"], same["ci_high"]
+
+
 def _score_subset(
     battles: list[Battle],
     baselines: list[str],
@@ -364,6 +390,7 @@ def _score_subset(
             warnings.append(fallback)
         rows = per_judge(battles, lambda sub: lc_rows(sub, baselines, run, notes, difficulty, official))
         lc_intervals(rows, settings.ci_level)
+        _as_plain_scoring(rows, battles, baselines, settings)
     elif opts.style_control:
         styles = StyleCache(run, notes)
         rows = per_judge(

@@ -58,8 +58,19 @@ def _not_swapped_pairs(games: dict[_GameKey, list[Battle]]) -> str | None:
     return None
 
 
+def _games(games: dict[_GameKey, list[Battle]]) -> int:
+    """How many judged games the battles hold: one battle a game, except a soft preference, which splits
+    its one game into battles whose weights sum to 1 (AlpacaEval: a game per judge request), so the count
+    matches the judge requests that made them."""
+    battles = [battle for pair in games.values() for battle in pair]
+    weights = [float(battle.get("weight", 1)) for battle in battles]
+    if all(weight == round(weight) for weight in weights):
+        return len(battles)
+    return round(sum(weight for weight in weights))
+
+
 def _row(judge: str, games: dict[_GameKey, list[Battle]]) -> Row:
-    n_games = sum(len(pair) for pair in games.values())
+    n_games = _games(games)
     row: Row = {
         "judge": judge,
         "consistency": None,

@@ -33,12 +33,12 @@ def win_rate_leaderboard(
 
     Each battle adds ``weight`` entries of P(model beats baseline) to its question; the score is the mean
     of all entries (Arena-Hard). The bootstrap resamples questions in sorted-uid order (:class:`_Entries`).
-    The baseline is listed at 50.
+    The baseline is listed at 50, its ``n`` the questions judged against it (as BT and style control count).
     """
     from jurist.ratings.winrate import win_rate_from_entries
 
     columns = _Entries()
-    seen_baselines: dict[str, set[str]] = defaultdict(set)
+    seen_baselines: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for battle in battles:
         a, b = battle["model_a"], battle["model_b"]
         if b in baselines and a not in baselines:
@@ -49,7 +49,7 @@ def win_rate_leaderboard(
             continue
         judge = battle.get("judge", "")
         columns.add(judge, model, str(battle["uid"]), p_model, float(battle.get("weight", 1)))
-        seen_baselines[judge].add(baseline)
+        seen_baselines[judge][baseline].add(str(battle["uid"]))  # its n: the questions judged against it
     invalid = invalid or {}
     rows: list[dict[str, Any]] = []
     for (judge, model), (won, weight) in columns.per_question():
@@ -74,7 +74,7 @@ def win_rate_leaderboard(
                     "score": 50.0,
                     "ci_low": 50.0,
                     "ci_high": 50.0,
-                    "n": 0,
+                    "n": len(names[name]),  # as every other table counts a model's questions
                     "invalid": 0,
                     "baseline": True,
                 }

@@ -148,6 +148,12 @@ class AnswerIndex(_FollowedFile):
         record = self.record(uid, sample)
         return record["answer"] if record is not None else None
 
+    def written(self, uid: str, sample: int) -> str | None:
+        """The answer as the model wrote it in ``message.content``: what the engine moved out of its start
+        (``content_head``, a leading thought) and the answer; never a server's ``reasoning_content``."""
+        record = self.record(uid, sample)
+        return record.get("content_head", "") + record["answer"] if record is not None else None
+
 
 _ANSWER = struct.Struct("<QIQi")
 """An indexed answer line: byte offset, line number, text hash (64 bits) and stored token_len (-1: none),

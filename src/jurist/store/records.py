@@ -70,6 +70,7 @@ class AnswerRecord(_AnswerRecordFields, total=False):
     finish_reason: str | None
     reasoning: str
     metadata: dict[str, Any]  # style features (token length, markdown counts)
+    content_head: str  # what the engine moved out of the content's start: content_head + answer as written
 
 
 class _GameRecordFields(TypedDict):

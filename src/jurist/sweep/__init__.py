@@ -15,6 +15,7 @@ from jurist import lazy_face
 
 if TYPE_CHECKING:
     from jurist.sweep.build import build_plan
+    from jurist.sweep.plan import SweepPlan
     from jurist.sweep.schedule import run_sweep
     from jurist.sweep.shards import merge_sweeps, shard_sweep, write_sweep_shard
     from jurist.sweep.watch import CheckpointWatcher, WatchRules
@@ -25,6 +26,7 @@ _HOMES = {
     "merge_sweeps": "shards",
     "shard_sweep": "shards",
     "write_sweep_shard": "shards",
+    "SweepPlan": "plan",
     "CheckpointWatcher": "watch",
     "WatchRules": "watch",
 }
@@ -34,6 +36,7 @@ __getattr__ = lazy_face(__name__, _HOMES)
 
 __all__ = [
     "CheckpointWatcher",
+    "SweepPlan",
     "WatchRules",
     "build_plan",
     "merge_sweeps",

@@ -89,7 +89,7 @@ def _check_judges(
     source = f"models file {models_file}" if models_file is not None else "no --models-file"
     for alias in named:
         if alias not in specs:
-            raise undefined_model(alias, source)
+            raise undefined_model(alias, source, specs)
     if probe:
         from jurist.engine.check import require_ready
 

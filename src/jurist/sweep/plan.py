@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import ValidationError
@@ -49,6 +49,8 @@ class SweepPlan:
     slots: tuple[GpuSlot, ...] = (None,)
     samples: dict[str, int] = field(default_factory=dict)  # --samples per task (absent: the benchmark's)
     limits: dict[str, int] = field(default_factory=dict)  # --limit: questions per task (absent: all)
+    limit_sample: Literal["first", "stratified", "shuffled"] = "first"  # which questions a limit keeps
+    limit_seed: int = 0  # --adaptive's order (a shuffled limit)
     judges: tuple[str, ...] = ()  # every judge the sweep names (for the checks and sweep.json)
     judged_tasks: tuple[str, ...] = ()  # the tasks that have a judge (the others are checked by rule)
     task_judges: dict[str, tuple[str, ...]] = field(default_factory=dict)  # absent: the embedded judge
@@ -201,6 +203,8 @@ def _base_config(plan: SweepPlan, task: str, out: Path) -> RunConfig:
         bench_options=dict(plan.task_options.get(task, {})),
         out=out,
         limit=plan.limits.get(task),
+        limit_sample=plan.limit_sample,
+        limit_seed=plan.limit_seed,
         samples=plan.samples.get(task),
         n_bootstrap=plan.n_bootstrap,
         seed=plan.seed,

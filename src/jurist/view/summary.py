@@ -34,7 +34,7 @@ def _run_summary(run: RunData, categories: bool) -> dict[str, Any]:
     family, unknown = _family(run)
     entry: dict[str, Any] = {
         "family": family,
-        "title": _title(family, rows, ratings.get("method", scoring.get("method"))),
+        "title": _title(family, rows, ratings.get("method", scoring.get("method"))) + _published_label(rows),
         "scale": _scale(family, rows),
         "leaderboard": [{k: v for k, v in row.items() if k not in _HEAVY} for row in rows],
         "ci_level": ratings.get("ci_level", scoring.get("ci_level", 0.9)),
@@ -92,6 +92,14 @@ def _title(family: str, rows: list[dict[str, Any]], method: Any) -> str:
     if family == "pairwise":
         return "Leaderboard: " + _METHODS.get(str(method), str(method or "winrate"))
     return _FAMILY_TITLES.get(family, "Leaderboard")
+
+
+def _published_label(rows: list[dict[str, Any]]) -> str:
+    """What the rows say of the published leaderboard (scoring/anchor.py): re-anchored, or not comparable."""
+    if any("anchored" in row for row in rows):
+        return " (re-anchored onto the published scale: see each row's anchored score)"
+    label = next((row["published"] for row in rows if isinstance(row.get("published"), str)), None)
+    return f" ({label})" if label else ""
 
 
 def _scale(family: str, rows: list[dict[str, Any]]) -> list[float] | None:
