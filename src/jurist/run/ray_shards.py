@@ -206,7 +206,7 @@ def _connect(ray: Any, address: str) -> bool:
         return False
     env = {name: os.environ[name] for name in FORWARDED_ENV if name in os.environ}
     ray.init(
-        address=None if address == "local" else address,
+        address=address,  # "local": a new instance here, never a cluster a file left behind names
         include_dashboard=False,
         log_to_driver=False,
         runtime_env={"env_vars": env} if env else None,
