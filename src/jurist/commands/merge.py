@@ -13,7 +13,7 @@ from rich.console import Console
 from jurist.errors import JuristError
 
 if TYPE_CHECKING:
-    from jurist.run import ShardDir
+    from jurist.run import RunConfig, ShardDir
 
 
 def merge(
@@ -63,6 +63,16 @@ def _merge_run(given: list[ShardDir], out: Path, fmt: str, console: Console) -> 
         console.print(line, style=style, markup=False, highlight=False, soft_wrap=True)
     console.print(f"results: {out} (jurist show {out}; jurist view {out})", markup=False, highlight=False)
     return report.complete and not report.shards[0].run_json.get("still_failing")
+
+
+def merge_ray_shards(config: RunConfig, address: str, count: int, retries: int) -> int:
+    """``jurist run --ray ADDRESS --shards N``: the shards run as Ray tasks, then merged into the run's
+    directory and scored; the exit code."""
+    from jurist.run import checked_shards, run_on_ray
+
+    console = Console(stderr=True)
+    dirs, out = run_on_ray(config, address, count, retries, console)
+    return 0 if _merge_run(checked_shards(dirs, out), out, config.output_format, console) else 1
 
 
 def _merge_sweep(given: list[ShardDir], out: Path, console: Console) -> bool:

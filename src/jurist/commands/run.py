@@ -258,6 +258,13 @@ def run(
         int | None,
         typer.Option(help="run one of N parts, its index from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX"),
     ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(help="run the --shards N parts as Ray tasks on the cluster at ADDRESS (auto, local, …)"),
+    ] = None,
+    ray_retries: Annotated[
+        int, typer.Option(min=0, help="times a Ray shard lost with its node is retried elsewhere")
+    ] = 2,
     anchor: Annotated[
         Path | None,
         typer.Option(
@@ -344,7 +351,9 @@ def run(
         raise JuristError(f"--style-control: unknown feature {unknown[0]!r}{hint}; choose length, markdown")
     from jurist.run import shard_choice
 
-    part = shard_choice(shard, shards)
+    if ray is not None and (shards is None or shard is not None):
+        raise JuristError("--ray runs every part of the run: give --shards N (and no --shard)")
+    part = shard_choice(shard, shards) if ray is None else None
     if part is not None and several:
         raise JuristError(
             "--shard runs part of one benchmark: shard each task with --bench and its own --out"
@@ -418,6 +427,14 @@ def run(
         from jurist.run.dry import dry_run as estimate
 
         raise typer.Exit(estimate(config))
+    if ray is not None:
+        if several or dry_run:
+            raise JuristError(
+                "--ray shards one benchmark's run: give --bench (no --tasks, --suite, --dry-run)"
+            )
+        from jurist.commands.merge import merge_ray_shards
+
+        raise typer.Exit(merge_ray_shards(config, ray, shards or 1, ray_retries))
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         if several:

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from jurist.run.merge import MergeReport, checked_shards, merge_shards
     from jurist.run.merge_checks import ShardDir
     from jurist.run.pipeline import Pipeline, run_pipeline
-    from jurist.run.plan import RunPlan, judges_against_baselines, resolve
+    from jurist.run.plan import RunPlan, default_run_dir, judges_against_baselines, resolve
+    from jurist.run.ray_shards import run_on_ray
     from jurist.run.session import Session, all_or_none
     from jurist.run.shards import SHARD_FILE, ShardChoice, fingerprint, shard_choice
     from jurist.run.task_options import (
@@ -62,6 +63,8 @@ _HOMES = {
     "merge_shards": "merge",
     "checked_shards": "merge",
     "ShardDir": "merge_checks",
+    "default_run_dir": "plan",
+    "run_on_ray": "ray_shards",
     "SHARD_FILE": "shards",
     "ShardChoice": "shards",
     "fingerprint": "shards",
@@ -93,6 +96,8 @@ __all__ = [
     "merge_shards",
     "checked_shards",
     "ShardDir",
+    "default_run_dir",
+    "run_on_ray",
     "shard_choice",
     "card_summary",
     "BatchChoice",
