@@ -67,7 +67,8 @@ def _replacement_note(path: Path | None, judges_a: list[str], judges_b: list[str
         raise JuristError(f"--replacement: {path}: not a readable JSON file ({exc})") from None
     if not isinstance(document, dict) or document.get("schema") != REPLACEMENT_SCHEMA:
         raise JuristError(f"--replacement: {path}: field 'schema' is not {REPLACEMENT_SCHEMA!r}")
-    candidate = document.get("candidate") if isinstance(document.get("candidate"), dict) else {}
+    found = document.get("candidate")
+    candidate: dict[str, Any] = found if isinstance(found, dict) else {}
     named = {document.get("retired_judge"), candidate.get("judge"), candidate.get("model")} - {None}
     if all(judge in named for judge in judges_a + judges_b):  # the retired judge and its stand-in
         return (
