@@ -377,7 +377,7 @@ class Engine:
             if phases and self.batching is not None:
                 from jurist.engine.batch import dispatcher_for
 
-                client.batcher = dispatcher_for(spec, self.batching, self.cache)
+                client.batcher = dispatcher_for(spec, self.batching, self.cache, self.ledger)
                 client.batch_phases = phases
         return client
 

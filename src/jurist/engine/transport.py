@@ -76,6 +76,9 @@ class Completion:
     cut_at_bytes: int | None = None
     """The body was longer than the reply cap and read this far: the answer is what it held
     (:mod:`jurist.engine.reply_cap`)."""
+    batch_line: str | None = None
+    """The batch line that answered it (``batch id/custom id``), whose bill the ledger books once under
+    this key (:mod:`jurist.engine.batch.billing`). Never stored in the cache."""
 
     def usage(self) -> dict[str, Any]:
         usage: dict[str, Any] = {

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from jurist.engine import JOURNAL_FILE, Batching, BatchSettings, Engine, check_batchable
 from jurist.errors import JuristError
 from jurist.report.ledger_table import dollars
+from jurist.store import booked_batch_lines, usage_log_path
 
 if TYPE_CHECKING:
     from jurist.run.plan import RunPlan
@@ -82,7 +83,11 @@ def batching_of(plan: RunPlan) -> Batching | None:
     phases = batch_phases(plan)
     if not phases:
         return None
-    return Batching(plan.run_dir.root / JOURNAL_FILE, phases, plan.config.batching.settings)
+    root = plan.run_dir.root
+    batching = Batching(root / JOURNAL_FILE, phases, plan.config.batching.settings)
+    batching.booked = booked_batch_lines(usage_log_path(root))
+    batching.journal  # noqa: B018  # read (strictly) now: a damaged journal refused before any request
+    return batching
 
 
 def batch_report(engine: Engine, batching: Batching | None) -> list[str]:

@@ -74,11 +74,13 @@ class OpenAIBatches:
             raise BatchWireError(f"uploading a batch: {type(exc).__name__}: {exc}") from None
 
     async def create(self, lines: list[bytes], prepared: dict[str, Any]) -> str:
-        create = {
+        create: dict[str, Any] = {
             "input_file_id": prepared["input_file_id"],
             "endpoint": CHAT_PATH,
             "completion_window": "24h",
         }
+        if prepared.get("intent"):  # the journal's id of this submission, found again by listing
+            create["metadata"] = {"jurist_intent": str(prepared["intent"])}
         try:
             async with self.session.post(self.base_url + "/batches", json=create) as resp:
                 batch = await read_json(resp, "creation of the batch")
@@ -101,9 +103,12 @@ class OpenAIBatches:
                 [b for b in page.get("data") or [] if isinstance(b, dict)] if isinstance(page, dict) else []
             )
             for batch in batches:
-                if batch.get("input_file_id") == prepared.get("input_file_id"):
+                metadata = batch.get("metadata")
+                tag = metadata.get("jurist_intent") if isinstance(metadata, dict) else None
+                same_file = batch.get("input_file_id") == prepared.get("input_file_id")
+                if same_file or (prepared.get("intent") and tag == prepared["intent"]):
                     return str(batch["id"])
-            if not batches or not page.get("has_more"):
+            if not batches or not isinstance(page, dict) or not page.get("has_more"):
                 return None
             after = batches[-1].get("id")
         return None
@@ -118,9 +123,9 @@ class OpenAIBatches:
             return BatchState(status, ended=False, readable=False)
         if status in _ENDED_WITH_RESULTS:
             return BatchState(status, ended=True, readable=True)
-        errors = (batch.get("errors") or {}).get("data") or []
-        detail = "; ".join(error_message(e) for e in errors[:3] if isinstance(e, dict))
-        return BatchState(status, ended=True, readable=False, detail=detail or f"status {status}")
+        if status != "failed":  # a word the API does not have: not taken as an end
+            raise BatchWireError(f"batch {batch_id}: unknown status {status[:40]!r}")
+        return BatchState(status, ended=True, readable=False, detail=failure_detail(batch.get("errors")))
 
     async def _file(self, file_id: str) -> bytes:
         try:
@@ -153,6 +158,16 @@ class OpenAIBatches:
     async def aclose(self) -> None:
         if self._session is not None and not self._session.closed:
             await self._session.close()
+
+
+def failure_detail(errors: Any) -> str:
+    """Why a batch failed, from its ``errors`` in any shape (the API's ``{"data": [...]}``, a list, a
+    string, nothing)."""
+    if isinstance(errors, dict):
+        errors = errors.get("data", errors)
+    items = errors if isinstance(errors, list) else [errors] if errors else []
+    said = [error_message(e) if isinstance(e, dict) else str(e) for e in items[:3]]
+    return "; ".join(s[:200] for s in said if s) or "status failed"
 
 
 def _read_line(record: dict[str, Any]) -> LineResult:
