@@ -239,7 +239,9 @@ class BatchDispatcher:
                 self._fail(cid, exc)
         except Exception as exc:  # a reply of a shape no reader foresaw, a bug: said, never silent
             why = f"could not be followed ({type(exc).__name__}: {str(exc)[:200]})"
-            stop = BatchStopped(stopped_message(self.alias, what, why))
+            stop = (
+                exc if isinstance(exc, BatchStopped) else BatchStopped(stopped_message(self.alias, what, why))
+            )
             log.error("%s", stop)
             for cid in ids:
                 self._fail(cid, stop)
@@ -350,7 +352,9 @@ class BatchDispatcher:
             self._resumed.add(batch_id)
             self.counts["resumed"] += 1
         if batch_id not in self._polls:
-            self._polls[batch_id] = self._spawn(self._follow(batch_id, paid), [], batch_id)
+            known = self._journal.batches.get(batch_id)
+            ids = known.custom_ids if known is not None else []
+            self._polls[batch_id] = self._spawn(self._follow(batch_id, paid), ids, batch_id)
 
     async def _follow(self, batch_id: str, paid: bool, *, look: bool = False) -> None:
         """Poll ``batch_id`` until it ends, then hand its results out (``paid``: an ended batch read again;
