@@ -52,6 +52,7 @@ class AnthropicBatches:
     provider = "anthropic"
     max_requests = ANTHROPIC_MAX_REQUESTS
     max_bytes = ANTHROPIC_MAX_BYTES
+    serial_creates = True  # found again only by the listing's time and size (find)
 
     def __init__(self, base_url: str, api_key: str | None, timeout: float = 600.0) -> None:
         self.base_url = base_url.rstrip("/")

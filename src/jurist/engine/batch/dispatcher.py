@@ -30,6 +30,7 @@ cache off, read again from that batch's results, already paid for: counted as a 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import uuid
@@ -85,6 +86,7 @@ class BatchDispatcher:
             for cid, phase in b.phases.items()
         }
         self._reconciled = False
+        self._creating = asyncio.Lock()  # one creation in flight, where only a listing finds it again
         self._resumed: set[str] = set()
         self._looking: set[asyncio.Task[None]] = set()
         self._stopped: BaseException | None = None  # the journal cannot be written: nothing goes on
@@ -265,17 +267,18 @@ class BatchDispatcher:
         try:
             prepared = await self._retrying(lambda: self._wire.prepare(payload))
             intent = uuid.uuid4().hex
-            # on disk before the creation: a crash before the batch's id is finds it again by this
-            self._journal.submitting(self.provider, self.alias, intent, ids, **prepared)
-            tagged = {**prepared, "intent": intent}
-            batch_id = await self._retrying(lambda: self._wire.create(payload, tagged))
+            async with self._creating if self._wire.serial_creates else contextlib.nullcontext():
+                # on disk before the creation: a crash before the batch's id is finds it again by this
+                self._journal.submitting(self.provider, self.alias, intent, ids, **prepared)
+                tagged = {**prepared, "intent": intent}
+                batch_id = await self._retrying(lambda: self._wire.create(payload, tagged))
+                self._journal.submitted(
+                    self.provider, self.alias, batch_id, ids, intent=intent, phases=phases, **prepared
+                )
         except BatchWireError as exc:
             for cid in ids:
                 self._fail(cid, RequestFailed(f"batch not submitted: {exc}", kind="batch", status=exc.status))
             return
-        self._journal.submitted(
-            self.provider, self.alias, batch_id, ids, intent=intent, phases=phases, **prepared
-        )
         self._opened(batch_id, ids)
         self.counts["submitted"] += 1
         self._watch(batch_id)

@@ -44,6 +44,7 @@ class OpenAIBatches:
     provider = "openai"
     max_requests = OPENAI_MAX_REQUESTS
     max_bytes = OPENAI_MAX_BYTES
+    serial_creates = False  # each creation is found again by its own input file and metadata
 
     def __init__(self, base_url: str, api_key: str | None, timeout: float = 600.0) -> None:
         self.base_url = base_url.rstrip("/")

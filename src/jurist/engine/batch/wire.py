@@ -61,6 +61,9 @@ class BatchWire(Protocol):
     provider: str
     max_requests: int
     max_bytes: int
+    serial_creates: bool
+    """One creation in flight at a time: a batch is found again after a crash only by listing when and
+    how large it was (Anthropic), so no two of a run's creations may be unsettled at once."""
 
     def line(self, custom_id: str, body: dict[str, Any]) -> bytes:
         """One request as the provider takes it in a batch (its share of the batch's bytes)."""
