@@ -25,7 +25,7 @@ from jurist.engine.connections import ConnectionBudget
 from jurist.engine.identity import Identities, Identity, cache_report
 from jurist.engine.ledger import EngineStats, Ledger
 from jurist.engine.ledger_rows import Phase
-from jurist.engine.limits import ConcurrencyLimits
+from jurist.engine.limits import ConcurrencyLimits, fit_fd_limit
 from jurist.engine.reply_cap import cap_bytes, cut_to
 from jurist.engine.retry import RetryPolicy
 from jurist.engine.throttle import Throttle
@@ -317,7 +317,7 @@ class Engine:
         self.specs = specs
         self.cache_only = cache_only  # answer every request from the cache or fail it; send nothing
         self.batching = batching  # which models send which phases through batch APIs (engine/batch)
-        self.limits = ConcurrencyLimits(max_concurrency)
+        self.limits = ConcurrencyLimits(fit_fd_limit(max_concurrency))
         self.policy = policy or RetryPolicy()
         self.throttle = throttle
         self.cache = cache
