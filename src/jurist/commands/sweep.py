@@ -166,7 +166,8 @@ def sweep(
     task (SWEEP_DIR/<checkpoint>/<task>), sweep.json and sweep.csv (checkpoint x task x metric with 95% CIs
     and the spread over samples), training-curve plots in SWEEP_DIR/plots. Re-running resumes.
 
-    Exit codes: 0 every checkpoint complete, 1 some failed or are incomplete, 2 usage error, 130 stopped."""
+    Exit codes: 0 every checkpoint complete, 1 some failed or are incomplete, 2 usage error, 4 --watch
+    skipped a checkpoint not complete at the stop file, 130 stopped."""
     from jurist.config import ModelStringOptions, parse_settings
     from jurist.sweep.build import build_plan
 
