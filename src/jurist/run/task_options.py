@@ -82,6 +82,8 @@ def split_per_task(
     own: dict[str, list[str]] = {}
     for value in values:
         parts = [p.strip() for p in value.split(",") if p.strip()]
+        if not parts:  # "--judge ,,," must not quietly mean "no judge given" (the embedded one)
+            raise JuristError(f"{flag} {value!r}: names nothing; give a value (a,b for several)")
         named = [p for p in parts if "=" in p]
         if named and len(named) < len(parts):  # "healthbench=G,H": is H for healthbench or for every task?
             bare_one = next(p for p in parts if "=" not in p)
