@@ -122,3 +122,15 @@ def test_an_unclosed_think_keeps_its_text_unless_the_token_limit_cut_it() -> Non
     assert ended.notes and "never closed" in ended.notes[0]  # counted by the ledger as malformed
     cut = parse_completion(_reply("<think>Let me weigh the", "length"))
     assert cut.text == "" and cut.truncated_thought and cut.reasoning == "Let me weigh the"
+
+
+def test_a_judge_that_parrots_its_prompt_gives_no_verdict() -> None:
+    from jurist.judging.protocols import simple_protocol
+
+    protocol = simple_protocol()
+    legend = protocol.system_prompt
+    for start in range(0, len(legend), 20):  # any tail of the prompt, as a judge cut by max_tokens copies it
+        assert protocol.read(legend[start:], None, ())[0] is None, legend[start:]
+    assert protocol.read(legend[:-12], None, ())[0] is None  # a copy cut short
+    assert protocol.read("[[B>>A]]", None, ())[0] == "B>>A"  # a verdict is still a verdict
+    assert protocol.read("A is clearer.\n[[A>B]]", None, ())[0] == "A>B"
