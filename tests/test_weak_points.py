@@ -134,3 +134,25 @@ def test_a_judge_that_parrots_its_prompt_gives_no_verdict() -> None:
     assert protocol.read(legend[:-12], None, ())[0] is None  # a copy cut short
     assert protocol.read("[[B>>A]]", None, ())[0] == "B>>A"  # a verdict is still a verdict
     assert protocol.read("A is clearer.\n[[A>B]]", None, ())[0] == "A>B"
+
+
+def test_weights_overwritten_in_place_with_their_old_size_and_time_are_new_weights(tmp_path: Path) -> None:
+    import os
+
+    from jurist.engine.identity import managed_identity
+
+    checkpoint = tmp_path / "step_100"
+    checkpoint.mkdir()
+    weights = checkpoint / "model.safetensors"
+    weights.write_bytes(b"A" * 64)
+    (checkpoint / "config.json").write_text("{}")
+    single = tmp_path / "model.gguf"
+    single.write_bytes(b"G" * 64)
+    before = [managed_identity("vllm", str(checkpoint), "m"), managed_identity("llama.cpp", str(single), "m")]
+    time.sleep(0.01)
+    for path, byte in ((weights, b"B"), (single, b"H")):  # as cp -p does: same size, same mtime
+        stat = path.stat()
+        path.write_bytes(byte * 64)
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    after = [managed_identity("vllm", str(checkpoint), "m"), managed_identity("llama.cpp", str(single), "m")]
+    assert [a.weights != b.weights for a, b in zip(after, before, strict=True)] == [True, True]
