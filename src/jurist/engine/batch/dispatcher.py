@@ -34,15 +34,14 @@ import contextlib
 import logging
 import time
 import uuid
-from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from jurist.engine.batch.billing import BatchStopped, Book, billed_line, line_key, stopped_message, usage_of
 from jurist.engine.batch.journal import BatchJournal
+from jurist.engine.batch.outcomes import LineOutcomes
 from jurist.engine.batch.polling import WIRE_TRIES, follow_state
-from jurist.engine.batch.settings import BatchFallback, BatchSettings
+from jurist.engine.batch.settings import BatchSettings
 from jurist.engine.batch.wire import BatchState, BatchWire, BatchWireError, LineResult
 from jurist.engine.transport import Completion, RequestFailed
 from jurist.errors import StorageError
@@ -61,7 +60,7 @@ handed out join it first)."""
 T = TypeVar("T")
 
 
-class BatchDispatcher:
+class BatchDispatcher(LineOutcomes):
     """The batches of one model alias at one endpoint (``wire``)."""
 
     def __init__(
@@ -76,15 +75,8 @@ class BatchDispatcher:
         book: Book | None = None,
         booked: set[str] | None = None,
     ) -> None:
-        self.alias, self._wire, self._journal, self.settings = alias, wire, journal, settings
-        self._cache, self._clock = cache, clock
-        self._book, self._booked = book, booked if booked is not None else set()
-        self._phase_of = {
-            cid: phase
-            for b in journal.batches.values()
-            if b.model == alias
-            for cid, phase in b.phases.items()
-        }
+        super().__init__(alias, journal, settings, clock, book, booked)
+        self._wire, self._cache = wire, cache
         self._reconciled = False
         self._creating = asyncio.Lock()  # one creation in flight, where only a listing finds it again
         self._resumed: set[str] = set()
@@ -95,22 +87,17 @@ class BatchDispatcher:
             cid: b.batch_id for b in journal.open_batches(wire.provider, alias) for cid in b.custom_ids
         }
         self._submitted_at = {b.batch_id: b.submitted_at for b in journal.batches.values()}
-        self._answered_in = journal.answered_in(wire.provider, alias)
         intents = journal.intents_of(wire.provider, alias)
         self._intent_of = {str(cid): i for i in intents for cid in i.get("custom_ids") or []}
         self._settling: set[str] = set()
-        self._waiting: dict[str, list[asyncio.Future[Completion]]] = {}
-        self._lines: dict[str, bytes] = {}
+        self._answered_in.update(journal.answered_in(wire.provider, alias))
         self._pending: dict[str, bytes] = {}
         self._pending_bytes = 0
         self._oldest = self._newest = 0.0
         self._feeders, self._fed = 0, False
-        self._tries: Counter[str] = Counter()
-        self._first: dict[str, float] = {}
         self._polls: dict[str, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._timer: asyncio.Task[None] | None = None
-        self.counts: Counter[str] = Counter()  # submitted, resumed, answered, retried, fallback, failed
 
     @property
     def provider(self) -> str:
@@ -410,103 +397,6 @@ class BatchDispatcher:
                 self.alias, batch_id, f"ended, but its results could not be read {WIRE_TRIES} times"
             )
         )
-
-    @staticmethod
-    def _why(result: LineResult | None, state: BatchState) -> str:
-        if result is not None:
-            return result.error
-        return f"not answered: the batch ended {state.status}" + (
-            f" ({state.detail})" if state.detail else ""
-        )
-
-    def _hand_out(
-        self, batch_id: str, ids: list[str], results: dict[str, LineResult], state: BatchState, paid: bool
-    ) -> None:
-        """Each line's answer to the requests that wait for it; an answered line's bill booked once (by
-        the first request it goes to, or here when none waits); the rest asked again or failed."""
-        for cid in ids:
-            result = results.get(cid)
-            if result is not None and result.completion is not None:
-                completion, key = result.completion, line_key(batch_id, cid)
-                completion.attempts = max(self._tries[cid], 1)
-                new = key not in self._booked
-                if new:
-                    self._booked.add(key)
-                    completion.batch_line = key
-                if cid in self._waiting:
-                    self.counts["answered"] += 1
-                if not self._deliver(cid, completion, new=new) and new:
-                    self._book_unasked(cid, completion)
-            elif cid not in self._waiting:
-                continue  # a resumed batch's line this run does not ask for
-            elif paid:  # the ended batch no longer has it: ask again
-                self._answered_in.pop(cid, None)
-                self._enqueue(cid)
-            else:
-                self._not_answered(cid, result, state)
-
-    def _book_unasked(self, cid: str, completion: Completion) -> None:
-        """A billed line no request of this run takes: booked in the ledger all the same."""
-        if self._book is not None:
-            self.counts["booked"] += 1
-            self._book(self._phase_of.get(cid, "judge"), completion)
-
-    def _not_answered(self, cid: str, result: LineResult | None, state: BatchState) -> None:
-        why = self._why(result, state)
-        tries = max(self._tries[cid], 1)  # lines of it sent in this run: what the ledger counts
-        spent = max(self._journal.unanswered[cid], tries)  # batches that left it unanswered, every run
-        if result is not None and not result.retry:
-            self._fail(
-                cid,
-                RequestFailed(
-                    f"batch line: {why}", kind="client_error", status=result.status, attempts=tries
-                ),
-            )
-        elif self._past_deadline([cid]):
-            self.counts["fallback"] += 1
-            self._fail(cid, BatchFallback(why))
-        elif spent >= self.settings.attempts:
-            message = (
-                f"no answer after {spent} batch(es): {why} (--batch-attempts {self.settings.attempts} "
-                "spent: raise it to try again, or run without --batch)"
-            )
-            self._fail(
-                cid,
-                RequestFailed(
-                    message, kind="batch", status=result.status if result else None, attempts=tries
-                ),
-            )
-        else:
-            self.counts["retried"] += 1
-            self._enqueue(cid)
-
-    def _past_deadline(self, ids: list[str]) -> bool:
-        deadline = self.settings.deadline_s
-        if deadline is None:
-            return False
-        firsts = [self._first[cid] for cid in ids if cid in self._first]
-        return bool(firsts) and self._clock() - min(firsts) >= deadline
-
-    def _deliver(self, cid: str, completion: Completion, *, new: bool = True) -> bool:
-        """``completion`` to the requests waiting for ``cid``: the first as what it is (``new``: its bill
-        not booked yet), any other as a cache hit (one line, billed once). False: none took it."""
-        taken = False
-        for future in self._waiting.pop(cid, []):
-            if not future.done():
-                share = completion if not taken else replace(completion, batch_line=None)
-                share.cached = not new or taken
-                future.set_result(share)
-                taken = True
-        self._lines.pop(cid, None)
-        return taken
-
-    def _fail(self, cid: str, exc: Exception) -> None:
-        if not isinstance(exc, BatchFallback):
-            self.counts["failed"] += 1
-        for future in self._waiting.pop(cid, []):
-            if not future.done():
-                future.set_exception(exc)
-        self._lines.pop(cid, None)
 
     def pending(self) -> int:
         """Requests waiting for a batch to be cut."""
