@@ -164,3 +164,29 @@ def test_the_deadline_bounds_a_cancel_that_never_completes(
     got = asyncio.run(main())
     assert isinstance(got[0], BatchStopped) and "cancel 0.3s after --batch-deadline" in str(got[0])
     assert server.stats.requests == 0 and server.batch_stats.batches["openai"] == 1
+
+
+@pytest.mark.parametrize("fault", ["status_garbage", "poll_down"])
+def test_the_command_ends_in_one_line_naming_the_batch(
+    tmp_path: Path, server: MockBatchServer, fault: str
+) -> None:
+    """End to end: the hostile batch server makes ``jurist run --batch judges`` end, without a hang or a
+    traceback, in one line naming the batch, and nothing is submitted twice."""
+    import subprocess
+    import sys
+
+    from conftest import write_models_file
+
+    if fault == "poll_down":
+        server.poll_down = True
+    else:
+        server.object_fault = fault
+    write_models_file(tmp_path / "models.yaml", server.base_url, {"strong": {}, "judge-good": {}})
+    args = [sys.executable, "-m", "jurist", "run", "--models-file", "models.yaml", "--model", "strong"]
+    args += ["--judge", "judge-good", "--limit", "3", "--no-progress", "--no-check", "--batch", "judges"]
+    args += ["--batch-poll", "0.02", "--batch-age", "0.05"]
+    done = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    assert "batch batch_" in lines[0] and "running the same command again polls it" in lines[0]
+    assert server.batch_stats.batches["openai"] == 1 and max(server.batch_stats.lines.values()) == 1

@@ -222,8 +222,9 @@ class BatchDispatcher(LineOutcomes):
         except asyncio.CancelledError:
             raise
         except StorageError as exc:
-            log.error("%s: %s", self.alias, exc)
             self._stopped = exc
+            if not self._waiting:  # else the requests carry it to the command's one line
+                log.error("%s: %s", self.alias, exc)
             for cid in list(self._waiting):
                 self._fail(cid, exc)
         except Exception as exc:  # a reply of a shape no reader foresaw, a bug: said, never silent
@@ -231,7 +232,8 @@ class BatchDispatcher(LineOutcomes):
             stop = (
                 exc if isinstance(exc, BatchStopped) else BatchStopped(stopped_message(self.alias, what, why))
             )
-            log.error("%s", stop)
+            if not any(cid in self._waiting for cid in ids):  # nothing carries it further: said here
+                log.error("%s", stop)
             for cid in ids:
                 self._fail(cid, stop)
 
