@@ -119,3 +119,47 @@ def test_the_command_refuses_a_damaged_journal_in_one_line_before_any_request(tm
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "batches.jsonl: line 1: is not JSON" in lines[0], done.stderr
     assert server.stats.requests == 0 and server.batch_stats.batches.total() == 0
+
+
+def test_a_lost_journal_finds_its_openai_batches_by_their_metadata(tmp_path: Path) -> None:
+    """The journal moved away (as the refusal advises) while a batch runs: the next run lists the
+    directory's batches by the mark in their metadata, polls the one it finds, and submits nothing."""
+    import asyncio
+
+    from jurist.engine.batch import BatchSettings, dispatcher_for
+    from test_batch_faults import body, spec_of
+
+    server = MockBatchServer(validate_s=0.01, run_s=0.05, finalize_s=0.01)
+    server.start()
+    server.hold = True
+    settings = BatchSettings(poll_s=0.02, max_age_s=0.05)
+
+    async def ask(texts: list[str], wait: bool) -> list[object]:
+        batching = Batching(
+            tmp_path / "batches.jsonl", {"judge": frozenset({"judge"})}, settings, tag="dir-1"
+        )
+        dispatcher = dispatcher_for(spec_of(server, "openai"), batching, None)
+        try:
+            asked = [dispatcher.request(f"{i:064x}", body(t)) for i, t in enumerate(texts)]
+            running = asyncio.gather(*asked, return_exceptions=True)
+            if wait:
+                return await asyncio.wait_for(running, 30)
+            while not server.batch_stats.batches["openai"]:
+                await asyncio.sleep(0.01)
+            running.cancel()
+            return []
+        finally:
+            await dispatcher.aclose()
+
+    try:
+        asyncio.run(ask(["one", "two"], wait=False))
+        assert server.batch_stats.batches["openai"] == 1
+        (tmp_path / "batches.jsonl").rename(tmp_path / "batches.jsonl.lost")
+        server.release()
+        got = asyncio.run(ask(["one", "two"], wait=True))
+    finally:
+        server.stop()
+    assert [g.text for g in got] == ["[judge] one", "[judge] two"]  # type: ignore[attr-defined]
+    assert server.batch_stats.batches["openai"] == 1 and max(server.batch_stats.lines.values()) == 1
+    lines = _lines(tmp_path / "batches.jsonl")
+    assert any(line.get("recovered") for line in lines if line["event"] == "submitted")

@@ -56,6 +56,9 @@ class Batching:
     settings: BatchSettings = field(default_factory=BatchSettings)
     booked: set[str] = field(default_factory=set)
     """Batch lines (``batch id/custom id``) whose bill the directory's usage log already holds."""
+    tag: str = ""
+    """The run directory's mark in its batches' metadata (OpenAI): a lost journal's batches are found
+    by it."""
     _journal: BatchJournal | None = None
 
     @property
@@ -66,7 +69,7 @@ class Batching:
         if self._journal is None:
             journal = BatchJournal(self.journal_path)
             lost = sorted({key.split("/", 1)[0] for key in self.booked} - set(journal.batches))
-            if lost:
+            if lost and self.journal_path.exists():  # moved away on purpose: found again by listing
                 raise JournalUnreadable(
                     self.journal_path,
                     "",
@@ -111,14 +114,21 @@ def dispatcher_for(
             endpoint.api_base or ANTHROPIC_API_BASE, endpoint.api_key, spec.timeout
         )
     else:
-        wire = OpenAIBatches(endpoint.base_url, endpoint.api_key, spec.timeout)
+        wire = OpenAIBatches(endpoint.base_url, endpoint.api_key, spec.timeout, batching.tag)
 
     def book(phase: str, completion: Completion) -> None:
         if ledger is not None:
             ledger.batch_booked(phase, spec.alias, completion, spec)
 
     return BatchDispatcher(
-        spec.alias, wire, batching.journal, batching.settings, cache, book=book, booked=batching.booked
+        spec.alias,
+        wire,
+        batching.journal,
+        batching.settings,
+        cache,
+        book=book,
+        booked=batching.booked,
+        tag=batching.tag if spec.api_type != "anthropic" else "",
     )
 
 

@@ -83,6 +83,9 @@ class AnthropicBatches:
         except (aiohttp.ClientError, OSError, TimeoutError, KeyError, TypeError) as exc:
             raise BatchWireError(f"submitting a message batch: {type(exc).__name__}: {exc}") from None
 
+    async def tagged(self, tag: str) -> dict[str, list[str]]:
+        return {}  # a message batch carries no metadata: a lost journal's batches cannot be told
+
     async def find(self, prepared: dict[str, Any]) -> str | None:
         """The message batch a submission begun at ``prepared["at"]`` made, if the listing tells it: a
         batch of ``count`` requests created within :data:`FIND_WINDOW_S` of it that the journal does not

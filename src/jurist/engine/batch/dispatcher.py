@@ -74,9 +74,11 @@ class BatchDispatcher(LineOutcomes):
         clock: Callable[[], float] = time.time,
         book: Book | None = None,
         booked: set[str] | None = None,
+        tag: str = "",
     ) -> None:
         super().__init__(alias, journal, settings, clock, book, booked)
-        self._wire, self._cache = wire, cache
+        self._wire, self._cache, self._tag = wire, cache, tag
+        self._recovery: asyncio.Task[None] | None = None
         self._reconciled = False
         self._creating = asyncio.Lock()  # one creation in flight, where only a listing finds it again
         self._resumed: set[str] = set()
@@ -123,6 +125,8 @@ class BatchDispatcher(LineOutcomes):
         :class:`BatchFallback` when it is to be sent synchronously. ``fresh``: asked anew (a cache
         refresh), never answered by a batch that has ended. ``phase``: the ledger's, for its bill."""
         self._reconcile()
+        if self._recovery is not None and not self._recovery.done():
+            await asyncio.shield(self._recovery)  # batches the journal lost are known before any is cut
         if self._stopped is not None:
             raise self._stopped
         self._phase_of[custom_id] = phase
@@ -134,6 +138,7 @@ class BatchDispatcher(LineOutcomes):
         if len(waiting) == 1:
             if fresh:
                 self._answered_in.pop(custom_id, None)
+                self._kept.pop(custom_id, None)
             self._route(custom_id)
         try:
             return await future
@@ -148,6 +153,10 @@ class BatchDispatcher(LineOutcomes):
     def _route(self, custom_id: str) -> None:
         """A request's way in: the open batch that holds it (a resumed run), a batch an earlier run may
         have created without journaling its id, the ended batch that answered it, or the next batch."""
+        kept = self._kept.pop(custom_id, None)
+        if kept is not None:  # answered by a batch this run followed before the request came: paid
+            self._deliver(custom_id, kept, new=False)
+            return
         intent = self._intent_of.get(custom_id)
         if intent is not None:
             key = str(intent["intent"])
@@ -211,6 +220,7 @@ class BatchDispatcher(LineOutcomes):
         task = asyncio.ensure_future(self._guarded(work, ids, what))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(lambda _: work.close())  # cancelled before it began: never left unawaited
         return task
 
     async def _guarded(self, work: Coroutine[Any, Any, None], ids: list[str], what: str) -> None:
@@ -320,6 +330,8 @@ class BatchDispatcher(LineOutcomes):
         except RuntimeError:
             return
         self._reconciled = True
+        if self._tag:
+            self._recovery = self._spawn(self._recover(), [], "listed by the run's metadata")
         if not self._journal.versioned:  # from before bills were keyed: booked as they came
             return
         for batch in list(self._journal.batches.values()):
@@ -327,6 +339,8 @@ class BatchDispatcher(LineOutcomes):
                 continue
             if not batch.ended:
                 if batch.batch_id not in self._polls:
+                    self._resumed.add(batch.batch_id)  # polled again after a restart
+                    self.counts["resumed"] += 1
                     work = self._follow(batch.batch_id, False, look=True)
                     self._polls[batch.batch_id] = self._spawn(work, batch.custom_ids, batch.batch_id)
                     self._looking.add(self._polls[batch.batch_id])
@@ -338,6 +352,30 @@ class BatchDispatcher(LineOutcomes):
                     self._booked.add(key)
                     completion.batch_line = key
                     self._book_unasked(cid, completion)
+
+    async def _recover(self) -> None:
+        """The batches this run directory has at the provider (its mark in their metadata) that the
+        journal does not know — a journal lost, or cut at a line — journaled now and followed, so their
+        requests are polled, never submitted again."""
+        try:
+            found = await self._retrying(lambda: self._wire.tagged(self._tag))
+        except BatchWireError as exc:
+            log.warning("%s: could not list this directory's batches at the provider: %s", self.alias, exc)
+            return
+        for batch_id, ids in found.items():
+            if batch_id in self._journal.batches or any(cid in self._intent_of for cid in ids):
+                continue  # known, or a begun submission that its own line settles
+            log.warning(
+                "%s: batch %s is not in batches.jsonl: found by its metadata, polled", self.alias, batch_id
+            )
+            self._journal.submitted(self.provider, self.alias, batch_id, ids, recovered=True)
+            self.counts["recovered"] += 1
+            self._submitted_at[batch_id] = self._clock()
+            for cid in ids:
+                self._open_in.setdefault(cid, batch_id)
+            work = self._follow(batch_id, False, look=True)
+            self._polls[batch_id] = self._spawn(work, ids, batch_id)
+            self._looking.add(self._polls[batch_id])
 
     def _watch(self, batch_id: str, *, resumed: bool = False, paid: bool = False) -> None:
         if resumed and not paid and batch_id not in self._resumed:

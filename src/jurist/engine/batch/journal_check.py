@@ -32,9 +32,10 @@ _OPTIONAL: dict[str, dict[str, str]] = {
     "ended": {"usage": _OBJECT, "not_answered": _OBJECT},
 }
 RECOVER = (
-    "the journal is this directory's only record of its batches at the provider, so it is not read as "
-    "'no batches' (that would submit and bill them again): restore it from a backup, or fix or delete "
-    "that line (a deleted 'submitted' line's batch is submitted again), or run into a new directory"
+    "the journal is this directory's record of its batches at the provider, so it is not read as 'no "
+    "batches' (that would submit and bill them again): restore it from a backup, or fix or delete that "
+    "line, or move the file away and run again: OpenAI batches are then found again by this directory's "
+    "mark in their metadata (Anthropic's carry none: theirs are submitted again)"
 )
 
 

@@ -46,8 +46,9 @@ class OpenAIBatches:
     max_bytes = OPENAI_MAX_BYTES
     serial_creates = False  # each creation is found again by its own input file and metadata
 
-    def __init__(self, base_url: str, api_key: str | None, timeout: float = 600.0) -> None:
+    def __init__(self, base_url: str, api_key: str | None, timeout: float = 600.0, tag: str = "") -> None:
         self.base_url = base_url.rstrip("/")
+        self.tag = tag  # the run directory's, in every batch's metadata (tagged)
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._session: aiohttp.ClientSession | None = None
@@ -80,14 +81,47 @@ class OpenAIBatches:
             "endpoint": CHAT_PATH,
             "completion_window": "24h",
         }
-        if prepared.get("intent"):  # the journal's id of this submission, found again by listing
-            create["metadata"] = {"jurist_intent": str(prepared["intent"])}
+        metadata = {"jurist_intent": str(prepared.get("intent") or ""), "jurist_run": self.tag}
+        create["metadata"] = {k: v for k, v in metadata.items() if v}  # found again by listing
         try:
             async with self.session.post(self.base_url + "/batches", json=create) as resp:
                 batch = await read_json(resp, "creation of the batch")
             return str(batch["id"])
         except (aiohttp.ClientError, OSError, TimeoutError, KeyError, TypeError) as exc:
             raise BatchWireError(f"creating a batch: {type(exc).__name__}: {exc}") from None
+
+    async def _listed(self) -> list[dict[str, Any]]:
+        """The most recent batches (``GET /batches``, newest first, at most 10 pages of 100)."""
+        found: list[dict[str, Any]] = []
+        after = None
+        for _ in range(10):
+            query = "?limit=100" + (f"&after={after}" if after else "")
+            try:
+                async with self.session.get(self.base_url + "/batches" + query) as resp:
+                    page = await read_json(resp, "the list of batches")
+            except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+                raise BatchWireError(f"listing batches: {type(exc).__name__}: {exc}") from None
+            batches = (
+                [b for b in page.get("data") or [] if isinstance(b, dict)] if isinstance(page, dict) else []
+            )
+            found.extend(batches)
+            if not batches or not isinstance(page, dict) or not page.get("has_more"):
+                break
+            after = batches[-1].get("id")
+        return found
+
+    async def tagged(self, tag: str) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for batch in await self._listed():
+            metadata = batch.get("metadata")
+            if not tag or not isinstance(metadata, dict) or metadata.get("jurist_run") != tag:
+                continue
+            file_id = batch.get("input_file_id")
+            if not isinstance(file_id, str) or not isinstance(batch.get("id"), str):
+                continue
+            ids = [str(r.get("custom_id")) for r in jsonl_records(await self._file(file_id))]
+            found[str(batch["id"])] = [cid for cid in ids if cid]
+        return found
 
     async def find(self, prepared: dict[str, Any]) -> str | None:
         """The batch made from ``prepared``'s input file, among the most recent (``GET /batches``, newest

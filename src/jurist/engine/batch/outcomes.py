@@ -41,6 +41,7 @@ class LineOutcomes:
         self._tries: Counter[str] = Counter()  # lines of each request sent in this run
         self._first: dict[str, float] = {}  # when each request first went into a batch
         self._answered_in: dict[str, str] = {}  # custom id -> the ended batch that answered it
+        self._kept: dict[str, Completion] = {}  # answered lines no request took yet (booked already)
         self.counts: Counter[str] = Counter()  # submitted, resumed, answered, retried, fallback, failed
 
     def _enqueue(self, custom_id: str) -> None:
@@ -71,8 +72,10 @@ class LineOutcomes:
                     completion.batch_line = key
                 if cid in self._waiting:
                     self.counts["answered"] += 1
-                if not self._deliver(cid, completion, new=new) and new:
-                    self._book_unasked(cid, completion)
+                if not self._deliver(cid, completion, new=new):
+                    self._kept[cid] = completion  # a request of this run may still ask for it
+                    if new:
+                        self._book_unasked(cid, completion)
             elif cid not in self._waiting:
                 continue  # a resumed batch's line this run does not ask for
             elif paid:  # the ended batch no longer has it: ask again

@@ -78,6 +78,12 @@ class BatchWire(Protocol):
         """Create the batch of ``lines``: its id."""
         ...
 
+    async def tagged(self, tag: str) -> dict[str, list[str]]:
+        """Batches created with ``tag`` in their metadata (the run directory's), each with its custom ids
+        (from its input file): how a directory whose journal was lost finds its batches again ({}: the
+        provider keeps no metadata)."""
+        ...
+
     async def find(self, prepared: dict[str, Any]) -> str | None:
         """The batch created from ``prepared`` if there is one (None: none, or no way to tell)."""
         ...
