@@ -12,7 +12,15 @@ line, by prompt substring (``line_faults``, each matching line consumes the next
 answered 500: retried by the client), ``error400`` (a refused line), ``expire`` (the batch expires before
 that line: OpenAI ``expired`` with a ``batch_expired`` line in the error file, Anthropic result
 ``expired``). ``fail_batches``: the next N OpenAI batches fail validation as a whole. ``stats``: batches
-created per provider, lines submitted per custom id, and (the chat server's own) synchronous requests.
+created per provider, lines submitted per custom id, and (the chat server's own) synchronous requests;
+``billed``: the provider's bill, the usage of every line a batch answered (``batch id/custom id``), which is
+what a provider charges whether or not the client lived to read it (:meth:`bill_usd`).
+
+Hostile faults, as a provider's bad day looks on the wire: ``object_fault`` ("errors_list": a ``failed``
+batch whose ``errors`` is a list of strings; "errors_string": a string; "status_garbage": a status the API
+does not have), ``poll_failures`` (the next N batch GETs answer 503), ``poll_down`` (every batch GET
+answers 503), ``cancel_stuck`` (a cancel is accepted and the batch stays cancelling for ever), and
+``create_delay_s`` (the creation answers that late, after the batch exists: a kill in between).
 
 Anthropic's prompt cache, as the Messages API reports it: a request whose last ``cache_control`` block
 ends a prefix of at least ``cache_minimum`` tokens (four characters a token) writes that prefix
@@ -22,12 +30,14 @@ rest counted in ``input_tokens``; every marked block is kept in ``batch_stats.ma
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from aiohttp import web
@@ -48,6 +58,8 @@ class _Batch:
     cancelled_at: float | None = None
     results: list[dict[str, Any]] | None = None
     expired: bool = False
+    metadata: dict[str, Any] | None = None
+    created_at: float = 0.0  # epoch seconds
 
 
 @dataclass
@@ -59,6 +71,7 @@ class BatchStats:
     messages: int = 0  # synchronous Anthropic Messages requests
     created: list[float] = field(default_factory=list)  # time.monotonic() of each batch's creation
     marks: list[tuple[str, str]] = field(default_factory=list)  # (system or role, text) of marked blocks
+    billed: dict[str, dict[str, int]] = field(default_factory=dict)  # batch id/custom id -> usage billed
 
 
 class MockBatchServer(MockOpenAI):
@@ -84,8 +97,22 @@ class MockBatchServer(MockOpenAI):
         self.line_faults = {k: list(v) for k, v in (line_faults or {}).items()}
         self.fail_batches = fail_batches
         self.batch_stats = BatchStats()
+        self.object_fault: str | None = None
+        self.poll_failures = 0
+        self.poll_down = False
+        self.cancel_stuck = False
+        self.create_delay_s = 0.0
         self._files: dict[str, bytes] = {}
         self._batches: dict[str, _Batch] = {}
+
+    def bill_usd(self, input_rate: float, output_rate: float, discount: float = 0.5) -> float:
+        """The bill of every batch line answered, at the batch rate (``discount`` of per-1M-token rates;
+        a prompt-cache read at 0.1x and a write at 1.25x the input rate, as Anthropic bills them)."""
+        total = 0.0
+        for usage in self.batch_stats.billed.values():
+            total += usage["input"] * input_rate + usage["output"] * output_rate
+            total += usage["cache_read"] * input_rate * 0.1 + usage["cache_write"] * input_rate * 1.25
+        return total * discount / 1e6
 
     def release(self) -> None:
         """Let held batches go on (from any thread: the handlers read the flag on each poll)."""
@@ -101,6 +128,7 @@ class MockBatchServer(MockOpenAI):
         app.router.add_post("/v1/batches/{id}/cancel", self.cancel)
         app.router.add_post("/v1/messages", self.messages)
         app.router.add_post("/v1/messages/batches", self.create_anthropic)
+        app.router.add_get("/v1/messages/batches", self.list_anthropic)
         app.router.add_get("/v1/messages/batches/{id}", self.get_anthropic)
         app.router.add_post("/v1/messages/batches/{id}/cancel", self.cancel)
         app.router.add_get("/v1/messages/batches/{id}/results", self.anthropic_results)
@@ -222,7 +250,21 @@ class MockBatchServer(MockOpenAI):
                     else None,
                 }
             )
+            if results[-1]["answer"] is not None:
+                self._bill(batch, results[-1])
         batch.results = results
+
+    def _bill(self, batch: _Batch, result: dict[str, Any]) -> None:
+        """A line answered: billed now, once, read or not."""
+        usage = result["answer"]["usage"]
+        cache = result["cache"] or {}
+        prompt = cache.get("input_tokens", usage["prompt_tokens"])
+        self.batch_stats.billed[f"{batch.id}/{result['custom_id']}"] = {
+            "input": prompt,
+            "output": usage["completion_tokens"],
+            "cache_read": cache.get("cache_read_input_tokens", 0),
+            "cache_write": cache.get("cache_creation_input_tokens", 0),
+        }
 
     def _status(self, batch: _Batch) -> str:
         """The status now (an OpenAI word; Anthropic's are mapped from it)."""
@@ -230,7 +272,7 @@ class MockBatchServer(MockOpenAI):
             return "failed"
         age = time.monotonic() - batch.created
         if batch.cancelled_at is not None:
-            if time.monotonic() - batch.cancelled_at < self.finalize_s:
+            if self.cancel_stuck or time.monotonic() - batch.cancelled_at < self.finalize_s:
                 return "cancelling"
             self._finish(batch)
             return "cancelled"
@@ -287,15 +329,22 @@ class MockBatchServer(MockOpenAI):
         batch = _Batch(
             "openai", f"batch_{uuid.uuid4().hex[:24]}", lines, time.monotonic(), body["input_file_id"]
         )
+        batch.metadata = body.get("metadata")
         if bad:
             batch.failed = "invalid input file: duplicate custom_id, or a line not POST /v1/chat/completions"
         elif self.fail_batches > 0:
             self.fail_batches -= 1
             batch.failed = "the batch failed validation (scripted by the mock)"
         self._register(batch)
+        await self._late()
         return web.json_response(self._openai_object(batch))
 
+    async def _late(self) -> None:
+        if self.create_delay_s:
+            await asyncio.sleep(self.create_delay_s)
+
     def _register(self, batch: _Batch) -> None:
+        batch.created_at = time.time()
         self._batches[batch.id] = batch
         self.batch_stats.batches[batch.provider] += 1
         self.batch_stats.created.append(batch.created)
@@ -313,9 +362,16 @@ class MockBatchServer(MockOpenAI):
             "status": status,
             "output_file_id": None,
             "error_file_id": None,
-            "created_at": int(time.time()),
+            "created_at": int(batch.created_at),
             "request_counts": {"total": len(batch.lines), "completed": 0, "failed": 0},
+            "metadata": batch.metadata,
         }
+        if self.object_fault == "errors_list":
+            obj.update(status="failed", errors=["boom"])
+        elif self.object_fault == "errors_string":
+            obj.update(status="failed", errors="boom")
+        elif self.object_fault == "status_garbage":
+            obj["status"] = 42
         if batch.failed:
             obj["errors"] = {
                 "object": "list",
@@ -373,7 +429,17 @@ class MockBatchServer(MockOpenAI):
                 self._files[file_id] = b"".join(json.dumps(row).encode() + b"\n" for row in rows)
                 obj[name] = file_id
 
+    def _poll_fault(self) -> web.Response | None:
+        """503 while the batch API is down (``poll_down``) or for the next ``poll_failures`` polls."""
+        if self.poll_down or self.poll_failures > 0:
+            self.poll_failures = max(self.poll_failures - 1, 0)
+            self.batch_stats.polls += 1
+            return web.json_response({"error": {"message": "service unavailable"}}, status=503)
+        return None
+
     async def get_openai(self, request: web.Request) -> web.Response:
+        if (down := self._poll_fault()) is not None:
+            return down
         batch = self._batches.get(request.match_info["id"])
         if batch is None or batch.provider != "openai":
             return web.json_response({"error": {"message": "no such batch"}}, status=404)
@@ -439,7 +505,26 @@ class MockBatchServer(MockOpenAI):
             )
         batch = _Batch("anthropic", f"msgbatch_{uuid.uuid4().hex[:24]}", requests, time.monotonic())
         self._register(batch)
+        await self._late()
         return web.json_response(self._anthropic_object(batch, request))
+
+    async def list_anthropic(self, request: web.Request) -> web.Response:
+        """``GET /v1/messages/batches``: newest first, ``limit`` and ``after_id`` as the API pages them."""
+        batches = [b for b in reversed(self._batches.values()) if b.provider == "anthropic"]
+        after = request.query.get("after_id")
+        if after:
+            ids = [b.id for b in batches]
+            batches = batches[ids.index(after) + 1 :] if after in ids else []
+        limit = int(request.query.get("limit", "20"))
+        page = [self._anthropic_object(b, request) for b in batches[:limit]]
+        return web.json_response(
+            {
+                "data": page,
+                "has_more": len(batches) > limit,
+                "first_id": page[0]["id"] if page else None,
+                "last_id": page[-1]["id"] if page else None,
+            }
+        )
 
     def _anthropic_object(self, batch: _Batch, request: web.Request) -> dict[str, Any]:
         status = self._status(batch)
@@ -450,6 +535,8 @@ class MockBatchServer(MockOpenAI):
             "cancelled": "ended",
         }
         word = processing.get(status, "in_progress")
+        if self.object_fault == "status_garbage":
+            word = "exploded"
         url = f"http://{request.host}/v1/messages/batches/{batch.id}/results" if word == "ended" else None
         return {
             "id": batch.id,
@@ -458,12 +545,14 @@ class MockBatchServer(MockOpenAI):
             "results_url": url,
             "request_counts": {
                 "processing": 0 if word == "ended" else len(batch.lines),
-                "succeeded": 0,
+                "succeeded": len(batch.lines) if word == "ended" else 0,
                 "errored": 0,
                 "canceled": 0,
                 "expired": 0,
             },
-            "created_at": "2026-11-27T00:00:00Z",
+            "created_at": datetime.fromtimestamp(batch.created_at, timezone.utc)
+            .isoformat()
+            .replace("+00:00", "Z"),
             "expires_at": "2026-11-28T00:00:00Z",
             "ended_at": "2026-11-27T01:00:00Z" if word == "ended" else None,
             "cancel_initiated_at": None,
@@ -471,6 +560,8 @@ class MockBatchServer(MockOpenAI):
         }
 
     async def get_anthropic(self, request: web.Request) -> web.Response:
+        if (down := self._poll_fault()) is not None:
+            return down
         batch = self._batches.get(request.match_info["id"])
         if batch is None or batch.provider != "anthropic":
             return web.json_response(

@@ -428,6 +428,12 @@ def test_a_server_without_logprobs_is_read_from_text_and_flagged(
     labels = read_jsonl(out / "judgments" / "judge-labels" / "close.jsonl")
     assert len(labels) == 12 and all(j["invalid"] and j["preference"] is None for j in labels)  # no label
     assert result.exit_code == 0  # judge-text's rows still score
+    shown = subprocess.run(
+        [sys.executable, "-m", "jurist", "show", str(out)], capture_output=True, text=True, timeout=120
+    )
+    said = " ".join((shown.stdout + shown.stderr).split())  # named under the table, for run and show alike
+    assert "judge judge-text: 12 preference(s) read from the reply's text, not its logprobs" in said, said
+    assert "judge judge-labels:" not in said
 
 
 def _official_stand_ins(folder: Path) -> tuple[dict[str, str], np.ndarray, list[dict[str, float]]]:

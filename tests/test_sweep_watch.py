@@ -305,3 +305,71 @@ def test_a_plain_run_logs_its_headline_at_the_step_given(tmp_path: Path, mock_se
     assert set(scalars) == {f"jurist/ifeval/{metric}{end}" for end in ("", "_ci90_low", "_ci90_high")}
     again = subprocess.run([*command, "--step", "500"], capture_output=True, text=True, timeout=300)
     assert again.returncode == 0 and _tensorboard_scalars(tensorboard) == scalars  # never logged twice
+
+
+def test_a_rerun_past_until_step_stops_at_the_first_look(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    for step in (100, 200):
+        checkpoint(run, step)
+    watcher = CheckpointWatcher(rules(run, until_step=200), known={"step_100", "step_200"})
+    assert watcher.look() == []
+    assert watcher.stop_reason == "--until-step 200 already reached (step_200 was evaluated before)"
+
+
+def test_a_checkpoint_on_disk_when_the_stop_file_appears_is_evaluated_or_named_skipped(
+    tmp_path: Path,
+) -> None:
+    run, stop_file = tmp_path / "run", tmp_path / "STOP"
+    checkpoint(run, 100)  # complete long ago, not yet looked at twice
+    checkpoint(run, 200, age=0)  # written just before the stop file
+    growing = checkpoint(run, 300, age=0)  # still being written when watching gives up
+    stop_file.write_text("")
+    watcher = CheckpointWatcher(rules(run, stop_file=stop_file))
+    start = time.time()
+    handed = watcher.look(start)
+    assert handed == [] and watcher.stop_reason is None  # not dropped: looked at a while longer
+    handed += watcher.look(start + 0.1)
+    assert names(handed) == ["step_100"]
+    (growing / "model.safetensors").write_text("more weights")
+    handed += watcher.look(start + SETTLE + 0.1)  # step_200 has settled; step_300 changed again
+    assert names(handed) == ["step_100", "step_200"] and watcher.stop_reason is None
+    (growing / "model.safetensors").write_text("even more weights")
+    assert watcher.look(start + SETTLE + 0.3) == []  # past the grace (--settle and two looks)
+    assert watcher.stop_reason == f"the stop file {stop_file} appeared"
+    assert set(watcher.skipped) == {"step_300"} and "not complete" in watcher.skipped["step_300"][1]
+
+
+def test_a_watched_sweep_with_plots_a_stop_file_at_start_and_a_rerun_past_until_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Plots on (one writer: exit 0, no "could not write a plot"); a stop file there from the start
+    still evaluates the complete checkpoint and names the one without its ready file as skipped (exit
+    4); run again with --until-step at a step already evaluated, it stops at its first look."""
+    from jurist.sweep.watch import SKIPPED_EXIT
+
+    record = use_fake_vllm(tmp_path, monkeypatch)
+    run, sweep, stop_file = tmp_path / "run", tmp_path / "sweep", tmp_path / "STOP"
+    for step in (100, 150):  # judged side by side: their plot redraws would race without one writer
+        (checkpoint(run, step) / "DONE").write_text("")
+    checkpoint(run, 200)  # no ready file: never complete
+    stop_file.write_text("")
+    command = [
+        sys.executable, "-m", "jurist", "sweep", "--watch", "--checkpoints", str(run),
+        "--ready-file", "DONE", "--stop-file", str(stop_file),
+        "--tasks", "ifeval", "-B", f"ifeval:file={rule_file(tmp_path / 'rules.jsonl')}", "--limit", "3",
+        "--gpus", "0,", "--out", str(sweep), "--no-progress", "--no-check",
+    ]  # fmt: skip
+    first = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert first.returncode == SKIPPED_EXIT, first.stderr
+    assert "could not write a plot" not in first.stderr and (sweep / "plots").is_dir()
+    assert "step_200: skipped: not complete" in " ".join(first.stderr.split())
+    statuses = {c["name"]: c["status"] for c in _document(sweep)["checkpoints"]}
+    assert statuses == {"step_100": "complete", "step_150": "complete", "step_200": "skipped"}
+    started = len(starts(record))
+    again = subprocess.run(
+        [*command, "--until-step", "150"], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert again.returncode == 0, again.stderr
+    said = " ".join(again.stderr.split())  # the console wraps long lines
+    assert "--until-step 150 already reached (step_150 was evaluated before)" in said
+    assert len(starts(record)) == started  # nothing served again

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 from typing import Annotated, Any
 
@@ -96,11 +97,17 @@ def _register_commands() -> None:
         importlib.import_module(f"jurist.commands.{name}").register(app)
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # said in one line below; a run installs its own handlers (run/interrupts)
+
+
 def main() -> None:
+    signal.signal(signal.SIGINT, _interrupt)  # first: importing the commands takes a moment
+    signal.signal(signal.SIGTERM, _interrupt)
     logging.basicConfig(level=logging.WARNING, format="jurist: %(message)s")
-    _register_commands()
-    _quiet_flags()
     try:
+        _register_commands()
+        _quiet_flags()
         code = app(standalone_mode=False)  # click hands back typer.Exit codes instead of raising them
     except JuristError as exc:
         _error_line(mask(str(exc)), exit_code=2)  # model names, install hints with [extras]: no markup

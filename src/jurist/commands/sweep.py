@@ -190,7 +190,7 @@ def sweep(
     and the spread over samples), training-curve plots in SWEEP_DIR/plots. Re-running resumes.
 
     Exit codes: 0 every checkpoint complete, 1 some failed or are incomplete, 2 usage error, 4 a --gate
-    rule failed, 130 stopped."""
+    rule failed or --watch skipped a checkpoint not complete at the stop file, 130 stopped."""
     from jurist.config import ModelStringOptions, parse_settings
     from jurist.sweep.build import build_plan
 

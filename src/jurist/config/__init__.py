@@ -34,13 +34,14 @@ from jurist.config.specs import (
     arg_value,
 )
 from jurist.config.string_labels import labelled, string_labels
-from jurist.config.suite import Suite, SuiteTask, load_suite
+from jurist.config.suite import MAX_SAMPLES, Suite, SuiteTask, load_suite
 
 __all__ = [
     "ANTHROPIC_API_BASE",
     "ANTHROPIC_KEY_ENV",
     "DEFAULT_API_BASE",
     "DEFAULT_KEY_ENV",
+    "MAX_SAMPLES",
     "PASSTHROUGH_PARAMS",
     "PROVIDERS",
     "REPLACE_HINT",

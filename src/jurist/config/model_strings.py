@@ -128,10 +128,10 @@ def parse_settings(values: Iterable[str]) -> dict[str, Any]:
 
 def _http_url(url: str, what: str) -> str:
     parts = urlsplit(url.strip())
+    if parts.username is not None or parts.password is not None:  # checked first: never echoed
+        raise JuristError(f"{what}: no user or password in the URL (a key goes in --api-key)")
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         raise JuristError(f"{what} {url[:200]!r} is not an http:// or https:// URL")
-    if parts.username is not None or parts.password is not None:
-        raise JuristError(f"{what}: no user or password in the URL (a key goes in --api-key)")
     return url.strip().rstrip("/")
 
 
@@ -171,7 +171,7 @@ def _own_url(name: str) -> tuple[str, str | None]:
     for scheme in ("@http://", "@https://"):
         at = name.find(scheme)
         if at > 0:
-            return name[:at], _http_url(name[at + 1 :], f"model {name!r}: the URL")
+            return name[:at], _http_url(name[at + 1 :], f"model {name[:at]!r}: its URL")  # never echoed whole
     return name, None
 
 

@@ -77,6 +77,8 @@ def openai_base_url(env: Mapping[str, str]) -> str:
     value = env.get("OPENAI_BASE_URL")
     if value is None:
         return DEFAULT_API_BASE
+    if has_credentials(value):
+        raise JuristError(f"OPENAI_BASE_URL: {CREDENTIALS_IN_URL}")
     if _not_http(value.strip() or "none:"):
         raise JuristError(f"OPENAI_BASE_URL {value[:200]!r} is not an http:// or https:// URL")
     return value.strip()
@@ -159,6 +161,40 @@ def _format_validation_error(exc: ValidationError) -> str:
     return f"field {field}: {first['msg']}"
 
 
+CREDENTIALS_IN_URL = (
+    "the URL holds a user or password (user:key@host), which would travel in every request and its "
+    "logs; give the key as api_key (or ${VAR}) and the URL without it (not shown here)"
+)
+MAX_FILE_BYTES = 16 * 1024 * 1024
+"""The largest models or suite file read (a models file is a few KB; anything larger is not one)."""
+
+
+def has_credentials(url: str | None) -> bool:
+    """``url`` carries a user or password (``http://user:key@host``): refused before any request."""
+    try:
+        parts = urlsplit((url or "").strip())
+        return parts.username is not None or parts.password is not None
+    except ValueError:
+        return False
+
+
+def read_config_bytes(path: Path, what: str) -> bytes:
+    """A config file's bytes, bounded (:data:`MAX_FILE_BYTES`), or a one-line :class:`InputError`."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            limit = MAX_FILE_BYTES // 2**20
+            raise InputError(path, "", f"{size:,} bytes: too large for a {what} (at most {limit} MiB)")
+        return path.read_bytes()
+    except OSError as exc:
+        raise InputError(path, "", f"cannot be read ({exc.strerror or type(exc).__name__})") from None
+
+
+def yaml_too_deep(path: Path) -> InputError:
+    """The one line for YAML nested deeper than the reader can follow (instead of a RecursionError)."""
+    return InputError(path, "", "nested too deeply to read (hundreds of levels: not a settings file)")
+
+
 def _not_http(url: str | None) -> bool:
     """A base URL an OpenAI-compatible client cannot reach: not http(s), or no host (None: the default)."""
     parts = urlsplit((url or DEFAULT_API_BASE).strip())
@@ -192,7 +228,7 @@ def load_models_file(
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "", "models file not found")
-    raw = path.read_bytes()
+    raw = read_config_bytes(path, "models file")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -209,6 +245,8 @@ def load_models_file(
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else ""
         raise InputError(path, where, f"not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    except RecursionError:
+        raise yaml_too_deep(path) from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -267,6 +305,9 @@ def load_models_file(
                 problems.append(str(exc))
             if endpoint.api_base is None and spec.api_type in ("openai", "openai-responses"):
                 endpoint.api_base = openai_base_url(env)  # the provider default, as the OpenAI SDK finds it
+            if has_credentials(endpoint.api_base):
+                where_line = _line_of(text, alias, i) + f"{where}: endpoints[{i}]"
+                raise InputError(path, where_line, f"api_base: {CREDENTIALS_IN_URL}")
             if _not_http(endpoint.api_base):  # e.g. ftp://: every request would fail, after every retry
                 where_line = _line_of(text, alias, i) + f"{where}: endpoints[{i}]"
                 shown = repr(endpoint.api_base)[:200]

@@ -18,11 +18,16 @@ from typing import Any
 
 import yaml
 
+from jurist.config.models_file import read_config_bytes, yaml_too_deep
 from jurist.errors import InputError
 
 TASK_FIELDS = ("judges", "baseline", "samples", "limit", "options")
 """What a task entry (and the file's top level, for every task) may give."""
 TOP_FIELDS = ("name", "description", "tasks", *TASK_FIELDS)
+MAX_SAMPLES = 1000
+"""The most answers per prompt a run takes (``--samples``, a suite's ``samples``): beyond it a typo, not a
+plan (a billion would fill memory before the first request)."""
+MAX_SUITE_TASKS = 1000
 
 
 @dataclass(frozen=True)
@@ -102,10 +107,12 @@ class _Reader:
             return "true" if value else "false"
         return self.text(node, where)
 
-    def count(self, node: yaml.Node, where: str) -> int:
+    def count(self, node: yaml.Node, where: str, most: int | None = None) -> int:
         value = self.scalar(node, where)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise self.fail(node, where, f"expected a whole number of at least 1, not {value!r}")
+        if most is not None and value > most:
+            raise self.fail(node, where, f"{value:,} is more than {most:,} (answers per prompt)")
         return value
 
     def names(self, node: yaml.Node, where: str) -> tuple[str, ...]:
@@ -132,7 +139,7 @@ class _Reader:
             elif key == "baseline":
                 values[key] = self.text(value, name)
             elif key in ("samples", "limit"):
-                values[key] = self.count(value, name)
+                values[key] = self.count(value, name, MAX_SAMPLES if key == "samples" else None)
             else:
                 values[key] = {
                     option: self.option(setting, f"{name}.{option}")
@@ -147,12 +154,21 @@ def load_suite(path: str | Path) -> Suite:
     if not path.is_file():
         raise InputError(path, "", "suite file not found")
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_config_bytes(path, "suite file").decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(path, "", f"not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
+    try:
+        return _read_suite(path, text)
+    except RecursionError:  # composed, but a value nested deeper than it can be built
+        raise yaml_too_deep(path) from None
+
+
+def _read_suite(path: Path, text: str) -> Suite:
     reader = _Reader(path, text)
     try:
         root = reader.loader.get_single_node()
+    except RecursionError:
+        raise yaml_too_deep(path) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else ""
@@ -187,9 +203,11 @@ def load_suite(path: str | Path) -> Suite:
             tasks[name] = dataclasses.replace(entry, where={**entry.where, "task": line})
     if not tasks:
         raise reader.fail(tasks_node, "tasks", "name at least one benchmark")
+    if len(tasks) > MAX_SUITE_TASKS:
+        raise reader.fail(tasks_node, "tasks", f"{len(tasks):,} tasks: at most {MAX_SUITE_TASKS:,}")
     defaults = reader.task(root, "", TOP_FIELDS)
     title = reader.text(top["name"], "name") if "name" in top else None
     return Suite(path=path, tasks=tasks, defaults=defaults, name=title)
 
 
-__all__ = ["TASK_FIELDS", "Suite", "SuiteTask", "load_suite"]
+__all__ = ["MAX_SAMPLES", "MAX_SUITE_TASKS", "TASK_FIELDS", "Suite", "SuiteTask", "load_suite"]

@@ -79,6 +79,12 @@ class Budget:
         self.spent_tokens += tokens
         self._wake()
 
+    def charge(self, cost: float, tokens: int) -> None:
+        """Spend what was billed without a reservation (a batch line answered before a restart)."""
+        self.spent_cost += cost
+        self.spent_tokens += tokens
+        self._wake()
+
     def _wake(self) -> None:
         """Let every waiting request look again (a probe's event loop may be gone: skip its leftovers)."""
         waiting, self._waiting = self._waiting, []

@@ -9,7 +9,8 @@ files' identity; so two servers serving the same name, or one server restarted o
 the same name and port, never answer for each other. Failures are never stored; neither are keys (they
 travel in headers, never in the body). Many processes may share the file: it runs in WAL mode with a busy
 timeout, and writes are batched into small transactions (flushed on :meth:`RequestCache.close`). A cache
-that cannot be read is reported once and bypassed: a run never fails because of its cache.
+that cannot be read is reported once and bypassed: a run never fails because of its cache. A cache that
+can be read but not written (a read-only filesystem, a shared copy) is read, and stores nothing.
 
 Entries written before answers were keyed by what answered (key version 1: the served name only, plus
 ``@kind:path`` for a ``serve:`` model) stay in the same table, untouched, and an older jurist still reads
@@ -113,22 +114,32 @@ def _warn_once(path: Path, exc: BaseException) -> None:
 class RequestCache:
     """Get and put completions by key; any sqlite error disables the cache for the rest of the process."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
         import sqlite3
 
         self.path = path
         self.hits = 0
         self.misses = 0
+        self.read_only = read_only  # answers are read from it; nothing is stored
         self._errors: type[Exception] = sqlite3.Error
         self._lock = threading.Lock()
         self._pending: dict[str, tuple[str, float]] = {}
         self._oldest = 0.0
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db: sqlite3.Connection | None = sqlite3.connect(
-            path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
-        )
+        if read_only:  # immutable: no lock or -shm file to write beside it
+            uri = f"{path.resolve().as_uri()}?mode=ro&immutable=1"
+            self._db: sqlite3.Connection | None = sqlite3.connect(
+                uri, uri=True, isolation_level=None, check_same_thread=False
+            )
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(
+                path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            )
         try:
-            self._setup(self._db)
+            if read_only:
+                self._db.execute(f"SELECT 1 FROM {_TABLE} LIMIT 1").fetchall()
+            else:
+                self._setup(self._db)
         except BaseException:
             self._db.close()
             raise
@@ -194,7 +205,7 @@ class RequestCache:
 
     def put(self, key: str, value: dict[str, Any]) -> None:
         """Store ``value`` under ``key``; written in the next small transaction."""
-        if self._db is None:
+        if self._db is None or self.read_only:
             return
         now = time.time()
         with self._lock:
@@ -240,7 +251,7 @@ class RequestCache:
     def remember_identity(self, endpoint: str, identity: dict[str, str]) -> None:
         """Record what ``endpoint`` said it serves (written at once: one row per endpoint and run)."""
         with self._lock:
-            if self._db is None:
+            if self._db is None or self.read_only:
                 return
             try:
                 self._db.execute(
@@ -289,5 +300,19 @@ def open_cache(path: Path | None = None, *, enabled: bool = True) -> RequestCach
     try:
         return RequestCache(path)
     except Exception as exc:  # noqa: BLE001 - sqlite3.DatabaseError, OSError, ...: never fatal
+        if path.is_file():  # can it at least be read (a read-only filesystem, a shared copy)?
+            try:
+                cache = RequestCache(path, read_only=True)
+            except Exception:  # noqa: BLE001 - unreadable too: bypassed, as below
+                pass
+            else:
+                log.warning(
+                    "request cache %s cannot be written (%s: %s); its answers are read, new ones are not "
+                    "stored",
+                    path,
+                    type(exc).__name__,
+                    exc,
+                )
+                return cache
         _warn_once(path, exc)
         return None

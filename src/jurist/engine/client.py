@@ -24,7 +24,7 @@ from jurist.engine.connections import ConnectionBudget
 from jurist.engine.identity import Identities, Identity, cache_report
 from jurist.engine.ledger import EngineStats, Ledger
 from jurist.engine.ledger_rows import Phase
-from jurist.engine.limits import ConcurrencyLimits
+from jurist.engine.limits import ConcurrencyLimits, fit_fd_limit
 from jurist.engine.reply_cap import cap_bytes
 from jurist.engine.retry import RetryPolicy
 from jurist.engine.sending import WireSender
@@ -264,7 +264,7 @@ class Engine:
         self.specs = specs
         self.cache_only = cache_only  # answer every request from the cache or fail it; send nothing
         self.batching = batching  # which models send which phases through batch APIs (engine/batch)
-        self.limits = ConcurrencyLimits(max_concurrency)
+        self.limits = ConcurrencyLimits(fit_fd_limit(max_concurrency))
         self.policy = policy or RetryPolicy()
         self.throttle = throttle
         self.cache = cache
@@ -324,7 +324,7 @@ class Engine:
             if phases and self.batching is not None:
                 from jurist.engine.batch import dispatcher_for
 
-                client.batcher = dispatcher_for(spec, self.batching, self.cache)
+                client.batcher = dispatcher_for(spec, self.batching, self.cache, self.ledger)
                 client.batch_phases = phases
         return client
 

@@ -165,8 +165,10 @@ def managed_identity(kind: str, model: str, name: str, revision: str | None = No
 
 
 def _file_fingerprint(path: Path) -> str:
+    """Size and times; the change time too, which every write sets and no copy can carry over, so weights
+    overwritten in place with their old size and modification time (``cp -p``, ``rsync -t``) are new."""
     stat = path.stat()
-    return f"{stat.st_size} bytes, mtime {stat.st_mtime_ns}"
+    return f"{stat.st_size} bytes, mtime {stat.st_mtime_ns}, ctime {stat.st_ctime_ns}"
 
 
 def _directory_fingerprint(path: Path) -> str:
@@ -177,7 +179,7 @@ def _directory_fingerprint(path: Path) -> str:
         if not file.is_file() or not file.name.endswith(_MODEL_SUFFIXES):
             continue
         stat = file.stat()
-        digest.update(f"{file.name}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+        digest.update(f"{file.name}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_ctime_ns}\0".encode())
         if file.suffix == ".json" and stat.st_size <= 1 << 20:
             digest.update(file.read_bytes())
     return f"sha256 {digest.hexdigest()[:16]}"

@@ -278,6 +278,8 @@ class Ledger:
         written = min(written, prompt - cached)
         if notes:
             entry.update(malformed=1, malformed_fields=self._malformed(row, alias, notes))
+        if completion.batch_line is not None:
+            entry["batch_line"] = completion.batch_line  # booked once: a restarted run skips it
         row.replies += 1
         row.choices += len(choices)
         row.prompt_tokens += prompt
@@ -324,6 +326,18 @@ class Ledger:
         row.requests += completion.attempts
         row.retries += max(completion.attempts - 1, 0)
         self.completed(phase, alias, completion, messages, ticket, spec=spec, batch=True)
+
+    def batch_booked(self, phase: str, alias: str, completion: Completion, spec: ModelSpec | None) -> None:
+        """A batch line the provider billed that no request of this run waits for (answered before a
+        kill, read again after it): booked at the batch rates, and its cost spent against the budget, as
+        the provider's bill has it."""
+        before = self.row(phase, alias).cost_usd or 0.0
+        tokens = self.row(phase, alias).prompt_tokens + self.row(phase, alias).completion_tokens
+        self.batch_completed(phase, alias, completion, [], None, spec=spec)
+        row = self.row(phase, alias)
+        if self.budget is not None:
+            spent = row.prompt_tokens + row.completion_tokens - tokens
+            self.budget.charge((row.cost_usd or 0.0) - before, spent)
 
     def time_on_wire(self) -> list[dict[str, Any]]:
         """Each row's time on the wire so far, as partial rows for the usage log (written when a run

@@ -51,8 +51,10 @@ def parse_completion(body: bytes) -> ParsedReply:
     with status 200, a body cut short), no choices, or ``content: null`` with neither a tool call nor a
     thought is unreadable, so the client retries it like a transient error instead of recording "" as the
     model's answer. ``content: ""`` is a deliberate empty answer and is returned (flagged by the caller).
-    A ``<think>`` that never closes is a thought cut off by the token limit: the answer is empty, flagged
-    ``truncated_thought``, and the thought text never becomes the answer.
+    A ``<think>`` that never closes in a reply cut by the token limit (``finish_reason: length``) is a
+    thought cut off: the answer is empty, flagged ``truncated_thought``, the thought kept as reasoning. A
+    reply that ended on its own with its ``<think>`` never closed keeps its whole text as the answer, with
+    a note (the ledger counts it and says so once per model): no answer is ever emptied in silence.
 
     The metadata around a readable answer (usage, finish reason, logprobs, reasoning) never makes it
     unreadable: a field of the wrong type or shape is dropped with a note (:attr:`ParsedReply.notes`), so
@@ -165,10 +167,14 @@ def _parse_choice(choice: Any, index: int) -> ParsedReply:
     if match:
         reasoning = (reasoning + "\n" if reasoning else "") + match.group(1).strip()
         content = content[match.end() :]
-    elif _OPEN_THINK.match(content):
+    elif _OPEN_THINK.match(content) and finish == "length":  # the token limit came inside the thought
         thought = _OPEN_THINK.sub("", content, count=1).strip()
         reasoning = (reasoning + "\n" if reasoning else "") + thought
         content, truncated = "", True
+    elif _OPEN_THINK.match(content):  # ended on its own with the thought never closed: what it said stays
+        notes.append(
+            f"message.content is a <think> never closed (finish_reason {finish!r}), kept whole as the answer"
+        )
     reply = ParsedReply(content, reasoning, None, None, finish, logprobs, truncated, notes=notes)
     if written != content and written.endswith(content):
         reply.content_head = written[: len(written) - len(content)]

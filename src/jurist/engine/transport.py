@@ -79,6 +79,9 @@ class Completion:
     content_head: str | None = None
     """What the engine moved out of the start of ``message.content`` (a leading thought): ``content_head +
     text`` is the content as written (:attr:`jurist.engine.reply_parse.ParsedReply.content_head`)."""
+    batch_line: str | None = None
+    """The batch line that answered it (``batch id/custom id``), whose bill the ledger books once under
+    this key (:mod:`jurist.engine.batch.billing`). Never stored in the cache."""
 
     def usage(self) -> dict[str, Any]:
         usage: dict[str, Any] = {

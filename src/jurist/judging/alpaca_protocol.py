@@ -198,6 +198,8 @@ def preference_battles(record: dict[str, Any]) -> list[dict[str, Any]]:
         "judge": record["judge"],
         "source": "llm-judge",
     }
+    if record.get("verdict_source") == "text":  # no logprobs: a hard 1/0, named under the table
+        common["verdict_source"] = "text"
     return [
         {**common, "winner": winner, "weight": weight}
         for winner, weight in (("model_b", float(p)), ("model_a", 1.0 - float(p)))

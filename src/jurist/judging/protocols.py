@@ -60,6 +60,23 @@ _PLACEHOLDER = re.compile(r"\{(question|answer_a|answer_b)\}")
 _PLACEHOLDER_LIKE = re.compile(r"\{\s*(?:question|answer)[A-Za-z0-9_ ]*\}", re.IGNORECASE)
 
 
+_MIN_COPIED = 12  # characters: a line this long found verbatim in the instructions is a copy of them
+
+
+def without_prompt_lines(text: str, *prompts: str) -> str:
+    """``text`` without the lines (stripped, at least :data:`_MIN_COPIED` characters long) that are a line
+    of ``prompts`` or its start: a judge that parrots "[[B>>A]] means B is much better" chose nothing."""
+    known = [line.strip() for prompt in prompts for line in prompt.splitlines() if line.strip()]
+
+    def copied(line: str) -> bool:  # the whole line, or its start when the copy was cut by max_tokens
+        line = line.strip()
+        return len(line) >= _MIN_COPIED and any(prompt.startswith(line) for prompt in known)
+
+    lines = text.splitlines()
+    kept = [line for line in lines if not copied(line)]
+    return "\n".join(kept) if len(kept) < len(lines) else text
+
+
 @dataclass(frozen=True)
 class JudgeProtocol:
     """How a pairwise game is put to a judge and how its reply becomes a verdict."""
@@ -101,11 +118,15 @@ class JudgeProtocol:
         return {}
 
     def read(self, text: str, logprobs: Any, quoted: tuple[str, ...]) -> tuple[str | None, dict[str, Any]]:
-        """The verdict label of one reply, plus what the game record should keep about how it was read."""
+        """The verdict label of one reply, plus what the game record should keep about how it was read.
+        Under jurist's own prompts, lines the reply copies from the instructions (a judge that parrots its
+        prompt, the legend of the labels) are no verdict: left out before it is read (upstream's prompts
+        are read as upstream reads them)."""
         if self.verdict_pattern is not None:
             return upstream_local.read_verdict(text, self.verdict_pattern)
         if self.upstream_reader:
             return upstream.read_verdict(text), {}
+        text = without_prompt_lines(text, self.system_prompt, self.reask_text)
         if not self.logprob:
             return parse_verdict(text, quoted), {}
         found = verdict_distribution(logprobs)

@@ -9,6 +9,7 @@ the same verdict readers, so the judgments are those of a synchronous run, at th
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from jurist.engine import JOURNAL_FILE, Batching, BatchSettings, Engine, check_batchable
 from jurist.errors import JuristError, unknown_value
 from jurist.report.ledger_table import dollars
+from jurist.store import booked_batch_lines, usage_log_path
 
 if TYPE_CHECKING:
     from jurist.run.plan import RunPlan
@@ -26,6 +28,8 @@ _EVERY_PHASE = frozenset({"generate", "judge", "reask"})
 _COUNT_WORDS = (
     ("submitted", "submitted"),
     ("resumed", "polled again after a restart"),
+    ("recovered", "found again by their metadata (not in batches.jsonl)"),
+    ("booked", "billed lines booked from an earlier run"),
     ("answered", "requests answered"),
     ("retried", "requests asked again in a new batch"),
     ("fallback", "sent synchronously past the deadline"),
@@ -82,7 +86,12 @@ def batching_of(plan: RunPlan) -> Batching | None:
     phases = batch_phases(plan)
     if not phases:
         return None
-    return Batching(plan.run_dir.root / JOURNAL_FILE, phases, plan.config.batching.settings)
+    root = plan.run_dir.root
+    batching = Batching(root / JOURNAL_FILE, phases, plan.config.batching.settings)
+    batching.booked = booked_batch_lines(usage_log_path(root))
+    batching.tag = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:24]  # its batches' mark
+    batching.journal  # noqa: B018  # read (strictly) now: a damaged journal refused before any request
+    return batching
 
 
 def batch_report(engine: Engine, batching: Batching | None) -> list[str]:
@@ -96,7 +105,7 @@ def batch_report(engine: Engine, batching: Batching | None) -> list[str]:
         counts.update(batcher.counts if batcher is not None else {})
     ledger = engine.ledger.summary()
     lines = []
-    if counts.get("submitted") or counts.get("resumed"):
+    if counts.get("submitted") or counts.get("resumed") or counts.get("recovered") or counts.get("booked"):
         said = ", ".join(f"{counts[name]:,} {word}" for name, word in _COUNT_WORDS if counts.get(name))
         lines.append(f"batches: {said} (batches.jsonl)")
     rows = [row for row in ledger.get("rows") or [] if row.get("batched")]

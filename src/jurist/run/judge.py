@@ -125,8 +125,9 @@ class JobQueue:
             while self._workers:
                 done, _ = await asyncio.wait(self._workers, return_when=asyncio.FIRST_EXCEPTION)
                 self._workers -= done
-                for task in done:
-                    task.result()
+                failed = [t.exception() for t in done if not t.cancelled() and t.exception() is not None]
+                if failed:  # every one retrieved (several workers may end on one batch's error)
+                    raise failed[0]  # type: ignore[misc]  # an exception, not None (filtered above)
         finally:
             for task in self._workers:
                 task.cancel()

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jurist.benchmarks.base import Benchmark
-from jurist.config import Suite, SuiteTask
+from jurist.config import MAX_SAMPLES, Suite, SuiteTask
 from jurist.errors import JuristError
 from jurist.run.plan import judges_against_baselines
 
@@ -82,6 +82,8 @@ def split_per_task(
     own: dict[str, list[str]] = {}
     for value in values:
         parts = [p.strip() for p in value.split(",") if p.strip()]
+        if not parts:  # "--judge ,,," must not quietly mean "no judge given" (the embedded one)
+            raise JuristError(f"{flag} {value!r}: names nothing; give a value (a,b for several)")
         named = [p for p in parts if "=" in p]
         if named and len(named) < len(parts):  # "healthbench=G,H": is H for healthbench or for every task?
             bare_one = next(p for p in parts if "=" not in p)
@@ -130,7 +132,12 @@ def _flag_value(name: str, values: list[str], task: str | None) -> Any:
     if name == "judges":
         return tuple(dict.fromkeys(values))
     text = _one(flag, values, task or "every task")
-    return text if name == "baseline" else _count(f"{flag} {task}=" if task else f"{flag} ", text)
+    if name == "baseline":
+        return text
+    count = _count(f"{flag} {task}=" if task else f"{flag} ", text)
+    if name == "samples" and count > MAX_SAMPLES:
+        raise JuristError(f"{flag} {text}: at most {MAX_SAMPLES:,} answers per prompt")
+    return count
 
 
 def task_settings(

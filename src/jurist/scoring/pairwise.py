@@ -125,6 +125,22 @@ def headline(settings: Mapping[str, Any]) -> str:
     return text
 
 
+def hard_preference_notes(battles: list[dict[str, Any]]) -> list[str]:
+    """A line per judge whose AlpacaEval preferences were read from the reply's text (its server gave no
+    logprobs): hard 1/0 preferences where the reference weighs a probability, so its rows are not
+    AlpacaEval's numbers."""
+    games: dict[str, set[tuple[Any, ...]]] = {}
+    for battle in battles:
+        if battle.get("verdict_source") == "text":
+            key = (battle.get("model_b"), battle.get("uid"), battle.get("sample"))
+            games.setdefault(str(battle.get("judge")), set()).add(key)
+    return [
+        f"judge {judge}: {len(found):,} preference(s) read from the reply's text, not its logprobs (the "
+        "server returned none): hard 1/0 preferences where AlpacaEval weighs a probability"
+        for judge, found in sorted(games.items())
+    ]
+
+
 class PairwiseFamily:
     """Battles against the baseline(s); ratings.json and leaderboard.json."""
 
@@ -171,6 +187,7 @@ class PairwiseFamily:
         else:
             raise JuristError(f"{run.root}: the run has no battles to score (from {source})")
         scored.notes.extend(end.notes if end else ())
+        scored.notes.extend(hard_preference_notes(battles))
         return Scores(
             self.name,
             scored.rows,

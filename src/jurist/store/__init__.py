@@ -36,7 +36,14 @@ if TYPE_CHECKING:
         text_hash,
     )
     from jurist.store.run_dir import CRASHED, RunDir, file_stem, legacy_stem
-    from jurist.store.usage import UsageLog, add_usage, iter_usage_log, usage_log_path, usage_record_problem
+    from jurist.store.usage import (
+        UsageLog,
+        add_usage,
+        booked_batch_lines,
+        iter_usage_log,
+        usage_log_path,
+        usage_record_problem,
+    )
 
 _HOMES = {
     "JsonlAppender": "jsonl",
@@ -72,6 +79,7 @@ _HOMES = {
     "file_stem": "run_dir",
     "legacy_stem": "run_dir",
     "add_usage": "usage",
+    "booked_batch_lines": "usage",
     "UsageLog": "usage",
     "iter_usage_log": "usage",
     "usage_log_path": "usage",
@@ -94,6 +102,7 @@ __all__ = [
     "RunDirLock",
     "UsageLog",
     "add_usage",
+    "booked_batch_lines",
     "answer_record",
     "answer_text",
     "cache_root",

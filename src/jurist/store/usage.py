@@ -22,7 +22,7 @@ from jurist.store.jsonl import JsonlAppender, iter_jsonl_lines
 USAGE_LOG = "usage.jsonl"
 
 _TEXT = ("phase", "model")
-_LABELS = ("estimated_by", "malformed_fields", "carried", "run")
+_LABELS = ("estimated_by", "malformed_fields", "carried", "run", "batch_line")
 
 
 def usage_log_path(root: Path) -> Path:
@@ -84,6 +84,23 @@ def iter_usage_log(path: Path, problems: list[str]) -> Iterator[dict[str, Any]]:
             yield record
         else:
             problems.append(f"{path}:{number}: {problem}")
+
+
+def booked_batch_lines(path: Path) -> set[str]:
+    """The batch lines (``batch id/custom id``) the usage log at ``path`` has booked: each is billed once
+    by the provider, so a restarted run books only the others (:mod:`jurist.engine.batch.billing`)."""
+    booked: set[str] = set()
+    for _, _, line in iter_jsonl_lines(path, repair=False):
+        if b'"batch_line"' not in line:
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        key = record.get("batch_line") if isinstance(record, dict) else None
+        if isinstance(key, str):
+            booked.add(key)
+    return booked
 
 
 class UsageLog:

@@ -22,6 +22,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
@@ -38,13 +39,13 @@ from jurist.report.progress import StageProgress
 from jurist.run.generate import new_progress
 from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
 from jurist.run.session import all_or_none
-from jurist.sweep.checkpoints import Checkpoint
+from jurist.sweep.checkpoints import Checkpoint, step_of
 from jurist.sweep.generation import generate_checkpoint, slot_words
 from jurist.sweep.judging import JudgePhase
 from jurist.sweep.phases import LiveEngines, PhaseOutcome, one_line
 from jurist.sweep.plan import SweepPlan, write_models_file
 from jurist.sweep.results import SWEEP_JSON, card_entries, result_rows, sweep_document, write_sweep_files
-from jurist.sweep.watch import CheckpointWatcher
+from jurist.sweep.watch import SKIPPED_EXIT, CheckpointWatcher
 from jurist.track import Trackers
 
 log = logging.getLogger("jurist.sweep")
@@ -97,6 +98,7 @@ class Sweep:
         self.watcher = watcher  # --watch: checkpoints join the queue as training completes them
         self.trackers = trackers  # --track: each checkpoint's points logged as soon as it is scored
         self.plots = plots  # --watch: the curves redrawn after each checkpoint (else once, at the end)
+        self._plot_lock = threading.Lock()  # one writer of the plot files (their partial names collide)
         if warm_swap and (plan.local or ray_address is not None):
             raise JuristError("--warm-swap moves a vLLM server on local slots: not with --local or --ray")
         self.warm_swap = warm_swap  # a slot keeps its vLLM server and swaps in each next checkpoint
@@ -229,6 +231,8 @@ class Sweep:
                 yield checkpoint
             if watcher.stop_reason is not None:
                 self._say(f"watching stopped: {watcher.stop_reason}; finishing what is queued")
+                for name, (path, why) in sorted(watcher.skipped.items()):
+                    self._skip(Checkpoint(name, step_of(name) or 0, path), why)
                 return
             await asyncio.sleep(watcher.rules.poll_s)
 
@@ -241,6 +245,14 @@ class Sweep:
             state.timing["ready_at"] = _utc(ready)
         write_models_file(self.plan)
         self._say(f"{checkpoint.name}: complete on disk (step {checkpoint.step}); queued")
+        self._write()
+
+    def _skip(self, checkpoint: Checkpoint, why: str) -> None:
+        """A checkpoint on disk when watching stopped that never became complete: in sweep.json as
+        skipped (the exit code says so; a re-run evaluates it)."""
+        self.plan = dataclasses.replace(self.plan, checkpoints=(*self.plan.checkpoints, checkpoint))
+        self.states[checkpoint.name] = CheckpointState("skipped", error=why, exit_code=SKIPPED_EXIT)
+        self._say(f"{checkpoint.name}: skipped: {why} (run the same command again to evaluate it)", "yellow")
         self._write()
 
     def _keep_finished(self, watcher: CheckpointWatcher) -> None:
@@ -314,9 +326,14 @@ class Sweep:
         if self.trackers is not None:
             await asyncio.to_thread(self.trackers.log_rows, self._rows())
         if self.plots:
-            from jurist.sweep.report import write_plots
+            await asyncio.to_thread(self.write_plots)
 
-            await asyncio.to_thread(write_plots, self.plan, self.console)
+    def write_plots(self) -> None:
+        """The curves drawn by one writer at a time: a checkpoint's redraw and the end's never overlap."""
+        from jurist.sweep.report import write_plots
+
+        with self._plot_lock:
+            write_plots(self.plan, self.console)
 
     # -- output ---------------------------------------------------------------------------------------------
     def runs_console(self, checkpoint: Checkpoint) -> Console:
@@ -405,9 +422,9 @@ def run_sweep(
         if trackers is not None:
             trackers.close()
     plan = sweep.plan  # --watch: with the checkpoints it found
-    from jurist.sweep.report import print_summary, write_plots
+    from jurist.sweep.report import print_summary
 
     print_summary(plan, result.document)
     if plots:
-        write_plots(plan, console)
+        sweep.write_plots()
     return result

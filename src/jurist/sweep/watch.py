@@ -7,7 +7,12 @@ rather than by how long jurist has watched them means checkpoints written long b
 are taken at once, and one still being copied (its sizes growing, or a temporary file beside it) is not.
 
 Watching stops when a ``--stop-file`` appears, or once a checkpoint at or past ``--until-step`` is complete
-(only steps up to that one are evaluated); Ctrl-C and SIGTERM stop it as they stop any sweep.
+(only steps up to that one are evaluated; one an earlier sweep already evaluated stops it at the first
+look); Ctrl-C and SIGTERM stop it as they stop any sweep. A stop file does not drop the checkpoints that
+are on disk when it appears (training writes its last checkpoint, then the stop file): each is still
+looked at until it is complete — ``--settle`` more seconds at most, or two looks with ``--ready-file`` —
+and handed out, or else named in :attr:`CheckpointWatcher.skipped` (the sweep records it as skipped
+and exits :data:`SKIPPED_EXIT`), never left out in silence.
 """
 
 from __future__ import annotations
@@ -25,6 +30,9 @@ Fingerprint = tuple[tuple[str, int, int], ...]
 """Every file of a checkpoint: its path inside the checkpoint, its size, its modification time (ns)."""
 
 _MAX_FILES = 10_000  # a checkpoint is a handful of shards and configs; past this, stop listing
+SKIPPED_EXIT = 4
+"""Exit code of a watched sweep that evaluated what it could but skipped a checkpoint that was on disk
+when the stop file appeared (0: every checkpoint complete, 1: some failed, 2: usage, 130: interrupted)."""
 
 
 @dataclass(frozen=True)
@@ -81,22 +89,30 @@ class CheckpointWatcher:
         self._last: dict[str, Fingerprint] = {}
         self.ready_at: dict[str, float] = {}  # name -> when it was found complete (seconds since the epoch)
         self.stop_reason: str | None = None  # why watching stopped; None while it goes on
+        self.skipped: dict[str, tuple[Path, str]] = {}  # on disk at the stop, never complete: path, why
+        self._stop_seen: float | None = None  # when the stop file was first seen
+        self._draining: dict[str, Path] = {}  # on disk then, not yet complete: looked at a while longer
 
     def look(self, now: float | None = None) -> list[Checkpoint]:
         """The checkpoints that became complete since the last look (none once watching has stopped)."""
         if self.stop_reason is not None:
             return []
         now = time.time() if now is None else now
-        candidates = []
+        until = self.rules.until_step
+        reached = sorted(n for n in self.known if until is not None and (step_of(n) or -1) >= until)
+        if reached:  # a re-run past its --until-step: nothing to wait for
+            self.stop_reason = f"--until-step {until} already reached ({reached[0]} was evaluated before)"
+            return []
+        candidates, present = [], {}
         for child in self._children():
             name = child.stem if child.suffix.lower() == ".gguf" else child.name
             if name in self.known:
                 continue
+            present[name] = child
             if self._complete(name, child, now):
                 candidates.append(child)
         ready = sorted(named_checkpoints(candidates), key=lambda c: (c.step, c.name))
         handed: list[Checkpoint] = []
-        until = self.rules.until_step
         for checkpoint in ready:
             self.known.add(checkpoint.name)
             if until is not None and checkpoint.step > until:
@@ -108,10 +124,30 @@ class CheckpointWatcher:
             handed.append(checkpoint)
             if until is not None and checkpoint.step == until:
                 self.stop_reason = f"--until-step {until} reached ({checkpoint.name})"
-        stop_file = self.rules.stop_file
-        if self.stop_reason is None and stop_file is not None and stop_file.exists():
-            self.stop_reason = f"the stop file {stop_file} appeared"
+        self._check_stop_file(present, now)
         return handed
+
+    def _check_stop_file(self, present: dict[str, Path], now: float) -> None:
+        """Once the stop file is there: the checkpoints on disk then and not yet complete are looked at
+        for a grace (``--settle`` and two looks; two looks with ``--ready-file``), then watching stops;
+        any still not complete is named in :attr:`skipped`."""
+        stop_file = self.rules.stop_file
+        if self.stop_reason is not None or stop_file is None:
+            return
+        if self._stop_seen is None:
+            if not stop_file.exists():
+                return
+            self._stop_seen = now
+            self._draining = {n: p for n, p in present.items() if n not in self.known}
+        self._draining = {n: p for n, p in self._draining.items() if n not in self.known}
+        settle = 0.0 if self.rules.ready_file is not None else self.rules.settle_s
+        grace = settle + 2 * self.rules.poll_s
+        if self._draining and now - self._stop_seen < grace:
+            return
+        for name, path in sorted(self._draining.items()):
+            why = f"not complete {grace:g}s after the stop file appeared"
+            self.skipped[name] = (path, why)
+        self.stop_reason = f"the stop file {stop_file} appeared"
 
     def _children(self) -> list[Path]:
         try:

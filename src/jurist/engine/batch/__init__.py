@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jurist.config import ANTHROPIC_API_BASE, ModelSpec
+from jurist.engine.batch.billing import BatchStopped
 from jurist.engine.batch.dispatcher import BatchDispatcher
-from jurist.engine.batch.journal import JOURNAL_FILE, BatchJournal
+from jurist.engine.batch.journal import JOURNAL_FILE, BatchJournal, JournalUnreadable
 from jurist.engine.batch.openai_batches import OpenAIBatches
 from jurist.engine.batch.settings import BatchFallback, BatchSettings
 from jurist.errors import JuristError
@@ -34,7 +35,9 @@ __all__ = [
     "BatchFallback",
     "BatchJournal",
     "BatchSettings",
+    "BatchStopped",
     "Batching",
+    "JournalUnreadable",
     "batch_limits",
     "check_batchable",
     "dispatcher_for",
@@ -51,12 +54,29 @@ class Batching:
     journal_path: Path
     phases: Mapping[str, frozenset[str]]
     settings: BatchSettings = field(default_factory=BatchSettings)
+    booked: set[str] = field(default_factory=set)
+    """Batch lines (``batch id/custom id``) whose bill the directory's usage log already holds."""
+    tag: str = ""
+    """The run directory's mark in its batches' metadata (OpenAI): a lost journal's batches are found
+    by it."""
     _journal: BatchJournal | None = None
 
     @property
     def journal(self) -> BatchJournal:
+        """The journal, read strictly the first time (a one-line refusal when it cannot be: before any
+        request), and checked against the bills booked: a batch the usage log booked answers of that
+        the journal does not know means the journal lost lines."""
         if self._journal is None:
-            self._journal = BatchJournal(self.journal_path)
+            journal = BatchJournal(self.journal_path)
+            lost = sorted({key.split("/", 1)[0] for key in self.booked} - set(journal.batches))
+            if lost and self.journal_path.exists():  # moved away on purpose: found again by listing
+                raise JournalUnreadable(
+                    self.journal_path,
+                    "",
+                    f"has no line for batch {lost[0]}, whose answers usage.jsonl booked ({len(lost)} such "
+                    "batch(es)): the journal was cut or replaced",
+                )
+            self._journal = journal
         return self._journal
 
 
@@ -80,8 +100,11 @@ def batch_limits(spec: ModelSpec) -> tuple[int, int]:
     return OPENAI_MAX_REQUESTS, OPENAI_MAX_BYTES
 
 
-def dispatcher_for(spec: ModelSpec, batching: Batching, cache: RequestCache | None) -> BatchDispatcher:
-    """The dispatcher of ``spec``'s batches, at its first endpoint (a batch goes to one place)."""
+def dispatcher_for(
+    spec: ModelSpec, batching: Batching, cache: RequestCache | None, ledger: Ledger | None = None
+) -> BatchDispatcher:
+    """The dispatcher of ``spec``'s batches, at its first endpoint (a batch goes to one place); the
+    lines it books without a request (billed before a restart) go to ``ledger``."""
     check_batchable(spec)
     endpoint = spec.resolved_endpoints()[0]
     if spec.api_type == "anthropic":
@@ -91,8 +114,22 @@ def dispatcher_for(spec: ModelSpec, batching: Batching, cache: RequestCache | No
             endpoint.api_base or ANTHROPIC_API_BASE, endpoint.api_key, spec.timeout
         )
     else:
-        wire = OpenAIBatches(endpoint.base_url, endpoint.api_key, spec.timeout)
-    return BatchDispatcher(spec.alias, wire, batching.journal, batching.settings, cache)
+        wire = OpenAIBatches(endpoint.base_url, endpoint.api_key, spec.timeout, batching.tag)
+
+    def book(phase: str, completion: Completion) -> None:
+        if ledger is not None:
+            ledger.batch_booked(phase, spec.alias, completion, spec)
+
+    return BatchDispatcher(
+        spec.alias,
+        wire,
+        batching.journal,
+        batching.settings,
+        cache,
+        book=book,
+        booked=batching.booked,
+        tag=batching.tag if spec.api_type != "anthropic" else "",
+    )
 
 
 async def send_batched(
@@ -109,15 +146,16 @@ async def send_batched(
     fresh: bool = False,
 ) -> Completion:
     """One request through ``batcher``, accounted as the wire accounts one: its worst case reserved
-    against the budget, its reply priced at the batch rates, a failure counted; a line an earlier run paid
-    for (an ended batch read again) counts as a cache hit. :class:`BatchFallback` (past the deadline)
-    passes through with nothing spent. ``identity``: what answers at the endpoint the batch goes to (the
-    completion's ``answered_by``). ``fresh``: asked anew (a cache refresh)."""
+    against the budget, its reply priced at the batch rates, a failure counted; a line whose bill the
+    ledger already holds (booked by an earlier run, or the same line handed to two requests) counts as a
+    cache hit. :class:`BatchFallback` (past the deadline) passes through with nothing spent.
+    ``identity``: what answers at the endpoint the batch goes to (the completion's ``answered_by``).
+    ``fresh``: asked anew (a cache refresh)."""
     from jurist.engine.transport import RequestFailed
 
     ticket = await ledger.admit(phase, spec, messages, params, batch=True)
     try:
-        completion = await batcher.request(key, body, fresh=fresh)
+        completion = await batcher.request(key, body, fresh=fresh, phase=phase)
     except RequestFailed as exc:
         ledger.failed(phase, spec.alias, ticket, attempts=exc.attempts)
         raise

@@ -11,6 +11,7 @@ expired. At most 100,000 requests and 256 MB per batch; a ``custom_id`` is 1 to 
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 import aiohttp
@@ -30,6 +31,9 @@ from jurist.engine.batch.wire import (
 
 ANTHROPIC_MAX_REQUESTS = 100_000
 ANTHROPIC_MAX_BYTES = 256 * 1024 * 1024
+FIND_WINDOW_S = 120.0
+"""How far from the journal's ``submitting`` time a listed message batch may have been created to be
+taken for that submission (the creation call's own time, and clocks that differ)."""
 _ERROR_STATUS = {  # an errored line's error type as the HTTP status it stands for (what decides a retry)
     "invalid_request_error": 400,
     "authentication_error": 401,
@@ -48,6 +52,7 @@ class AnthropicBatches:
     provider = "anthropic"
     max_requests = ANTHROPIC_MAX_REQUESTS
     max_bytes = ANTHROPIC_MAX_BYTES
+    serial_creates = True  # found again only by the listing's time and size (find)
 
     def __init__(self, base_url: str, api_key: str | None, timeout: float = 600.0) -> None:
         self.base_url = base_url.rstrip("/")
@@ -78,8 +83,42 @@ class AnthropicBatches:
         except (aiohttp.ClientError, OSError, TimeoutError, KeyError, TypeError) as exc:
             raise BatchWireError(f"submitting a message batch: {type(exc).__name__}: {exc}") from None
 
+    async def tagged(self, tag: str) -> dict[str, list[str]]:
+        return {}  # a message batch carries no metadata: a lost journal's batches cannot be told
+
     async def find(self, prepared: dict[str, Any]) -> str | None:
-        return None  # nothing ties a message batch to what was sent but its id (see docs/batch.md)
+        """The message batch a submission begun at ``prepared["at"]`` made, if the listing tells it: a
+        batch of ``count`` requests created within :data:`FIND_WINDOW_S` of it that the journal does not
+        know, when there is exactly one such (a message batch carries no metadata of its own, so two
+        submissions of the same size that close together cannot be told apart: then none, and the
+        requests are asked again; docs/batch.md)."""
+        at, count = prepared.get("at"), prepared.get("count")
+        if not isinstance(at, (int, float)) or not isinstance(count, int):
+            return None
+        known = set(prepared.get("known") or [])
+        found: list[str] = []
+        after = None
+        for _ in range(10):  # newest first, at most 10 pages of 100
+            query = "?limit=100" + (f"&after_id={after}" if after else "")
+            try:
+                async with self.session.get(self.base_url + "/messages/batches" + query) as resp:
+                    page = await read_json(resp, "the list of message batches")
+            except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+                raise BatchWireError(f"listing message batches: {type(exc).__name__}: {exc}") from None
+            batches = (
+                [b for b in page.get("data") or [] if isinstance(b, dict)] if isinstance(page, dict) else []
+            )
+            for batch in batches:
+                created = _epoch(batch.get("created_at"))
+                if created is None or batch.get("id") in known:
+                    continue
+                if abs(created - at) <= FIND_WINDOW_S and _requests(batch) == count:
+                    found.append(str(batch["id"]))
+            oldest = min((_epoch(b.get("created_at")) or at for b in batches), default=at)
+            if not batches or not page.get("has_more") or oldest < at - FIND_WINDOW_S:
+                break
+            after = batches[-1].get("id")
+        return found[0] if len(found) == 1 else None
 
     async def _batch(self, batch_id: str) -> dict[str, Any]:
         return await batch_object(
@@ -88,6 +127,8 @@ class AnthropicBatches:
 
     async def state(self, batch_id: str) -> BatchState:
         status = str((await self._batch(batch_id)).get("processing_status"))
+        if status not in ("in_progress", "canceling", "ended"):  # not taken as an end
+            raise BatchWireError(f"message batch {batch_id}: unknown processing_status {status[:40]!r}")
         ended = status == "ended"
         return BatchState(status, ended=ended, readable=ended)
 
@@ -118,6 +159,23 @@ class AnthropicBatches:
     async def aclose(self) -> None:
         if self._session is not None and not self._session.closed:
             await self._session.close()
+
+
+def _epoch(stamp: Any) -> float | None:
+    """An RFC 3339 time (``2026-11-27T00:00:00Z``) as epoch seconds (None: not one)."""
+    if not isinstance(stamp, str):
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _requests(batch: dict[str, Any]) -> int:
+    counts = batch.get("request_counts")
+    if not isinstance(counts, dict):
+        return -1
+    return sum(v for v in counts.values() if isinstance(v, int) and not isinstance(v, bool))
 
 
 def _read_line(record: dict[str, Any]) -> LineResult:

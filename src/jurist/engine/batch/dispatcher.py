@@ -30,24 +30,28 @@ cache off, read again from that batch's results, already paid for: counted as a 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import uuid
-from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from jurist.engine.batch.billing import BatchStopped, Book, billed_line, line_key, stopped_message, usage_of
 from jurist.engine.batch.journal import BatchJournal
-from jurist.engine.batch.settings import BatchFallback, BatchSettings
+from jurist.engine.batch.outcomes import LineOutcomes
+from jurist.engine.batch.polling import WIRE_TRIES, follow_state
+from jurist.engine.batch.settings import BatchSettings
 from jurist.engine.batch.wire import BatchState, BatchWire, BatchWireError, LineResult
 from jurist.engine.transport import Completion, RequestFailed
+from jurist.errors import StorageError
 
 if TYPE_CHECKING:
     from jurist.engine.cache import RequestCache
 
 log = logging.getLogger("jurist.engine.batch")
 
-_WIRE_TRIES = 8  # consecutive failed calls (submit, poll, results) before a batch's requests fail
+_LOOK_WAIT_S = 60.0  # at the end of a run, the most a look at an earlier run's open batch is waited for
 _WIRE_BACKOFF_S = (1.0, 60.0)
 _INTENT_FIELDS = ("event", "provider", "model", "intent", "at", "custom_ids")
 _SETTLE_S = 0.5
@@ -56,7 +60,7 @@ handed out join it first)."""
 T = TypeVar("T")
 
 
-class BatchDispatcher:
+class BatchDispatcher(LineOutcomes):
     """The batches of one model alias at one endpoint (``wire``)."""
 
     def __init__(
@@ -68,30 +72,34 @@ class BatchDispatcher:
         cache: RequestCache | None = None,
         *,
         clock: Callable[[], float] = time.time,
+        book: Book | None = None,
+        booked: set[str] | None = None,
+        tag: str = "",
     ) -> None:
-        self.alias, self._wire, self._journal, self.settings = alias, wire, journal, settings
-        self._cache, self._clock = cache, clock
+        super().__init__(alias, journal, settings, clock, book, booked)
+        self._wire, self._cache, self._tag = wire, cache, tag
+        self._recovery: asyncio.Task[None] | None = None
+        self._reconciled = False
+        self._creating = asyncio.Lock()  # one creation in flight, where only a listing finds it again
+        self._resumed: set[str] = set()
+        self._looking: set[asyncio.Task[None]] = set()
+        self._stopped: BaseException | None = None  # the journal cannot be written: nothing goes on
         self._cap = min(settings.max_requests or wire.max_requests, wire.max_requests)
         self._open_in = {
             cid: b.batch_id for b in journal.open_batches(wire.provider, alias) for cid in b.custom_ids
         }
         self._submitted_at = {b.batch_id: b.submitted_at for b in journal.batches.values()}
-        self._answered_in = journal.answered_in(wire.provider, alias)
         intents = journal.intents_of(wire.provider, alias)
         self._intent_of = {str(cid): i for i in intents for cid in i.get("custom_ids") or []}
         self._settling: set[str] = set()
-        self._waiting: dict[str, list[asyncio.Future[Completion]]] = {}
-        self._lines: dict[str, bytes] = {}
+        self._answered_in.update(journal.answered_in(wire.provider, alias))
         self._pending: dict[str, bytes] = {}
         self._pending_bytes = 0
         self._oldest = self._newest = 0.0
         self._feeders, self._fed = 0, False
-        self._tries: Counter[str] = Counter()
-        self._first: dict[str, float] = {}
         self._polls: dict[str, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._timer: asyncio.Task[None] | None = None
-        self.counts: Counter[str] = Counter()  # submitted, resumed, answered, retried, fallback, failed
 
     @property
     def provider(self) -> str:
@@ -100,6 +108,7 @@ class BatchDispatcher:
     # -- requests ---------------------------------------------------------------------------------------
     def feeding(self) -> None:
         """A stage will hand this model requests (until its :meth:`fed`): batches wait for their age."""
+        self._reconcile()
         self._feeders += 1
         self._fed = False
 
@@ -109,10 +118,18 @@ class BatchDispatcher:
         self._feeders = max(self._feeders - 1, 0)
         self._fed = self._feeders == 0
 
-    async def request(self, custom_id: str, body: dict[str, Any], *, fresh: bool = False) -> Completion:
+    async def request(
+        self, custom_id: str, body: dict[str, Any], *, fresh: bool = False, phase: str = "judge"
+    ) -> Completion:
         """The completion of ``body`` through batches; :class:`RequestFailed` when none could be had,
         :class:`BatchFallback` when it is to be sent synchronously. ``fresh``: asked anew (a cache
-        refresh), never answered by a batch that has ended."""
+        refresh), never answered by a batch that has ended. ``phase``: the ledger's, for its bill."""
+        self._reconcile()
+        if self._recovery is not None and not self._recovery.done():
+            await asyncio.shield(self._recovery)  # batches the journal lost are known before any is cut
+        if self._stopped is not None:
+            raise self._stopped
+        self._phase_of[custom_id] = phase
         if custom_id not in self._lines:
             self._lines[custom_id] = self._wire.line(custom_id, body)  # a field the wire refuses: raised now
         future: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
@@ -121,6 +138,7 @@ class BatchDispatcher:
         if len(waiting) == 1:
             if fresh:
                 self._answered_in.pop(custom_id, None)
+                self._kept.pop(custom_id, None)
             self._route(custom_id)
         try:
             return await future
@@ -135,12 +153,17 @@ class BatchDispatcher:
     def _route(self, custom_id: str) -> None:
         """A request's way in: the open batch that holds it (a resumed run), a batch an earlier run may
         have created without journaling its id, the ended batch that answered it, or the next batch."""
+        kept = self._kept.pop(custom_id, None)
+        if kept is not None:  # answered by a batch this run followed before the request came: paid
+            self._deliver(custom_id, kept, new=False)
+            return
         intent = self._intent_of.get(custom_id)
         if intent is not None:
             key = str(intent["intent"])
             if key not in self._settling:
                 self._settling.add(key)
-                self._spawn(self._settle_intent(intent))
+                ids = [str(cid) for cid in intent.get("custom_ids") or []]
+                self._spawn(self._settle_intent(intent), ids, f"begun as {key}")
             return
         batch_id = self._open_in.get(custom_id)
         if batch_id is not None:
@@ -173,7 +196,7 @@ class BatchDispatcher:
         if len(self._pending) >= self._cap:
             self._cut()
         elif self._timer is None or self._timer.done():
-            self._timer = asyncio.ensure_future(self._cut_when_old())
+            self._timer = self._spawn(self._cut_when_old(), list(self._pending), "not yet cut")
 
     async def _cut_when_old(self) -> None:
         while self._pending:
@@ -189,40 +212,72 @@ class BatchDispatcher:
     def _cut(self) -> None:
         lines, self._pending, self._pending_bytes = self._pending, {}, 0
         if lines:
-            self._spawn(self._submit(lines))
+            self._spawn(self._submit(lines), list(lines), "not yet created")
 
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-        task = asyncio.ensure_future(work)
+    def _spawn(
+        self, work: Coroutine[Any, Any, None], ids: list[str], what: str = "a batch"
+    ) -> asyncio.Task[None]:
+        task = asyncio.ensure_future(self._guarded(work, ids, what))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(lambda _: work.close())  # cancelled before it began: never left unawaited
         return task
+
+    async def _guarded(self, work: Coroutine[Any, Any, None], ids: list[str], what: str) -> None:
+        """``work``, whose every failure reaches the requests it was for (no task dies silently): a
+        journal the disk refuses stops every request of the model (:class:`StorageError`), anything
+        else stops the requests of that batch with one line naming it."""
+        try:
+            await work
+        except asyncio.CancelledError:
+            raise
+        except StorageError as exc:
+            self._stopped = exc
+            if not self._waiting:  # else the requests carry it to the command's one line
+                log.error("%s: %s", self.alias, exc)
+            for cid in list(self._waiting):
+                self._fail(cid, exc)
+        except Exception as exc:  # a reply of a shape no reader foresaw, a bug: said, never silent
+            why = f"could not be followed ({type(exc).__name__}: {str(exc)[:200]})"
+            stop = (
+                exc if isinstance(exc, BatchStopped) else BatchStopped(stopped_message(self.alias, what, why))
+            )
+            if not any(cid in self._waiting for cid in ids):  # nothing carries it further: said here
+                log.error("%s", stop)
+            for cid in ids:
+                self._fail(cid, stop)
 
     # -- batches ----------------------------------------------------------------------------------------
     async def _retrying(self, call: Callable[[], Awaitable[T]]) -> T:
         """``call()``, tried again with backoff on a failure that may pass (not a 4xx other than 429)."""
-        for attempt in range(1, _WIRE_TRIES + 1):
+        for attempt in range(1, WIRE_TRIES + 1):
             try:
                 return await call()
             except BatchWireError as exc:
                 refused = exc.status is not None and 400 <= exc.status < 500 and exc.status != 429
-                if refused or attempt == _WIRE_TRIES:
+                if refused or attempt == WIRE_TRIES:
                     raise
                 await asyncio.sleep(min(_WIRE_BACKOFF_S[0] * 2 ** (attempt - 1), _WIRE_BACKOFF_S[1]))
         raise AssertionError("unreachable")
 
     async def _submit(self, lines: dict[str, bytes]) -> None:
         ids, payload = list(lines), list(lines.values())
+        phases = [self._phase_of.get(cid, "judge") for cid in ids]
         try:
             prepared = await self._retrying(lambda: self._wire.prepare(payload))
             intent = uuid.uuid4().hex
-            if prepared:  # a crash between here and the batch's id finds it again by this
+            async with self._creating if self._wire.serial_creates else contextlib.nullcontext():
+                # on disk before the creation: a crash before the batch's id is finds it again by this
                 self._journal.submitting(self.provider, self.alias, intent, ids, **prepared)
-            batch_id = await self._retrying(lambda: self._wire.create(payload, prepared))
+                tagged = {**prepared, "intent": intent}
+                batch_id = await self._retrying(lambda: self._wire.create(payload, tagged))
+                self._journal.submitted(
+                    self.provider, self.alias, batch_id, ids, intent=intent, phases=phases, **prepared
+                )
         except BatchWireError as exc:
             for cid in ids:
                 self._fail(cid, RequestFailed(f"batch not submitted: {exc}", kind="batch", status=exc.status))
             return
-        self._journal.submitted(self.provider, self.alias, batch_id, ids, intent=intent, **prepared)
         self._opened(batch_id, ids)
         self.counts["submitted"] += 1
         self._watch(batch_id)
@@ -240,11 +295,15 @@ class BatchDispatcher:
         provider (then polled) or not (then its requests go in the next batch)."""
         ids = [str(cid) for cid in intent.get("custom_ids") or []]
         prepared = {k: v for k, v in intent.items() if k not in _INTENT_FIELDS}
+        clues = {
+            **prepared, "intent": intent["intent"], "at": intent.get("at"), "count": len(ids),
+            "known": sorted(self._journal.batches),
+        }  # fmt: skip
         try:
-            batch_id = await self._retrying(lambda: self._wire.find(prepared))
+            batch_id = await self._retrying(lambda: self._wire.find(clues))
         except BatchWireError as exc:
-            log.warning("%s: could not look for a batch an earlier run submitted: %s", self.alias, exc)
-            batch_id = None
+            why = f"could not be looked for at the provider ({exc})"
+            raise BatchStopped(stopped_message(self.alias, f"begun as {intent['intent']}", why)) from None
         for cid in ids:
             self._intent_of.pop(cid, None)
         if batch_id is not None:
@@ -259,145 +318,137 @@ class BatchDispatcher:
             if cid in self._waiting:
                 self._route(cid)
 
-    def _watch(self, batch_id: str, *, resumed: bool = False, paid: bool = False) -> None:
-        if batch_id not in self._polls:
-            self.counts["resumed"] += resumed and not paid
-            self._polls[batch_id] = self._spawn(self._follow(batch_id, paid))
+    def _reconcile(self) -> None:
+        """Once, in the run's loop: the bill of every batch line an earlier run was answered and did not
+        book (killed in between) is booked now, and every batch still open in the journal is looked at
+        once, so answers that reached the cache before a kill are booked even when no request of this
+        run reaches the batches (they are cache hits)."""
+        if self._reconciled:
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._reconciled = True
+        if self._tag:
+            self._recovery = self._spawn(self._recover(), [], "listed by the run's metadata")
+        if not self._journal.versioned:  # from before bills were keyed: booked as they came
+            return
+        for batch in list(self._journal.batches.values()):
+            if batch.model != self.alias or batch.provider != self.provider:
+                continue
+            if not batch.ended:
+                if batch.batch_id not in self._polls:
+                    self._resumed.add(batch.batch_id)  # polled again after a restart
+                    self.counts["resumed"] += 1
+                    work = self._follow(batch.batch_id, False, look=True)
+                    self._polls[batch.batch_id] = self._spawn(work, batch.custom_ids, batch.batch_id)
+                    self._looking.add(self._polls[batch.batch_id])
+                continue
+            for cid in sorted(batch.answered):
+                key = line_key(batch.batch_id, cid)
+                completion = billed_line(batch.usage.get(cid))
+                if key not in self._booked and completion is not None:
+                    self._booked.add(key)
+                    completion.batch_line = key
+                    self._book_unasked(cid, completion)
 
-    async def _follow(self, batch_id: str, paid: bool) -> None:
-        """Poll ``batch_id`` until it ends, then hand its results out (``paid``: an ended batch read again,
-        its answers paid for by an earlier run)."""
+    async def _recover(self) -> None:
+        """The batches this run directory has at the provider (its mark in their metadata) that the
+        journal does not know — a journal lost, or cut at a line — journaled now and followed, so their
+        requests are polled, never submitted again."""
+        try:
+            found = await self._retrying(lambda: self._wire.tagged(self._tag))
+        except BatchWireError as exc:
+            log.warning("%s: could not list this directory's batches at the provider: %s", self.alias, exc)
+            return
+        for batch_id, ids in found.items():
+            if batch_id in self._journal.batches or any(cid in self._intent_of for cid in ids):
+                continue  # known, or a begun submission that its own line settles
+            log.warning(
+                "%s: batch %s is not in batches.jsonl: found by its metadata, polled", self.alias, batch_id
+            )
+            self._journal.submitted(self.provider, self.alias, batch_id, ids, recovered=True)
+            self.counts["recovered"] += 1
+            self._submitted_at[batch_id] = self._clock()
+            for cid in ids:
+                self._open_in.setdefault(cid, batch_id)
+            work = self._follow(batch_id, False, look=True)
+            self._polls[batch_id] = self._spawn(work, ids, batch_id)
+            self._looking.add(self._polls[batch_id])
+
+    def _watch(self, batch_id: str, *, resumed: bool = False, paid: bool = False) -> None:
+        if resumed and not paid and batch_id not in self._resumed:
+            self._resumed.add(batch_id)
+            self.counts["resumed"] += 1
+        if batch_id not in self._polls:
+            known = self._journal.batches.get(batch_id)
+            ids = known.custom_ids if known is not None else []
+            self._polls[batch_id] = self._spawn(self._follow(batch_id, paid), ids, batch_id)
+
+    async def _follow(self, batch_id: str, paid: bool, *, look: bool = False) -> None:
+        """Poll ``batch_id`` until it ends, then hand its results out (``paid``: an ended batch read again;
+        ``look``: a restarted run's look at an open batch, given up while it runs and nothing waits)."""
         known = self._journal.batches.get(batch_id)
         ids = known.custom_ids if known is not None else []
-        state, errors, cancelled = None, 0, False
-        while state is None or not state.ended:
-            if not cancelled and not paid and self._past_deadline(ids):
-                cancelled = True  # what it finished is kept; the rest goes synchronously
-                try:
-                    await self._wire.cancel(batch_id)
-                except BatchWireError as exc:
-                    log.warning(
-                        "%s: batch %s could not be cancelled at the deadline: %s", self.alias, batch_id, exc
-                    )
-            try:
-                state = await self._wire.state(batch_id)
-                errors = 0
-                if not paid and known is not None and state.status != known.status:
-                    self._journal.status(batch_id, state.status)
-            except BatchWireError as exc:
-                errors += 1
-                if errors >= _WIRE_TRIES or exc.status == 404:
-                    state = BatchState("unreachable", ended=True, readable=False, detail=str(exc))
-                    break
-                state = None
-            if state is None or not state.ended:
-                await asyncio.sleep(self.settings.poll_s)
-        results = await self._results(batch_id, state) if state.readable else {}
+        if paid:
+            state: BatchState | None = BatchState(known.status if known else "ended", True, True)
+        else:
+
+            def on_status(status: str) -> None:
+                if known is not None and status != known.status:
+                    self._journal.status(batch_id, status)
+
+            state = await follow_state(
+                self._wire, self.alias, batch_id, self.settings, clock=self._clock, on_status=on_status,
+                past_deadline=lambda: self._past_deadline(ids),
+                idle=lambda: look and not any(cid in self._waiting for cid in ids),
+            )  # fmt: skip
+        if state is None:
+            self._polls.pop(batch_id, None)
+            return
+        results = await self._results(batch_id) if state.readable else {}
         answered = [cid for cid in ids if (r := results.get(cid)) is not None and r.completion is not None]
+        lines = {cid: results[cid].completion for cid in answered}
         if self._cache is not None and answered and not paid:
-            for cid in answered:
-                completion = results[cid].completion
+            for cid, completion in lines.items():
                 assert completion is not None
                 self._cache.put(cid, completion.cache_value())
             self._cache.flush()  # the answers outlive this process before the journal says so
         if not paid:
-            missing = {cid: self._why(results.get(cid), state) for cid in ids if cid not in set(answered)}
-            self._journal.ended(batch_id, state.status, answered, missing)
+            missing = {cid: self._why(results.get(cid), state) for cid in ids if cid not in lines}
+            usage = {cid: usage_of(c) for cid, c in lines.items() if c is not None}
+            self._journal.ended(batch_id, state.status, answered, missing, usage=usage)
         self._polls.pop(batch_id, None)
         for cid in ids:
             if self._open_in.get(cid) == batch_id:
                 del self._open_in[cid]
-        self._hand_out(ids, results, state, paid)
+        self._hand_out(batch_id, ids, results, state, paid)
 
-    async def _results(self, batch_id: str, state: BatchState) -> dict[str, LineResult]:
-        for attempt in range(1, _WIRE_TRIES + 1):
+    async def _results(self, batch_id: str) -> dict[str, LineResult]:
+        for attempt in range(1, WIRE_TRIES + 1):
             try:
                 return {r.custom_id: r for r in await self._wire.results(batch_id)}
             except BatchWireError as exc:
                 log.warning("%s: reading the results of batch %s: %s", self.alias, batch_id, exc)
                 await asyncio.sleep(min(_WIRE_BACKOFF_S[0] * 2 ** (attempt - 1), _WIRE_BACKOFF_S[1]))
-        return {}
-
-    @staticmethod
-    def _why(result: LineResult | None, state: BatchState) -> str:
-        if result is not None:
-            return result.error
-        return f"not answered: the batch ended {state.status}" + (
-            f" ({state.detail})" if state.detail else ""
+        raise BatchStopped(
+            stopped_message(
+                self.alias, batch_id, f"ended, but its results could not be read {WIRE_TRIES} times"
+            )
         )
-
-    def _hand_out(
-        self, ids: list[str], results: dict[str, LineResult], state: BatchState, paid: bool
-    ) -> None:
-        for cid in ids:
-            if cid not in self._waiting:
-                continue  # a resumed batch's line this run does not ask for: kept in the cache
-            result = results.get(cid)
-            if result is not None and result.completion is not None:
-                completion = result.completion
-                completion.attempts = max(self._tries[cid], 1)
-                completion.cached = paid
-                self.counts["answered"] += 1
-                self._deliver(cid, completion)
-            elif paid:  # the ended batch no longer has it: ask again
-                self._answered_in.pop(cid, None)
-                self._enqueue(cid)
-            else:
-                self._not_answered(cid, result, state)
-
-    def _not_answered(self, cid: str, result: LineResult | None, state: BatchState) -> None:
-        why = self._why(result, state)
-        tries = max(self._tries[cid], 1)  # lines of it sent in this run: what the ledger counts
-        spent = max(self._journal.unanswered[cid], tries)  # batches that left it unanswered, every run
-        if result is not None and not result.retry:
-            self._fail(
-                cid,
-                RequestFailed(
-                    f"batch line: {why}", kind="client_error", status=result.status, attempts=tries
-                ),
-            )
-        elif self._past_deadline([cid]):
-            self.counts["fallback"] += 1
-            self._fail(cid, BatchFallback(why))
-        elif spent >= self.settings.attempts:
-            message = f"no answer after {spent} batch(es): {why}"
-            self._fail(
-                cid,
-                RequestFailed(
-                    message, kind="batch", status=result.status if result else None, attempts=tries
-                ),
-            )
-        else:
-            self.counts["retried"] += 1
-            self._enqueue(cid)
-
-    def _past_deadline(self, ids: list[str]) -> bool:
-        deadline = self.settings.deadline_s
-        if deadline is None:
-            return False
-        firsts = [self._first[cid] for cid in ids if cid in self._first]
-        return bool(firsts) and self._clock() - min(firsts) >= deadline
-
-    def _deliver(self, cid: str, completion: Completion) -> None:
-        for future in self._waiting.pop(cid, []):
-            if not future.done():
-                future.set_result(completion)
-        self._lines.pop(cid, None)
-
-    def _fail(self, cid: str, exc: Exception) -> None:
-        if not isinstance(exc, BatchFallback):
-            self.counts["failed"] += 1
-        for future in self._waiting.pop(cid, []):
-            if not future.done():
-                future.set_exception(exc)
-        self._lines.pop(cid, None)
 
     def pending(self) -> int:
         """Requests waiting for a batch to be cut."""
         return len(self._pending)
 
     async def aclose(self) -> None:
-        """Stop polling (the batches stay with the provider and in the journal: the next run polls them)."""
+        """Let the looks at a restarted run's open batches finish (bounded: an ended one's bill is booked
+        then), then stop polling (the batches stay with the provider and in the journal: the next run
+        polls them)."""
+        looking = [task for task in self._looking if not task.done()]
+        if looking:
+            await asyncio.wait(looking, timeout=_LOOK_WAIT_S)
         tasks = [*self._tasks, *([self._timer] if self._timer is not None else [])]
         for task in tasks:
             task.cancel()

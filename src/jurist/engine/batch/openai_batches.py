@@ -44,9 +44,11 @@ class OpenAIBatches:
     provider = "openai"
     max_requests = OPENAI_MAX_REQUESTS
     max_bytes = OPENAI_MAX_BYTES
+    serial_creates = False  # each creation is found again by its own input file and metadata
 
-    def __init__(self, base_url: str, api_key: str | None, timeout: float = 600.0) -> None:
+    def __init__(self, base_url: str, api_key: str | None, timeout: float = 600.0, tag: str = "") -> None:
         self.base_url = base_url.rstrip("/")
+        self.tag = tag  # the run directory's, in every batch's metadata (tagged)
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._session: aiohttp.ClientSession | None = None
@@ -74,17 +76,52 @@ class OpenAIBatches:
             raise BatchWireError(f"uploading a batch: {type(exc).__name__}: {exc}") from None
 
     async def create(self, lines: list[bytes], prepared: dict[str, Any]) -> str:
-        create = {
+        create: dict[str, Any] = {
             "input_file_id": prepared["input_file_id"],
             "endpoint": CHAT_PATH,
             "completion_window": "24h",
         }
+        metadata = {"jurist_intent": str(prepared.get("intent") or ""), "jurist_run": self.tag}
+        create["metadata"] = {k: v for k, v in metadata.items() if v}  # found again by listing
         try:
             async with self.session.post(self.base_url + "/batches", json=create) as resp:
                 batch = await read_json(resp, "creation of the batch")
             return str(batch["id"])
         except (aiohttp.ClientError, OSError, TimeoutError, KeyError, TypeError) as exc:
             raise BatchWireError(f"creating a batch: {type(exc).__name__}: {exc}") from None
+
+    async def _listed(self) -> list[dict[str, Any]]:
+        """The most recent batches (``GET /batches``, newest first, at most 10 pages of 100)."""
+        found: list[dict[str, Any]] = []
+        after = None
+        for _ in range(10):
+            query = "?limit=100" + (f"&after={after}" if after else "")
+            try:
+                async with self.session.get(self.base_url + "/batches" + query) as resp:
+                    page = await read_json(resp, "the list of batches")
+            except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+                raise BatchWireError(f"listing batches: {type(exc).__name__}: {exc}") from None
+            batches = (
+                [b for b in page.get("data") or [] if isinstance(b, dict)] if isinstance(page, dict) else []
+            )
+            found.extend(batches)
+            if not batches or not isinstance(page, dict) or not page.get("has_more"):
+                break
+            after = batches[-1].get("id")
+        return found
+
+    async def tagged(self, tag: str) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for batch in await self._listed():
+            metadata = batch.get("metadata")
+            if not tag or not isinstance(metadata, dict) or metadata.get("jurist_run") != tag:
+                continue
+            file_id = batch.get("input_file_id")
+            if not isinstance(file_id, str) or not isinstance(batch.get("id"), str):
+                continue
+            ids = [str(r.get("custom_id")) for r in jsonl_records(await self._file(file_id))]
+            found[str(batch["id"])] = [cid for cid in ids if cid]
+        return found
 
     async def find(self, prepared: dict[str, Any]) -> str | None:
         """The batch made from ``prepared``'s input file, among the most recent (``GET /batches``, newest
@@ -101,9 +138,12 @@ class OpenAIBatches:
                 [b for b in page.get("data") or [] if isinstance(b, dict)] if isinstance(page, dict) else []
             )
             for batch in batches:
-                if batch.get("input_file_id") == prepared.get("input_file_id"):
+                metadata = batch.get("metadata")
+                tag = metadata.get("jurist_intent") if isinstance(metadata, dict) else None
+                same_file = batch.get("input_file_id") == prepared.get("input_file_id")
+                if same_file or (prepared.get("intent") and tag == prepared["intent"]):
                     return str(batch["id"])
-            if not batches or not page.get("has_more"):
+            if not batches or not isinstance(page, dict) or not page.get("has_more"):
                 return None
             after = batches[-1].get("id")
         return None
@@ -118,9 +158,9 @@ class OpenAIBatches:
             return BatchState(status, ended=False, readable=False)
         if status in _ENDED_WITH_RESULTS:
             return BatchState(status, ended=True, readable=True)
-        errors = (batch.get("errors") or {}).get("data") or []
-        detail = "; ".join(error_message(e) for e in errors[:3] if isinstance(e, dict))
-        return BatchState(status, ended=True, readable=False, detail=detail or f"status {status}")
+        if status != "failed":  # a word the API does not have: not taken as an end
+            raise BatchWireError(f"batch {batch_id}: unknown status {status[:40]!r}")
+        return BatchState(status, ended=True, readable=False, detail=failure_detail(batch.get("errors")))
 
     async def _file(self, file_id: str) -> bytes:
         try:
@@ -153,6 +193,16 @@ class OpenAIBatches:
     async def aclose(self) -> None:
         if self._session is not None and not self._session.closed:
             await self._session.close()
+
+
+def failure_detail(errors: Any) -> str:
+    """Why a batch failed, from its ``errors`` in any shape (the API's ``{"data": [...]}``, a list, a
+    string, nothing)."""
+    if isinstance(errors, dict):
+        errors = errors.get("data", errors)
+    items = errors if isinstance(errors, list) else [errors] if errors else []
+    said = [error_message(e) if isinstance(e, dict) else str(e) for e in items[:3]]
+    return "; ".join(s[:200] for s in said if s) or "status failed"
 
 
 def _read_line(record: dict[str, Any]) -> LineResult:

@@ -19,6 +19,9 @@ class BatchSettings:
     (the journal counts them: a run started again does not start the count again)."""
     deadline_s: float | None = None
     """Past this long in batches, a request is sent synchronously (None: never)."""
+    cancel_wait_s: float = 60.0
+    """How long a batch cancelled at the deadline may take to confirm it (then the run stops with one
+    line: the batch may still answer, so its requests are not sent again)."""
     max_pending: int = 200_000
     """Requests of one model waiting in batches at once (the most workers of a batched model's stage;
     started as jobs arrive)."""

@@ -61,6 +61,9 @@ class BatchWire(Protocol):
     provider: str
     max_requests: int
     max_bytes: int
+    serial_creates: bool
+    """One creation in flight at a time: a batch is found again after a crash only by listing when and
+    how large it was (Anthropic), so no two of a run's creations may be unsettled at once."""
 
     def line(self, custom_id: str, body: dict[str, Any]) -> bytes:
         """One request as the provider takes it in a batch (its share of the batch's bytes)."""
@@ -73,6 +76,12 @@ class BatchWire(Protocol):
 
     async def create(self, lines: list[bytes], prepared: dict[str, Any]) -> str:
         """Create the batch of ``lines``: its id."""
+        ...
+
+    async def tagged(self, tag: str) -> dict[str, list[str]]:
+        """Batches created with ``tag`` in their metadata (the run directory's), each with its custom ids
+        (from its input file): how a directory whose journal was lost finds its batches again ({}: the
+        provider keeps no metadata)."""
         ...
 
     async def find(self, prepared: dict[str, Any]) -> str | None:
