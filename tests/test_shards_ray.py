@@ -89,3 +89,31 @@ def test_ray_shards_resume_after_a_dead_worker_and_merge_into_the_single_run(
     ]  # fmt: skip
     assert json.loads(shown[0]) == json.loads(shown[1])
     assert json.loads((tmp_path / "ray" / "run.json").read_text())["merge"]["complete"] is True
+
+
+@pytest.mark.slow
+def test_a_shard_that_fails_on_ray_ends_the_run_at_once_in_one_line(tmp_path: Path, mock_server: Any) -> None:
+    """A shard whose model server cannot start on its node (no such weights): the driver stops at once
+    with the shard and the cause, instead of waiting on it."""
+    server = mock_server()
+    write_models_file(tmp_path / "models.yaml", server.base_url, {"judge-good": {}, "base": {}})
+    models = (tmp_path / "models.yaml").read_text()
+    missing = tmp_path / "no-such-weights.gguf"
+    (tmp_path / "models.yaml").write_text(
+        models + f"served:\n  model: served\n  serve: {{kind: llama.cpp, model: {missing}}}\n"
+    )
+    (tmp_path / "q.jsonl").write_text(
+        "".join(json.dumps({"uid": f"q{i}", "prompt": f"p {i}"}) + "\n" for i in range(4))
+    )
+    started = time.monotonic()
+    failed = subprocess.run(
+        [sys.executable, "-m", "jurist", "run", "--bench", str(tmp_path / "q.jsonl"), "--models-file",
+         str(tmp_path / "models.yaml"), "--model", "served", "--judge", "judge-good", "--baseline", "base",
+         "--no-progress", "--no-judge-card", "--ray", "local", "--shards", "2",
+         "--out", str(tmp_path / "ray")],
+        capture_output=True, text=True, timeout=400,
+    )  # fmt: skip
+    assert failed.returncode == 2, failed.stderr
+    error = [line for line in failed.stderr.splitlines() if line.startswith("error:")]
+    assert len(error) == 1 and "failed on Ray" in error[0] and "shard" in error[0], failed.stderr
+    assert time.monotonic() - started < 300
