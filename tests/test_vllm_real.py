@@ -140,15 +140,14 @@ def host(checkpoints: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 def jurist(*args: str, cwd: Path, timeout: float = 1800) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "jurist", *args, "--no-progress"],
+        [sys.executable, "-m", "jurist", *args, *(["--no-progress"] if args[0] in ("run", "sweep") else [])],
         cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False,
     )  # fmt: skip
 
 
 def sent(out: Path) -> int:
     """Requests the run sent to its models (cache hits and the pre-run probe not counted)."""
-    usage = json.loads((out / "run.json").read_text())["usage_total"]
-    return int(usage["requests"]) - int(usage["cache_hits"])
+    return int(json.loads((out / "run.json").read_text())["usage_total"]["requests"])
 
 
 def texts(out: Path, alias: str) -> dict[str, str]:
@@ -288,3 +287,21 @@ def csv_rows(path: Path) -> Iterator[dict[str, str]]:
 
     with path.open(newline="", encoding="utf-8") as handle:
         yield from csv.DictReader(handle)
+
+
+def test_local_runs_a_checkpoint_path_in_process_from_the_jurist_command(
+    host: Host, checkpoints: Path, tmp_path: Path
+) -> None:
+    host.stop()
+    bin_dir = Path(os.environ.get("JURIST_VLLM_BIN", ROOT / ".venv-vllm" / "bin"))
+    (tmp_path / "ckpt").symlink_to(checkpoints / "base", target_is_directory=True)
+    done = subprocess.run(
+        [str(bin_dir / "python"), "-m", "jurist", "run", "--local", "--bench", "ifeval", "--limit", "3",
+         "--model", "./ckpt", "-M", MAX_TOKENS, "-M", "n_ctx=2048", "--out", "out", "--no-progress"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=1800, check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    run_json = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert run_json["local"] is True and sent(tmp_path / "out") == 3
+    assert len(texts(tmp_path / "out", "./ckpt")) == 3

@@ -25,7 +25,7 @@ from typing import Any
 
 from jurist.config import ModelSpec, arg_value
 from jurist.engine.servers.base import HOST, ManagedServer, SwapFailed
-from jurist.engine.servers.vllm_launch import VllmLaunch, find_vllm
+from jurist.engine.servers.vllm_launch import VllmLaunch, cpu_flags, find_vllm, vllm_environment
 from jurist.errors import JuristError
 
 VLLM_HINT = "pip install 'jurist[vllm]'"
@@ -38,12 +38,6 @@ _OWN_FLAGS = {
     "-tp": "tensor_parallel",
     "--max-model-len": "n_ctx",
 }
-
-
-# What a CPU build of vLLM is started with unless the environment or the serve args say otherwise.
-CPU_KVCACHE_ENV = "VLLM_CPU_KVCACHE_SPACE"
-CPU_KVCACHE_GIB = "1"  # unset, vLLM's CPU build takes a fraction of the whole machine's memory
-_COMPILE_FLAGS = ("--enforce-eager", "--no-enforce-eager", "--compilation-config", "-cc", "-O")
 
 
 def _int_arg(args: Sequence[str], *names: str) -> int:
@@ -138,18 +132,15 @@ class VllmServer(ManagedServer):
             cmd += ["--max-model-len", str(self.max_model_len)]
         if self.swappable and SLEEP_MODE_FLAG not in self.args:
             cmd.append(SLEEP_MODE_FLAG)
-        if launch.cpu and not any(arg.partition("=")[0].startswith(_COMPILE_FLAGS) for arg in self.args):
-            cmd.append("--enforce-eager")  # a CPU start compiles for minutes (measured: 360 s against 126 s)
+        if launch.cpu:
+            cmd += cpu_flags(self.args)
         return cmd + self.args
 
     def environment(self) -> dict[str, str] | None:
-        """This process's environment with the server's GPUs, and ``VLLM_HOST_IP=127.0.0.1`` (else vLLM's
-        internal messaging binds a non-loopback address) and, for a CPU build, a KV cache of
-        :data:`CPU_KVCACHE_GIB` GiB, each unless already set; dev mode for a server kept for swaps."""
-        env = dict(super().environment() or os.environ)
-        env.setdefault("VLLM_HOST_IP", HOST)
-        if self.launch is not None and self.launch.cpu:
-            env.setdefault(CPU_KVCACHE_ENV, CPU_KVCACHE_GIB)
+        """This process's environment with the server's GPUs and what vLLM needs here
+        (:func:`vllm_environment`); dev mode for a server kept for swaps."""
+        cpu = self.launch is not None and self.launch.cpu
+        env = vllm_environment(dict(super().environment() or os.environ), cpu=cpu)
         if self.swappable:
             env[DEV_MODE_ENV] = "1"
         return env
