@@ -207,7 +207,10 @@ def test_a_missing_vllm_names_the_install_hint(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))  # nor beside the interpreter
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
     server = server_for(vllm_spec())
-    with pytest.raises(JuristError, match=r"no `vllm` executable on PATH\): pip install 'jurist\[vllm\]'$"):
+    with pytest.raises(
+        JuristError,
+        match=r"no `vllm` executable on PATH, no importable vllm\): pip install 'jurist\[vllm\]'$",
+    ):
         server.start()
     assert server.process is None
 

@@ -16,4 +16,5 @@ signal.signal(signal.SIGTERM, _stopped_early)
 signal.signal(signal.SIGINT, _stopped_early)
 from jurist.cli import main  # noqa: E402  # after the handlers: imports take a moment
 
-main()
+if __name__ == "__main__":  # vLLM's --local workers are spawned and import the main module again
+    main()

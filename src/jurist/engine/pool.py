@@ -244,6 +244,12 @@ class ServerPool:
                 self.notify(f"{why_cold}; starting {spec.alias} cold")
         try:
             server = await self._start_cold(spec, swaps=self.keep is not None and self.keep.swaps)
+            unavailable = server.swaps_unavailable() if self.keep is not None and self.keep.swaps else None
+            if unavailable is not None and self.keep is not None:  # said once; this slot swaps no more
+                self.keep.swaps = False
+                why_cold = f"warm swap off: {unavailable}"
+                if self.notify is not None:
+                    self.notify(f"{why_cold}; each checkpoint of this slot starts cold")
         except JuristError as exc:
             if self.keep is None or not self.keep.swaps or not _SLEEP_MODE_REFUSED.search(str(exc)):
                 raise

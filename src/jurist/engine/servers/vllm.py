@@ -1,9 +1,11 @@
-"""vLLM's OpenAI-compatible server (``vllm serve``) on 127.0.0.1, on the GPUs its spec was placed on.
+"""vLLM's OpenAI-compatible server on 127.0.0.1, on the GPUs its spec was placed on.
 
 The command is ``vllm serve MODEL --host 127.0.0.1 --port P --served-model-name NAME
---tensor-parallel-size K [--max-model-len N] ARGS``; the GPUs become its ``CUDA_VISIBLE_DEVICES``. vLLM is
-not a dependency of jurist: the ``vllm`` executable is looked up on PATH (then beside this Python, for an
-environment that is not activated). Its ``/v1/models`` says ``max_model_len``: the served context.
+--tensor-parallel-size K [--max-model-len N] ARGS``, or ``python -m vllm.entrypoints.openai.api_server
+--model MODEL ...`` where the console script cannot run (:mod:`jurist.engine.servers.vllm_launch` finds
+which); the GPUs become its ``CUDA_VISIBLE_DEVICES``. A CPU build also gets ``--enforce-eager`` (unless the
+args choose compilation themselves) and ``VLLM_CPU_KVCACHE_SPACE`` (unless set). Its ``/v1/models`` says
+``max_model_len``: the served context.
 
 Warm swaps (``jurist sweep --warm-swap``): a server kept for swaps starts with ``--enable-sleep-mode``,
 ``VLLM_SERVER_DEV_MODE=1`` and the slot-neutral served name :data:`SWAP_SERVED_NAME` (vLLM keeps its launch
@@ -15,8 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import sys
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
@@ -25,6 +25,7 @@ from typing import Any
 
 from jurist.config import ModelSpec, arg_value
 from jurist.engine.servers.base import HOST, ManagedServer, SwapFailed
+from jurist.engine.servers.vllm_launch import VllmLaunch, cpu_flags, find_vllm, vllm_environment
 from jurist.errors import JuristError
 
 VLLM_HINT = "pip install 'jurist[vllm]'"
@@ -37,11 +38,6 @@ _OWN_FLAGS = {
     "-tp": "tensor_parallel",
     "--max-model-len": "n_ctx",
 }
-
-
-def vllm_executable() -> str | None:
-    """Where ``vllm`` is: on PATH, else in the bin directory of the Python running jurist."""
-    return shutil.which("vllm") or shutil.which("vllm", path=str(Path(sys.executable).parent))
 
 
 def _int_arg(args: Sequence[str], *names: str) -> int:
@@ -77,6 +73,7 @@ class VllmServer(ManagedServer):
         self.tensor_parallel = tensor_parallel or (len(gpu_ids) if gpu_ids else 1)
         self.max_model_len = max_model_len
         self.swappable = False  # started for warm swaps (keep_for_swaps)
+        self.launch: VllmLaunch | None = None  # how vLLM starts here (check_installed finds it)
         self._check_args()
 
     @classmethod
@@ -119,32 +116,48 @@ class VllmServer(ManagedServer):
             )
 
     def check_installed(self) -> None:
-        if vllm_executable() is None:
-            raise JuristError(f"vLLM is not installed (no `vllm` executable on PATH): {VLLM_HINT}")
+        self.launch = find_vllm()
+        if self.launch is None:
+            raise JuristError(
+                f"vLLM is not installed (no `vllm` executable on PATH, no importable vllm): {VLLM_HINT}"
+            )
 
     def command(self) -> list[str]:
-        executable = vllm_executable()
-        assert executable is not None  # check_installed ran first
-        cmd = [executable, "serve", self.model, "--host", HOST, "--port", str(self.port)]
+        launch = self.launch
+        assert launch is not None  # check_installed ran first
+        cmd = [*launch.prefix, *launch.model_args(self.model), "--host", HOST, "--port", str(self.port)]
         cmd += ["--served-model-name", self.served_name]
         cmd += ["--tensor-parallel-size", str(self.tensor_parallel)]
         if self.max_model_len:
             cmd += ["--max-model-len", str(self.max_model_len)]
         if self.swappable and SLEEP_MODE_FLAG not in self.args:
             cmd.append(SLEEP_MODE_FLAG)
+        if launch.cpu:
+            cmd += cpu_flags(self.args)
         return cmd + self.args
 
     def environment(self) -> dict[str, str] | None:
-        env = super().environment()
-        if not self.swappable:
-            return env
-        return {**(env if env is not None else os.environ), DEV_MODE_ENV: "1"}
+        """This process's environment with the server's GPUs and what vLLM needs here
+        (:func:`vllm_environment`); dev mode for a server kept for swaps."""
+        cpu = self.launch is not None and self.launch.cpu
+        env = vllm_environment(dict(super().environment() or os.environ), cpu=cpu)
+        if self.swappable:
+            env[DEV_MODE_ENV] = "1"
+        return env
 
     @property
     def answers_to(self) -> str:
         return self.served_name
 
+    def swaps_unavailable(self) -> str | None:
+        launch = self.launch or find_vllm()
+        if launch is not None and launch.cpu:  # measured: it refuses to start, after ~40 s of imports
+            return "vLLM's sleep mode is not supported on CPU (this is a CPU build of vLLM)"
+        return None
+
     def keep_for_swaps(self) -> bool:
+        if self.swaps_unavailable() is not None:
+            return False
         self.swappable = True
         self.served_name = SWAP_SERVED_NAME
         return True
