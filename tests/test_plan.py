@@ -50,7 +50,7 @@ def test_the_plan_is_frozen_plain_data(tmp_path: Path) -> None:
     names = [field.name for field in dataclasses.fields(plan)]
     assert names == [
         "config", "bench", "run_dir", "specs", "candidates", "baselines", "judges", "kinds", "samples",
-        "mode", "preset", "budget",
+        "mode", "preset", "budget", "shard",
     ]  # fmt: skip
     with pytest.raises(dataclasses.FrozenInstanceError):
         plan.samples = 3  # type: ignore[misc]

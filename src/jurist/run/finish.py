@@ -76,13 +76,13 @@ def score_finished_run(
 
 
 def _unsaid(scores: Scores, said: set[str]) -> Scores:
-    """``scores`` without the notes and warnings the run already said when it started (the benchmark's
-    notes, e.g. AlpacaEval's estimated LC): no line is printed twice. ``jurist show`` prints them all."""
-    return replace(
-        scores,
-        notes=[note for note in scores.notes if note not in said],
-        warnings=[warning for warning in scores.warnings if warning not in said],
+    """``scores`` without the notes the run already said when it started (the benchmark's notes): no
+    note is printed twice. A pairwise table's warnings (AlpacaEval's estimated LC) stay: they are part of
+    the table, which ``jurist run`` and ``jurist show`` print alike, line for line."""
+    warnings = (
+        scores.warnings if scores.family == "pairwise" else [w for w in scores.warnings if w not in said]
     )
+    return replace(scores, notes=[note for note in scores.notes if note not in said], warnings=warnings)
 
 
 PARTIAL = (

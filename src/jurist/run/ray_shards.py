@@ -28,7 +28,7 @@ from rich.console import Console
 from jurist.errors import JuristError
 from jurist.run.config import RunConfig
 from jurist.run.shards import ShardChoice
-from jurist.store.archive import pack, unpack
+from jurist.store import pack, unpack
 
 RAY_HINT = "pip install 'jurist[ray]'"
 SAVE_EVERY_S = 5.0

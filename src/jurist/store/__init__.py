@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from jurist import lazy_face
 
 if TYPE_CHECKING:
+    from jurist.store.archive import pack, unpack
     from jurist.store.jsonl import (
         JsonlAppender,
         iter_jsonl,
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
     )
 
 _HOMES = {
+    "pack": "archive",
+    "unpack": "archive",
     "JsonlAppender": "jsonl",
     "iter_jsonl": "jsonl",
     "iter_jsonl_lines": "jsonl",
@@ -90,6 +93,8 @@ __getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [
+    "pack",
+    "unpack",
     "CRASHED",
     "AnswerIndex",
     "DATA_DIR_ENV",

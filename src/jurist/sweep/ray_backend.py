@@ -29,7 +29,7 @@ from rich.console import Console
 
 from jurist.engine.pool import ServerFactory
 from jurist.errors import JuristError
-from jurist.store.archive import pack, unpack
+from jurist.store import pack, unpack
 from jurist.store.lock import RunDirLock
 from jurist.sweep.checkpoints import Checkpoint
 from jurist.sweep.phases import PhaseOutcome, Status, one_line
