@@ -347,15 +347,13 @@ def test_a_model_string_with_a_url_labels_its_row_without_it(tmp_path: Path, moc
     result = jurist(*args, "--no-progress", "--format", "json", cwd=tmp_path, env=env_with())
     assert result.returncode == 0, result.stderr
     rows = json.loads(result.stdout)
-    assert {row["model"] for row in rows} == {"vllm/strong", "vllm/base"} and {r["judge"] for r in rows} == {
-        "good"
-    }
+    assert {row["model"] for row in rows} == {"strong", "base"} and {r["judge"] for r in rows} == {"good"}
     assert url not in result.stdout
     specs = json.loads((tmp_path / "run" / "run.json").read_text())["model_specs"]
     assert (
         specs["good"]["model_string"] == f"vllm/judge-good@{url}" and specs["good"]["model"] == "judge-good"
     )
-    assert specs["vllm/strong"]["model_string"] == f"vllm/strong@{url}"
+    assert specs["strong"]["model_string"] == f"vllm/strong@{url}"
     twice = jurist(*args[:4], f"vllm/strong@{url}", "--model", f"vllm/strong@{url}x", cwd=tmp_path)
     assert twice.returncode == 2 and "name it yourself: OTHER=" in twice.stderr
 

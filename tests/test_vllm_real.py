@@ -151,6 +151,7 @@ def sent(out: Path) -> int:
 
 
 def texts(out: Path, alias: str) -> dict[str, str]:
+    """The answers of ``alias`` (a ``vllm/NAME@URL`` string's row and files are NAME, the name it serves)."""
     from jurist.store.run_dir import file_stem
 
     return {row["uid"]: row["answer"] for row in read_jsonl(out / "answers" / f"{file_stem(alias)}.jsonl")}
@@ -183,13 +184,13 @@ def test_the_cache_tells_two_checkpoints_served_under_one_name_and_port_apart(
     second = jurist(*run, "--out", "second", cwd=tmp_path)
     assert second.returncode == 0, second.stderr[-3000:]
     assert sent(tmp_path / "second") == 5  # nothing of the first checkpoint's answered for the second
-    a, b = texts(tmp_path / "first", model), texts(tmp_path / "second", model)
+    a, b = texts(tmp_path / "first", NAME), texts(tmp_path / "second", NAME)
     assert a.keys() == b.keys() and any(a[uid] != b[uid] for uid in a)
 
     host.serve(checkpoints / "base")
     again = jurist(*run, "--out", "again", cwd=tmp_path)
     assert again.returncode == 0, again.stderr[-3000:]
-    assert sent(tmp_path / "again") == 0 and texts(tmp_path / "again", model) == a
+    assert sent(tmp_path / "again") == 0 and texts(tmp_path / "again", NAME) == a
 
 
 def test_jurist_check_on_the_real_server(host: Host, checkpoints: Path, tmp_path: Path) -> None:

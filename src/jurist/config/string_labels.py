@@ -1,5 +1,5 @@
-"""Row labels of model strings: a string with its own URL is labelled without it, ``NAME=STRING`` by NAME,
-so no table row reads ``vllm/smol@http://127.0.0.1:44473/v1``; run.json keeps the full string."""
+"""Row labels of model strings: a string with its own URL is labelled by the name it serves, ``NAME=STRING``
+by NAME, so no table row reads ``vllm/smol@http://127.0.0.1:44473/v1``; run.json keeps the full string."""
 
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ def is_model_string(name: str) -> bool:
 
 def string_labels(names: Iterable[str], aliases: Collection[str] = ()) -> dict[str, str]:
     """The row label of each model string of ``names`` that is not an alias: ``NAME=STRING`` is labelled
-    NAME (the user's choice); a string with its own URL (``vllm/smol@http://gpu1:8000/v1``) the string
-    without it (``vllm/smol``), so no table row reads as a URL; any other string itself. Label -> the
+    NAME (the user's choice); a string with its own URL (``vllm/smol@http://gpu1:8000/v1``) by the name the
+    server serves (``smol``), so no table row reads as a URL; any other string itself (``openai/gpt-4``
+    stays ``openai/gpt-4``: its row and files keep the names earlier runs gave them). Label -> the
     full string, for the strings whose label differs; run.json keeps the full string (``model_string``).
     Two strings given one label is an error saying how to tell them apart."""
     labels: dict[str, str] = {}
@@ -29,7 +30,7 @@ def string_labels(names: Iterable[str], aliases: Collection[str] = ()) -> dict[s
         if sep and label.strip() and is_model_string(string.strip()) and "/" not in label:
             label, string = label.strip(), string.strip()
         elif is_model_string(name) and "@http" in name:
-            label, string = _own_url(name)[0], name
+            label, string = _own_url(name)[0].partition("/")[2], name  # the served name
         else:
             continue
         if label in aliases or labels.get(label, string) != string:
