@@ -176,7 +176,7 @@ def _labelled(config: RunConfig) -> tuple[RunConfig, dict[str, str]]:
     if config.models_file is not None:
         try:  # the aliases only; the models file is read (and its errors said) by load_models_file
             aliases = {str(key) for key in yaml.safe_load(Path(config.models_file).read_text()) or {}}
-        except (OSError, ValueError, TypeError, AttributeError, yaml.YAMLError):
+        except (OSError, ValueError, TypeError, AttributeError, RecursionError, yaml.YAMLError):
             aliases = set()
     given = [*config.models, *config.judges, *([config.baseline] if config.baseline else [])]
     labels = string_labels(given, aliases)
