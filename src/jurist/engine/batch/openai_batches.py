@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -90,9 +91,9 @@ class OpenAIBatches:
         except (aiohttp.ClientError, OSError, TimeoutError, KeyError, TypeError) as exc:
             raise BatchWireError(f"creating a batch: {type(exc).__name__}: {exc}") from None
 
-    async def _listed(self) -> list[dict[str, Any]]:
-        """The most recent batches (``GET /batches``, newest first, at most 10 pages of 100)."""
-        found: list[dict[str, Any]] = []
+    async def _listed(self) -> AsyncIterator[dict[str, Any]]:
+        """The most recent batches (``GET /batches``, newest first, at most 10 pages of 100), page by page,
+        so a search stops at the page that has what it looks for."""
         after = None
         for _ in range(10):
             query = "?limit=100" + (f"&after={after}" if after else "")
@@ -104,15 +105,15 @@ class OpenAIBatches:
             batches = (
                 [b for b in page.get("data") or [] if isinstance(b, dict)] if isinstance(page, dict) else []
             )
-            found.extend(batches)
+            for batch in batches:
+                yield batch
             if not batches or not isinstance(page, dict) or not page.get("has_more"):
-                break
+                return
             after = batches[-1].get("id")
-        return found
 
     async def tagged(self, tag: str) -> dict[str, list[str]]:
         found: dict[str, list[str]] = {}
-        for batch in await self._listed():
+        async for batch in self._listed():
             metadata = batch.get("metadata")
             if not tag or not isinstance(metadata, dict) or metadata.get("jurist_run") != tag:
                 continue
@@ -126,26 +127,12 @@ class OpenAIBatches:
     async def find(self, prepared: dict[str, Any]) -> str | None:
         """The batch made from ``prepared``'s input file, among the most recent (``GET /batches``, newest
         first, at most 10 pages of 100)."""
-        after = None
-        for _ in range(10):
-            query = "?limit=100" + (f"&after={after}" if after else "")
-            try:
-                async with self.session.get(self.base_url + "/batches" + query) as resp:
-                    page = await read_json(resp, "the list of batches")
-            except (aiohttp.ClientError, OSError, TimeoutError) as exc:
-                raise BatchWireError(f"listing batches: {type(exc).__name__}: {exc}") from None
-            batches = (
-                [b for b in page.get("data") or [] if isinstance(b, dict)] if isinstance(page, dict) else []
-            )
-            for batch in batches:
-                metadata = batch.get("metadata")
-                tag = metadata.get("jurist_intent") if isinstance(metadata, dict) else None
-                same_file = batch.get("input_file_id") == prepared.get("input_file_id")
-                if same_file or (prepared.get("intent") and tag == prepared["intent"]):
-                    return str(batch["id"])
-            if not batches or not isinstance(page, dict) or not page.get("has_more"):
-                return None
-            after = batches[-1].get("id")
+        async for batch in self._listed():
+            metadata = batch.get("metadata")
+            tag = metadata.get("jurist_intent") if isinstance(metadata, dict) else None
+            same_file = batch.get("input_file_id") == prepared.get("input_file_id")
+            if same_file or (prepared.get("intent") and tag == prepared["intent"]):
+                return str(batch["id"])
         return None
 
     async def _batch(self, batch_id: str) -> dict[str, Any]:
