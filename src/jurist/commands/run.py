@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import os
-import signal
 from pathlib import Path
-from types import FrameType
 from typing import Annotated
 
 import typer
@@ -28,11 +26,6 @@ def _bench_options(values: list[str] | None) -> dict[str, str]:
             raise JuristError(f"-B {value!r}: expected KEY=VALUE (for example -B split=claude)")
         options[key.strip()] = text.strip()
     return options
-
-
-def _on_sigterm(signum: int, frame: FrameType | None) -> None:
-    # Turn SIGTERM into the same clean shutdown as Ctrl-C: servers stopped, files closed.
-    raise KeyboardInterrupt
 
 
 def run(
@@ -299,11 +292,11 @@ def run(
     Exit codes: 0 done, 1 requests failed, 2 usage error, 3 stopped by --max-cost/--max-tokens (a
     larger budget resumes), 4 a judge-card probe flagged under --judge-gate or a --gate rule failed,
     130 interrupted."""
+    from jurist.commands.run_launch import Launch
     from jurist.engine.retry import RetryPolicy
     from jurist.run.batching import batch_choice
     from jurist.run.config import RunConfig
-    from jurist.run.pipeline import run_pipeline
-    from jurist.run.task_options import TaskFlags, parse_tasks, task_settings
+    from jurist.run.task_options import TaskFlags, task_settings
 
     if cache_only and no_cache:
         raise JuristError(
@@ -405,65 +398,14 @@ def run(
         gold=gold,
         anchor=anchor,
     )
-    if anchor is not None:
-        from jurist.scoring import read_replacement
-
-        read_replacement(anchor)  # a bad file is said before the first request
-    if gate is not None:
-        from jurist.decide import read_policy
-
-        read_policy(gate)  # a bad policy is refused before anything is spent
-    if (target_ci is not None or decide_vs is not None) and not adaptive:
-        raise JuristError("--target-ci and --decide-vs apply to --adaptive only")
-    if adaptive and (several or dry_run):
-        raise JuristError("--adaptive runs one benchmark (not --tasks, --suite or --dry-run)")
-    if dry_run:
-        if track:
-            raise JuristError("--track logs what a run scored: a --dry-run scores nothing")
-        if several:
-            raise JuristError(
-                "--dry-run plans one benchmark: run it per task, with --bench and --out OUT/TASK"
-            )
-        from jurist.run.dry import dry_run as estimate
-
-        raise typer.Exit(estimate(config))
-    if ray is not None:
-        if several or dry_run:
-            raise JuristError(
-                "--ray shards one benchmark's run: give --bench (no --tasks, --suite, --dry-run)"
-            )
-        from jurist.commands.merge import merge_ray_shards
-
-        raise typer.Exit(merge_ray_shards(config, ray, shards or 1, ray_retries))
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)
-    try:
-        if several:
-            from jurist.config import load_suite
-            from jurist.run.tasks import run_tasks
-
-            suite_file = load_suite(suite) if suite is not None else None
-            names = parse_tasks(tasks) if tasks is not None else list(suite_file.tasks) if suite_file else []
-            flags = TaskFlags(judge or [], baseline or [], samples or [], limit or [], config.bench_options)
-            result = run_tasks(config, names, settings=task_settings(names, flags, suite_file))
-        elif adaptive:
-            from jurist.decide import AdaptiveSettings, run_adaptive
-
-            rule = AdaptiveSettings(target_ci, decide_vs, delta, ci, adaptive_round, sample_seed)
-            result = run_adaptive(config, rule)
-        else:
-            result = run_pipeline(config)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    if track and step is not None:
-        from jurist.run.tracking import run_rows, track_rows
-
-        rows = result.leaderboard if several else run_rows(bench or "starter", result)
-        track_rows(track, step, rows, ci, result.run_dir)
-    if gate is not None:
-        from jurist.decide import gate_directories
-
-        raise typer.Exit(gate_directories(gate, [result.run_dir], result.exit_code))
-    raise typer.Exit(result.exit_code)
+    launch = Launch(
+        bench=bench or "starter", tasks=tasks, suite=suite, flags=TaskFlags(judge or [], baseline or [],
+        samples or [], limit or [], config.bench_options), dry_run=dry_run, ray=ray, shards=shards,
+        ray_retries=ray_retries, track=track, step=step, ci=ci, gate=gate, anchor=anchor, adaptive=adaptive,
+        target_ci=target_ci, decide_vs=decide_vs, delta=delta, adaptive_round=adaptive_round,
+        sample_seed=sample_seed,
+    )  # fmt: skip
+    raise typer.Exit(launch.run(config))
 
 
 def register(app: typer.Typer) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import signal
 from pathlib import Path
-from types import FrameType
 from typing import Annotated, Any
 
 import typer
@@ -28,10 +27,6 @@ class SweepCommand(typer.core.TyperCommand):
             if arg == "--ray" and (i + 1 == len(args) or args[i + 1].startswith("-")):
                 fixed.append("")
         return super().parse_args(ctx, fixed)
-
-
-def _on_sigterm(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt  # the same clean stop as Ctrl-C: servers stopped, sweep.json written
 
 
 def sweep(
@@ -276,7 +271,9 @@ def sweep(
 
     watcher = CheckpointWatcher(rules) if rules is not None else None
     trackers = Trackers(track, plan.out, plan.name) if track else None
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    from jurist.commands.run_launch import on_sigterm
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
     try:
         if adaptive:
             from jurist.decide import AdaptiveSettings, run_adaptive_sweep

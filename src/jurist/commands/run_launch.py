@@ -1,0 +1,131 @@
+"""What ``jurist run`` does once its options are a RunConfig: the checks that need several options at
+once, then a dry run, Ray shards, several tasks, an adaptive run or the plain pipeline, and what follows
+the run (tracking, the gate). Apart from the option parsing so ``run``'s own body stays a parser."""
+
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING
+
+from jurist.errors import JuristError
+
+if TYPE_CHECKING:
+    from jurist.run import RunConfig, RunResult, TaskFlags
+
+
+def on_sigterm(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM as Ctrl-C: the same clean shutdown (servers stopped, files closed), for run and sweep."""
+    raise KeyboardInterrupt
+
+
+@dataclass(frozen=True)
+class Launch:
+    """The options of ``jurist run`` that choose how the run is carried out, not what it is."""
+
+    bench: str
+    tasks: str | None
+    suite: Path | None
+    flags: TaskFlags
+    dry_run: bool
+    ray: str | None
+    shards: int | None
+    ray_retries: int
+    track: list[str] | None
+    step: int | None
+    ci: float
+    gate: Path | None
+    anchor: Path | None
+    adaptive: bool
+    target_ci: float | None
+    decide_vs: Path | None
+    delta: float
+    adaptive_round: int
+    sample_seed: int
+
+    @property
+    def several(self) -> bool:
+        return self.tasks is not None or self.suite is not None
+
+    def check(self) -> None:
+        """Every file and every combination of these options, before anything is spent."""
+        if self.anchor is not None:
+            from jurist.scoring import read_replacement
+
+            read_replacement(self.anchor)
+        if self.gate is not None:
+            from jurist.decide import read_policy
+
+            read_policy(self.gate)
+        if (self.target_ci is not None or self.decide_vs is not None) and not self.adaptive:
+            raise JuristError("--target-ci and --decide-vs apply to --adaptive only")
+        if self.adaptive and (self.several or self.dry_run):
+            raise JuristError("--adaptive runs one benchmark (not --tasks, --suite or --dry-run)")
+        if self.dry_run and self.track:
+            raise JuristError("--track logs what a run scored: a --dry-run scores nothing")
+        if self.dry_run and self.several:
+            raise JuristError(
+                "--dry-run plans one benchmark: run it per task, with --bench and --out OUT/TASK"
+            )
+        if self.ray is not None and (self.several or self.dry_run):
+            raise JuristError("--ray shards one benchmark's run: --tasks, --suite and --dry-run do not apply")
+
+    def run(self, config: RunConfig) -> int:
+        """The run as asked; its exit code."""
+        self.check()
+        if self.dry_run:
+            from jurist.run.dry import dry_run as estimate
+
+            return estimate(config)
+        if self.ray is not None:
+            from jurist.commands.merge import merge_ray_shards
+
+            return merge_ray_shards(config, self.ray, self.shards or 1, self.ray_retries)
+        previous = signal.signal(signal.SIGTERM, on_sigterm)
+        try:
+            result = self._result(config)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+        if self.track and self.step is not None:
+            from jurist.run.tracking import run_rows, track_rows
+
+            rows = result.leaderboard if self.several else run_rows(self.bench, result)
+            track_rows(self.track, self.step, rows, self.ci, result.run_dir)
+        if self.gate is not None:
+            from jurist.decide import gate_directories
+
+            return gate_directories(self.gate, [result.run_dir], result.exit_code)
+        return result.exit_code
+
+    def _result(self, config: RunConfig) -> RunResult:
+        if self.several:
+            from jurist.config import load_suite
+            from jurist.run.task_options import parse_tasks, task_settings
+            from jurist.run.tasks import run_tasks
+
+            suite_file = load_suite(self.suite) if self.suite is not None else None
+            names = (
+                parse_tasks(self.tasks)
+                if self.tasks is not None
+                else list(suite_file.tasks)
+                if suite_file
+                else []
+            )
+            return run_tasks(config, names, settings=task_settings(names, self.flags, suite_file))
+        if self.adaptive:
+            from jurist.decide import AdaptiveSettings, run_adaptive
+
+            rule = AdaptiveSettings(
+                self.target_ci,
+                self.decide_vs,
+                self.delta,
+                config.ci_level,
+                self.adaptive_round,
+                self.sample_seed,
+            )
+            return run_adaptive(config, rule)
+        from jurist.run.pipeline import run_pipeline
+
+        return run_pipeline(config)
