@@ -11,6 +11,8 @@ Protocol and metric (reproduced from upstream ``utils/metrics.compute_final_metr
 * Each game scores +1 if its (un-swapped) decision equals the label, -1 if it is the opposite label, and
   0 for a tie ("A=B") or a failure (no decision). A pair is correct iff the sum is > 0, so
   right+right and right+tie/failure count; right+wrong (position bias) and tie+tie do not.
+* The per-game points, the pair sum and the consistency below are :mod:`jurist.ratings.judge_quality`'s,
+  shared with the judge card's gold agreement and the sanity table.
 * Accuracy is ``100 * correct / pairs`` overall and per source group. Single-game runs (one judgment per
   pair) score ``100 * mean(decision == label)``, as upstream does.
 
