@@ -14,16 +14,15 @@ import pytest
 from jurist.benchmarks.judgebench import (
     Decision,
     Pair,
-    game_points,
     load_pairs,
     normalize_decision,
-    pair_points,
     score_decisions,
     source_group,
     unswap,
 )
 from jurist.errors import InputError
 from jurist.interop.judgebench import score_stored_outputs
+from jurist.ratings import game_points, pair_points
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "judgebench"
 OUTPUTS = DATA / "outputs"
@@ -166,8 +165,8 @@ def test_unswap_and_points() -> None:
     )
     assert normalize_decision("B>>A") == "B>A"
     assert [game_points(d, "A>B") for d in ("A>B", "B>A", "A=B", None)] == [1, -1, 0, 0]
-    assert pair_points("B>A", "B>A", None) == 1
-    assert pair_points("B>A", "B>A", "A>B") == 0
+    assert pair_points("B>A", ["B>A", None]) == 1
+    assert pair_points("B>A", ["B>A", "A>B"]) == 0
 
 
 def test_position_biased_and_consistent_random_judges() -> None:

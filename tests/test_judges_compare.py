@@ -14,7 +14,7 @@ from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
 from conftest import write_models_file
-from jurist.commands.judges import compare_judges
+from jurist.audit import compare_judges
 from jurist.errors import JuristError
 from jurist.store.jsonl import read_jsonl
 

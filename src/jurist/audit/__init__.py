@@ -2,7 +2,9 @@
 engine — position and verbosity bias, instructions planted in an answer, self-consistency, rubric
 lenience, agreement with gold labels and calibration — each an estimate with a bootstrap interval and a
 documented threshold (docs/judge-card.md). The probes never touch the leaderboard: scores come from the
-run's own judgments only.
+run's own judgments only. This package is the one home of judge quality: the card, the view of stored
+verdicts every measure reads (``verdicts``), and the agreement of several judges (``agreement``); the
+arithmetic itself is in :mod:`jurist.ratings` (``judge_quality``, ``probe_stats``, ``agreement``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import TYPE_CHECKING
 from jurist import lazy_face
 
 if TYPE_CHECKING:
+    from jurist.audit.agreement import compare_judges
     from jurist.audit.card import (
         CARD_FILE,
         GATE_EXIT,
@@ -33,6 +36,7 @@ if TYPE_CHECKING:
     )
 
 _HOMES = {
+    "compare_judges": "agreement",
     "CARD_FILE": "card",
     "GATE_EXIT": "card",
     "RULES": "card",
@@ -62,6 +66,7 @@ __all__ = [
     "RULES",
     "SCHEMA",
     "JudgeCardRun",
+    "compare_judges",
     "flagged",
     "gold_card",
     "items_per_probe",

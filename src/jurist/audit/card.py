@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from jurist.errors import JuristError
-from jurist.ratings import ProbeInterval
+from jurist.ratings import ProbeInterval, calibration_interval
 from jurist.store.jsonl import write_json_atomic
 
 SCHEMA = "jurist.judge_card/1"
@@ -137,6 +137,16 @@ class ProbeResult:
             f"{judge}: {rule.title} {found.estimate:.2f} [{found.low:.2f}, {found.high:.2f}] {rule.plus} "
             f"({bound} the threshold {rule.threshold:.2f})"
         )
+
+
+def calibration_result(
+    stated: Sequence[float], happened: Sequence[float], clusters: Sequence[str], *, against: str, seed: int
+) -> ProbeResult:
+    """The calibration probe of any judge kind: the Brier score of its ``stated`` probabilities against
+    what ``happened`` (with a bootstrap over ``clusters``, their questions) and the ECE, saying what the
+    outcomes are (``against``)."""
+    found = calibration_interval(stated, happened, clusters, seed=seed)
+    return ProbeResult("calibration", found.brier, extra={"ece": round(found.ece, 4), "against": against})
 
 
 def _rounded(value: float | None) -> float | None:

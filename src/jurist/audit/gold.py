@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from jurist.audit.card import ProbeResult
-from jurist.audit.verdicts import Preference
-from jurist.ratings import calibration, gold_agreement, mean_interval
+from jurist.audit.card import ProbeResult, calibration_result
+from jurist.audit.verdicts import Preference, preference_decision
+from jurist.ratings import gold_agreement
 from jurist.store.records import Question
 
 HUMAN_VOTE = {"model_a": "A>B", "model_b": "B>A"}
@@ -67,7 +67,7 @@ def preference_gold(
         sources.add(gold_source(question))
         p = record.p_model
         labels.append(label)
-        games.append([None if p is None else "B>A" if p > 0.5 else "A>B" if p < 0.5 else "A=B"])
+        games.append([preference_decision(p)])
         if p is not None:
             stated.append(p)
             happened.append(float(label == "B>A"))
@@ -79,8 +79,5 @@ def preference_gold(
     extra = {"kappa": round(found.kappa, 4), "against": against}
     results = [ProbeResult("gold_agreement", found.accuracy, extra=extra)]
     if stated:
-        squared = [(p - y) ** 2 for p, y in zip(stated, happened, strict=True)]
-        brier = mean_interval(squared, calibrated_uids, seed=seed)
-        ece = calibration(stated, happened).ece
-        results.append(ProbeResult("calibration", brier, extra={"ece": round(ece, 4), "against": against}))
+        results.append(calibration_result(stated, happened, calibrated_uids, against=against, seed=seed))
     return results

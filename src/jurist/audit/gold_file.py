@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from jurist.audit.card import CARD_FILE, RULES, JudgeAudit, ProbeResult, card_document, read_card, write_card
-from jurist.audit.verdicts import Game
+from jurist.audit.verdicts import games_of, preference_decision, preference_of
 from jurist.errors import JuristError
 from jurist.judging import canonical_label
 from jurist.ratings import gold_agreement
@@ -204,23 +204,10 @@ def _pair_games(record: Mapping[str, Any]) -> tuple[list[str | None], int] | Non
     None for a judgment the gold probe does not read (a rubric grade)."""
     baseline = str(record["baseline"])
     if isinstance(record.get("games"), list):
-        games = [
-            Game(0, str(game["a"]), str(game["b"]), game.get("label"))
-            for game in record["games"]
-            if isinstance(game, dict)
-        ]
-        found: list[str | None] = []
-        for game in games:
-            won = game.winner()
-            found.append(
-                None if game.label is None else TIE if won is None else "A>B" if won == baseline else "B>A"
-            )
-        return found, len(games)
+        games = games_of({"games": [game for game in record["games"] if isinstance(game, dict)]})
+        return [game.decision(baseline) for game in games], len(games)
     if "p_model" in record:  # a preference judge's one game: the side its probability favours
-        p = record.get("p_model")
-        if p is None or record.get("invalid"):
-            return [None], 1
-        return ["B>A" if p > 0.5 else "A>B" if p < 0.5 else TIE], 1
+        return [preference_decision(preference_of(record).p_model)], 1
     return None
 
 

@@ -13,14 +13,16 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from jurist.audit.asking import RESAMPLE, Asker, draw
-from jurist.audit.card import ProbeResult
+from jurist.audit.card import ProbeResult, calibration_result
 from jurist.audit.gold import gold_label, gold_source
 from jurist.audit.hooks import Ask, ProbeContext, listed
 from jurist.audit.perturb import padded, planted
 from jurist.audit.verdicts import Game, Verdicts, verdicts_of
 from jurist.judging import JudgeItem, PairwiseJudge
-from jurist.ratings import calibration, gold_agreement, mean_interval
+from jurist.ratings import first_position_wins, gold_agreement, mean_interval, swap_agreements
 from jurist.store.records import Question
 
 
@@ -32,20 +34,15 @@ def position_probes(records: Sequence[Verdicts], *, seed: int) -> list[ProbeResu
     if not swapped:
         note = "no question judged in both answer orders"
         return [ProbeResult("position", note=note), ProbeResult("consistency", note=note)]
-    first = [(r.uid, float(game.label.startswith("A")) - 0.5) for r in swapped for game in r.games
-             if game.label is not None and game.label != "A=B"]  # fmt: skip
-    same = [float(r.games[0].winner() == r.games[1].winner()) for r in swapped]
-    position = mean_interval([v for _, v in first], [uid for uid, _ in first], seed=seed)
+    wins = first_position_wins([game.label for r in swapped for game in r.games])
+    game_uids = np.array([r.uid for r in swapped for _ in r.games], dtype=object)
+    decisive = ~np.isnan(wins)
+    position = mean_interval(wins[decisive] - 0.5, list(game_uids[decisive]), seed=seed)
+    same = swap_agreements(
+        [r.games[0].decision(r.baseline) for r in swapped], [r.games[1].decision(r.baseline) for r in swapped]
+    )
     consistency = mean_interval(same, [r.uid for r in swapped], seed=seed)
     return [ProbeResult("position", position), ProbeResult("consistency", consistency)]
-
-
-def _pair_order(game: Game, baseline: str) -> str | None:
-    """A game's verdict in the pair's own order (the baseline as A), whichever position each was shown in."""
-    if game.label is None:
-        return None
-    won = game.winner()
-    return "A=B" if won is None else "A>B" if won == baseline else "B>A"
 
 
 def gold_probe(
@@ -61,7 +58,7 @@ def gold_probe(
         if question is not None and label is not None:
             sources.add(gold_source(question))
             labels.append(label)
-            games.append([_pair_order(game, record.baseline) for game in record.games])
+            games.append([game.decision(record.baseline) for game in record.games])
     if not labels:
         return None
     found = gold_agreement(labels, games, seed=seed)
@@ -95,10 +92,7 @@ def calibration_probe(
             questions_of.append(record.uid)
     if not stated:
         return None
-    found = calibration(stated, happened)
-    squared = [(p - y) ** 2 for p, y in zip(stated, happened, strict=True)]
-    brier = mean_interval(squared, questions_of, seed=seed)
-    return ProbeResult("calibration", brier, extra={"ece": round(found.ece, 4), "against": against})
+    return calibration_result(stated, happened, questions_of, against=against, seed=seed)
 
 
 ProbeItem = Callable[[Verdicts, int], Awaitable[dict[str, Any] | None]]

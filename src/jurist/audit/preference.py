@@ -15,13 +15,13 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from jurist.audit.asking import RESAMPLE, Asker, draw
-from jurist.audit.card import ProbeResult
+from jurist.audit.card import ProbeResult, calibration_result
 from jurist.audit.gold import preference_gold
 from jurist.audit.hooks import Ask, ProbeContext
 from jurist.audit.perturb import padded, planted
 from jurist.audit.verdicts import Preference, hard, preference_of
 from jurist.judging import AlpacaJudge, JudgeItem, first_label_probability, is_switched, text_probability
-from jurist.ratings import calibration, mean_interval
+from jurist.ratings import mean_interval
 
 Texts = dict[str, str]
 
@@ -108,11 +108,11 @@ class PreferenceProbes:
         if not items:
             return [position, ProbeResult("calibration", note=position.note)]
         stated, outcomes = [i["p_model"] for i in items], [i["outcome"] for i in items]
-        squared = [(p - y) ** 2 for p, y in zip(stated, outcomes, strict=True)]
-        brier = mean_interval(squared, [i["uid"] for i in items], seed=self.seed)
-        ece = calibration(stated, outcomes).ece
-        extra = {"ece": round(ece, 4), "against": "the swapped game"}
-        return [position, ProbeResult("calibration", brier, extra=extra)]
+        uids = [i["uid"] for i in items]
+        return [
+            position,
+            calibration_result(stated, outcomes, uids, against="the swapped game", seed=self.seed),
+        ]
 
     async def verbosity(self, records: Sequence[Preference]) -> list[ProbeResult]:
         """The shorter answer padded past the longer one: its probability after less before."""

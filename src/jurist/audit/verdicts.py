@@ -2,7 +2,8 @@
 
 A run's judgments hold every reply in full; the card needs only who was shown where and what the judge
 said, so each record is cut down to that once, and the run's answers are read again only for the few
-items a probe sends.
+items a probe sends. Every measure of judge quality reads these records: the card's probes, the gold file,
+and the agreement of several judges (:mod:`jurist.audit.agreement`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from jurist.judging import swap_label
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +36,24 @@ class Game:
         """1 when the verdict prefers ``model``, 0.5 for a tie, 0 when it prefers the other."""
         won = self.winner()
         return 0.5 if won is None else float(won == model)
+
+    def decision(self, first: str) -> str | None:
+        """The verdict in the pair's own order (``first``'s answer as A: "A>B" it won, "B>A" it lost, "A=B"
+        a tie), whatever position each answer was shown in; None without a verdict. The swapped games of
+        one question compare directly in this frame (:mod:`jurist.ratings.judge_quality`)."""
+        if self.label is None:
+            return None
+        won = self.winner()
+        return "A=B" if won is None else "A>B" if won == first else "B>A"
+
+    def seen_from(self, model: str) -> str | None:
+        """The five-level label as if ``model``'s answer had been shown as A; None for no verdict or a
+        game that did not show ``model``."""
+        if not isinstance(self.label, str):
+            return None
+        if self.a == model:
+            return self.label
+        return swap_label(self.label) if self.b == model else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +89,9 @@ class Grades:
     """(item index, the item's points where it has some, the value the grader gave; None: unscored)."""
 
 
-def verdicts_of(record: Mapping[str, Any]) -> Verdicts:
-    games = tuple(
+def games_of(record: Mapping[str, Any]) -> tuple[Game, ...]:
+    """A stored pairwise judgment's games (numbered from 1 where the record does not number them)."""
+    return tuple(
         Game(
             int(game.get("game", n + 1)),
             str(game["a"]),
@@ -79,8 +101,15 @@ def verdicts_of(record: Mapping[str, Any]) -> Verdicts:
         )
         for n, game in enumerate(record.get("games") or ())
     )
+
+
+def verdicts_of(record: Mapping[str, Any]) -> Verdicts:
     return Verdicts(
-        str(record["model"]), str(record["baseline"]), str(record["uid"]), int(record.get("sample", 0)), games
+        str(record["model"]),
+        str(record["baseline"]),
+        str(record["uid"]),
+        int(record.get("sample", 0)),
+        games_of(record),
     )
 
 
@@ -102,6 +131,14 @@ class Preference:
     uid: str
     sample: int
     p_model: float | None
+
+
+def preference_decision(p_model: float | None) -> str | None:
+    """A preference judgment's one game in the pair's own order (the baseline as A): the side its
+    probability favours, a tie at one half; None without a probability."""
+    if p_model is None:
+        return None
+    return "B>A" if p_model > 0.5 else "A>B" if p_model < 0.5 else "A=B"
 
 
 def preference_of(record: Mapping[str, Any]) -> Preference:

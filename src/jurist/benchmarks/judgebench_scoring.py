@@ -11,6 +11,8 @@ Protocol and metric (reproduced from upstream ``utils/metrics.compute_final_metr
 * Each game scores +1 if its (un-swapped) decision equals the label, -1 if it is the opposite label, and
   0 for a tie ("A=B") or a failure (no decision). A pair is correct iff the sum is > 0, so
   right+right and right+tie/failure count; right+wrong (position bias) and tie+tie do not.
+* The per-game points, the pair sum and the consistency below are :mod:`jurist.ratings.judge_quality`'s,
+  shared with the judge card's gold agreement and the sanity table.
 * Accuracy is ``100 * correct / pairs`` overall and per source group. Single-game runs (one judgment per
   pair) score ``100 * mean(decision == label)``, as upstream does.
 
@@ -26,6 +28,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
+
+from jurist.ratings import pair_points, swap_agreements
 
 Label = Literal["A>B", "B>A"]
 Decision = Literal["A>B", "B>A", "A=B"]
@@ -87,7 +91,7 @@ GamePair = tuple[str | None, ...]
 
 
 # --------------------------------------------------------------------------------------------------
-# Source groups and the per-game rule
+# Source groups and decisions
 
 
 def source_group(source: str) -> Group:
@@ -126,20 +130,6 @@ def unswap(decision: Decision | None) -> Decision | None:
     return decision
 
 
-def game_points(decision: Decision | None, label: Label) -> int:
-    """+1 if the decision (already in the pair's order) matches the label, -1 if opposite, else 0."""
-    if decision == label:
-        return 1
-    if decision is not None and decision == unswap(label):
-        return -1
-    return 0
-
-
-def pair_points(label: Label, decision_1: Decision | None, decision_2_unswapped: Decision | None) -> int:
-    """The two-game sum in [-2, 2]; the pair counts as correct when it is positive."""
-    return game_points(decision_1, label) + game_points(decision_2_unswapped, label)
-
-
 # --------------------------------------------------------------------------------------------------
 # Scoring
 
@@ -160,18 +150,15 @@ def score_games(
     two_games = game_counts != {1}
     correct = dict.fromkeys(GROUPS, 0)
     totals = dict.fromkeys(GROUPS, 0)
-    consistent = failed = 0
+    failed = 0
     for group, label, games in items:
         totals[group] += 1
         failed += sum(decision is None for decision in games)
-        if two_games:
-            first, second = games
-            hit = pair_points(label, first, second) > 0
-            consistent += first is not None and first == second
-        else:
-            hit = games[0] == label
-        correct[group] += hit
+        correct[group] += pair_points(label, games) > 0  # one game: right when it names the label
     n = len(items)
+    consistent = 0
+    if two_games and n:
+        consistent = int(swap_agreements([g[0] for _, _, g in items], [g[1] for _, _, g in items]).sum())
     return JudgeScore(
         judge=judge,
         overall=_percent(sum(correct.values()), n),

@@ -1,173 +1,18 @@
-"""``jurist judges compare``: how far the judges of one run agree, and what they make of the models together.
+"""``jurist judges``: compare the judges of a run, show its judge card, qualify a replacement judge.
 
-A single LLM judge is one noisy instrument; a run judged by several says how much a verdict depends on the
-judge. Agreement is measured game by game on the same question, model and answer, with every verdict put
-in the candidate's perspective (game 1 shows the candidate second, so its label is mirrored), so a judge
-that prefers the candidate in both orders agrees with itself and with a like-minded judge.
+The measures live in :mod:`jurist.audit` (agreement, the card) and :mod:`jurist.ratings`; this module
+parses the options and prints.
 """
 
 from __future__ import annotations
 
 import json
-import math
-from collections import defaultdict
-from itertools import combinations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
 
-from jurist.errors import JuristError
-
 judges_app = typer.Typer(no_args_is_help=True, help="Compare the judges of a run, or show its judge card.")
-
-GameKey = tuple[str, str, int]
-"""(model, question uid, game number): one verdict slot that every judge of the run filled."""
-
-
-def _perspective(game: dict[str, Any], reference: str) -> str | None:
-    """The game's label as if ``reference`` had been shown as answer A; None for an invalid verdict."""
-    from jurist.judging.verdict import swap_label
-
-    label = game.get("label")
-    if not isinstance(label, str):
-        return None
-    if game.get("a") == reference:
-        return label
-    if game.get("b") == reference:
-        return swap_label(label)
-    return None
-
-
-def _no_judgments(run_dir: Path) -> str:
-    """Why ``run_dir`` has no judgments, in the user's terms: a run checked by rule or answered only has
-    no judge; a folder with no run.json is no run directory."""
-    try:
-        fields = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        fields = None
-    if not isinstance(fields, dict):
-        return f"{run_dir}: no judgments/ folder and no run.json (is this a jurist run directory?)"
-    bench = fields.get("bench_name") or fields.get("bench") or "its benchmark"
-    if fields.get("rule_suite"):
-        return (
-            f"{run_dir}: a run of {bench}, checked by rule ({fields['rule_suite']}) with no judge, so it has "
-            "no judges to compare (`jurist show` gives its scores)"
-        )
-    if fields.get("mode") == "inference-only":
-        return f"{run_dir}: a --inference-only run of {bench}: nothing judged yet, so no judges to compare"
-    return f"{run_dir}: a run of {bench} with no judgments yet: no judges to compare"
-
-
-def load_verdicts(run_dir: Path) -> dict[str, dict[GameKey, tuple[str | None, tuple[Any, ...]]]]:
-    """judge -> game slot -> (label in the candidate's perspective, identity of the judged answers).
-
-    The last record per (model, uid) wins, as on resume. The identity (answer and baseline hashes) lets
-    a comparison skip slots where the judges saw different answers. JudgeBench runs (``pair_id``, no
-    model) compare from response_A's perspective.
-    """
-    from jurist.store.jsonl import iter_jsonl
-
-    root = run_dir / "judgments"
-    if not root.is_dir():
-        raise JuristError(_no_judgments(run_dir))
-    verdicts: dict[str, dict[GameKey, tuple[str | None, tuple[Any, ...]]]] = defaultdict(dict)
-    for path in sorted(root.glob("*/*.jsonl")):
-        latest: dict[tuple[str, str, str], dict[str, Any]] = {}
-        for record in iter_jsonl(path, repair=False):
-            uid = record.get("uid", record.get("pair_id"))
-            games = record.get("games")
-            if uid is None or not isinstance(games, list):
-                continue
-            judge = str(record.get("judge") or path.parent.name)
-            model = str(record.get("model") or path.stem)
-            latest[(judge, model, str(uid))] = record
-        for (judge, model, uid), record in latest.items():
-            reference = record.get("model") or "response_A"
-            identity = (record.get("answer_hash"), record.get("baseline_hash"), record.get("pair_hash"))
-            for number, game in enumerate(record["games"], start=1):
-                if isinstance(game, dict):
-                    slot = (model, uid, int(game.get("game", number)))
-                    verdicts[judge][slot] = (_perspective(game, reference), identity)
-    return dict(verdicts)
-
-
-def load_leaderboards(run_dir: Path) -> dict[str, dict[str, float]]:
-    """judge -> model -> score from ``leaderboard.json``, without baseline rows (fixed at 50 by design)."""
-    path = run_dir / "leaderboard.json"
-    if not path.is_file():
-        return {}
-    try:
-        rows = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise JuristError(f"{path}: not valid JSON ({exc})") from None
-    boards: dict[str, dict[str, float]] = defaultdict(dict)
-    for row in rows if isinstance(rows, list) else []:
-        if not isinstance(row, dict) or row.get("baseline") or row.get("score") is None:
-            continue
-        boards[str(row.get("judge", ""))][str(row["model"])] = float(row["score"])
-    return dict(boards)
-
-
-def _num(value: float) -> float | None:
-    return None if math.isnan(value) else round(value, 4)
-
-
-def compare_judges(run_dir: Path) -> dict[str, Any]:
-    """Agreement, kappa and rank correlation for each pair of judges, plus the ensemble leaderboard."""
-    import numpy as np
-
-    from jurist.ratings.agreement import (
-        agreement_rate,
-        align_leaderboards,
-        collapse_five_to_three,
-        ensemble_mean,
-        kappa_five,
-        kappa_three,
-        rank_correlation,
-    )
-
-    verdicts = load_verdicts(run_dir)
-    boards = load_leaderboards(run_dir)
-    judges = sorted(set(verdicts) | set(boards))
-    if len(judges) < 2:
-        found = ", ".join(judges) or "none"
-        raise JuristError(f"{run_dir}: comparing judges needs a run judged by two or more (found: {found})")
-    pairs: list[dict[str, Any]] = []
-    for first, second in combinations(judges, 2):
-        mine, theirs = verdicts.get(first, {}), verdicts.get(second, {})
-        slots = [slot for slot in sorted(set(mine) & set(theirs)) if mine[slot][1] == theirs[slot][1]]
-        a = [mine[slot][0] for slot in slots]
-        b = [theirs[slot][0] for slot in slots]
-        names, left, right = align_leaderboards(boards.get(first, {}), boards.get(second, {}))
-        ranks = rank_correlation(left, right)
-        pairs.append(
-            {
-                "judge_a": first,
-                "judge_b": second,
-                "n": sum(x is not None and y is not None for x, y in zip(a, b, strict=True)),
-                "agreement": _num(agreement_rate(a, b)),
-                "agreement_three": _num(agreement_rate(collapse_five_to_three(a), collapse_five_to_three(b))),
-                "kappa_five": _num(kappa_five(a, b)),
-                "kappa_three": _num(kappa_three(a, b)),
-                "n_models": len(names),
-                "spearman": _num(ranks.spearman),
-                "kendall": _num(ranks.kendall),
-            }
-        )
-    models = sorted({model for board in boards.values() for model in board})
-    matrix = np.array([[boards.get(j, {}).get(m, math.nan) for m in models] for j in judges], dtype=float)
-    combined = ensemble_mean(matrix) if models else np.array([])
-    ensemble: list[dict[str, Any]] = [
-        {
-            "model": model,
-            "ensemble": _num(float(combined[i])),
-            "scores": {judge: boards[judge][model] for judge in judges if model in boards.get(judge, {})},
-        }
-        for i, model in enumerate(models)
-    ]
-    ensemble.sort(key=lambda row: -(row["ensemble"] if row["ensemble"] is not None else -math.inf))
-    return {"run_dir": str(run_dir), "judges": judges, "pairs": pairs, "ensemble": ensemble}
 
 
 def _cell(value: Any, digits: int = 3) -> str:
@@ -222,6 +67,8 @@ def compare(
     format: Annotated[Literal["table", "json"], typer.Option("--format", help="table or json")] = "table",
 ) -> None:
     """Per-game agreement, Cohen's kappa (5 labels and 3-way), leaderboard rank correlation, ensemble."""
+    from jurist.audit import compare_judges
+
     result = compare_judges(run_dir)
     if format == "json":
         typer.echo(json.dumps(result, indent=2))

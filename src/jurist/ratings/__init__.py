@@ -7,6 +7,7 @@
 * ``lc_winrate``: AlpacaEval 2 win rate and length-controlled win rate.
 * ``placement``: placing judged models among human-voted arena models (JudgeArena's method).
 * ``probe_stats``: the judge card's intervals, gold agreement (JudgeBench's rule, kappa) and calibration.
+* ``judge_quality``: position bias, swap consistency and JudgeBench's pair rule, for every caller.
 * ``separation``: which models have no finite BT/style MLE (won or lost every game), per replicate too.
 * ``winrate``: weighted win rate against one baseline with a question/entry bootstrap (and Arena-Hard
   v0.1's row bootstrap).
@@ -45,6 +46,15 @@ if TYPE_CHECKING:
         difference_sequence,
         running_sequence,
     )
+    from jurist.ratings.judge_quality import (
+        first_position_rate,
+        first_position_wins,
+        game_points,
+        pair_decision,
+        pair_points,
+        swap_agreements,
+        swap_consistency,
+    )
     from jurist.ratings.lc_winrate import (
         GamedRows,
         GLMWeights,
@@ -76,12 +86,13 @@ if TYPE_CHECKING:
     )
     from jurist.ratings.probe_stats import (
         Calibration,
+        CalibrationInterval,
         GoldAgreement,
         ProbeInterval,
         calibration,
+        calibration_interval,
         gold_agreement,
         mean_interval,
-        pair_decision,
     )
     from jurist.ratings.repeated import across_runs
     from jurist.ratings.replacement import (
@@ -158,13 +169,21 @@ _HOMES = {
     "soft_preference": "placement",
     "Alternative": "binomial",
     "binomial_p_value": "binomial",
+    "first_position_rate": "judge_quality",
+    "first_position_wins": "judge_quality",
+    "game_points": "judge_quality",
+    "pair_decision": "judge_quality",
+    "pair_points": "judge_quality",
+    "swap_agreements": "judge_quality",
+    "swap_consistency": "judge_quality",
     "Calibration": "probe_stats",
+    "CalibrationInterval": "probe_stats",
     "GoldAgreement": "probe_stats",
     "ProbeInterval": "probe_stats",
     "calibration": "probe_stats",
+    "calibration_interval": "probe_stats",
     "gold_agreement": "probe_stats",
     "mean_interval": "probe_stats",
-    "pair_decision": "probe_stats",
     "across_runs": "repeated",
     "Separation": "separation",
     "runaway_models": "separation",
@@ -206,6 +225,7 @@ __all__ = [
     "BTResult",
     "BattleCells",
     "Calibration",
+    "CalibrationInterval",
     "GLMWeights",
     "GamedRows",
     "GoldAgreement",
@@ -226,10 +246,14 @@ __all__ = [
     "bt_mle",
     "calibrate_temperature",
     "calibration",
+    "calibration_interval",
     "collapse_five_to_three",
     "elo_win_probability",
     "ensemble_mean",
     "estimate_instruction_difficulty",
+    "first_position_rate",
+    "first_position_wins",
+    "game_points",
     "gamed_rows",
     "gold_agreement",
     "kappa_five",
@@ -238,6 +262,7 @@ __all__ = [
     "length_controlled_win_rates",
     "mean_interval",
     "pair_decision",
+    "pair_points",
     "place_models",
     "rank_by_ci",
     "rank_by_rating",
@@ -247,6 +272,8 @@ __all__ = [
     "soft_preference",
     "style_controlled_win_rates",
     "style_features",
+    "swap_agreements",
+    "swap_consistency",
     "win_rate",
     "win_rate_from_entries",
     "win_rate_vs_anchor",

@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from jurist.ratings._shared import ci_tails
 from jurist.ratings.agreement import cohen_kappa
+from jurist.ratings.judge_quality import DECISIONS, pair_decision
 
 CARD_LEVEL = 0.95
 """The card's intervals are central 95% intervals: a probe is flagged only when all of it lies beyond
@@ -67,25 +68,6 @@ def mean_interval(
     return ProbeInterval(estimate, float(min(low, estimate)), float(max(high, estimate)), n)
 
 
-GOLD_LABELS: tuple[str, ...] = ("A>B", "A=B", "B>A")
-"""A pair's decision in the pair's own order (A: the first of the pair), or a tie."""
-
-
-def _points(decision: str | None, label: str) -> int:
-    """+1 for the gold label, -1 for the opposite one, 0 for a tie or no decision (JudgeBench's rule)."""
-    if decision is None or decision == "A=B":
-        return 0
-    return 1 if decision == label else -1
-
-
-def pair_decision(label: str, games: Sequence[str | None]) -> str:
-    """One pair's decision from its games (each in the pair's own order): the side the games' summed
-    points favour, or a tie; with JudgeBench's rule a pair is right exactly when this equals ``label``."""
-    opposite = "B>A" if label == "A>B" else "A>B"
-    total = sum(_points(game, label) for game in games)
-    return label if total > 0 else opposite if total < 0 else "A=B"
-
-
 class GoldAgreement(NamedTuple):
     """Accuracy against gold labels (with its interval), and Cohen's kappa of decisions and labels."""
 
@@ -96,11 +78,12 @@ class GoldAgreement(NamedTuple):
 def gold_agreement(
     labels: Sequence[str], games: Sequence[Sequence[str | None]], *, seed: int = 0
 ) -> GoldAgreement:
-    """Agreement of a judge's pair decisions (:func:`pair_decision`) with the gold ``labels`` ("A>B" or
-    "B>A"): accuracy with a bootstrap over pairs, and unweighted kappa over the three decisions."""
+    """Agreement of a judge's pair decisions (JudgeBench's rule,
+    :func:`~jurist.ratings.judge_quality.pair_decision`) with the gold ``labels`` ("A>B" or "B>A"):
+    accuracy with a bootstrap over pairs, and unweighted kappa over the three decisions."""
     decisions = [pair_decision(label, pair) for label, pair in zip(labels, games, strict=True)]
     hits = [float(d == label) for d, label in zip(decisions, labels, strict=True)]
-    kappa = cohen_kappa(decisions, list(labels), labels=GOLD_LABELS) if decisions else math.nan
+    kappa = cohen_kappa(decisions, list(labels), labels=DECISIONS) if decisions else math.nan
     return GoldAgreement(mean_interval(hits, seed=seed), kappa)
 
 
@@ -129,3 +112,21 @@ def calibration(probabilities: npt.ArrayLike, outcomes: npt.ArrayLike, *, bins: 
         if inside.any():
             ece += float(inside.mean()) * abs(float(p[inside].mean()) - float(y[inside].mean()))
     return Calibration(brier, ece, int(p.size))
+
+
+class CalibrationInterval(NamedTuple):
+    """The card's calibration: the Brier score with its bootstrap interval, and the expected calibration
+    error of the same probabilities."""
+
+    brier: ProbeInterval
+    ece: float
+
+
+def calibration_interval(
+    probabilities: Sequence[float], outcomes: Sequence[float], clusters: Sequence[object], *, seed: int = 0
+) -> CalibrationInterval:
+    """:func:`calibration` with the Brier score's interval, resampling ``clusters`` (one per probability:
+    its question) together."""
+    squared = [(p - y) ** 2 for p, y in zip(probabilities, outcomes, strict=True)]
+    brier = mean_interval(squared, clusters, seed=seed)
+    return CalibrationInterval(brier, calibration(probabilities, outcomes).ece)

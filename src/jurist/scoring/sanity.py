@@ -3,15 +3,17 @@
 Each question is judged twice, the second time with the answers swapped. A judge whose two verdicts
 disagree, that favours whichever answer comes first, or that gives nearly one verdict to everything
 produces scores that measure the judge rather than the models; these numbers say so next to every
-pairwise leaderboard.
+pairwise leaderboard. Position bias and consistency are the judge card's own measures
+(:mod:`jurist.ratings.judge_quality`), read here from the run's battles.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from typing import Any
 
-from jurist.ratings import Alternative, binomial_p_value
+from jurist.ratings import Alternative, binomial_p_value, first_position_rate, swap_consistency
 from jurist.scoring.common import Battle, Row, r
 
 LABELS = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
@@ -31,10 +33,13 @@ def _label(battle: Battle) -> str:
     return "B>>A" if strong else "B>A"
 
 
-def _winning_model(battle: Battle) -> str | None:
-    """The model a game prefers, whatever its position (None for a tie)."""
+def _decision(battle: Battle, first: str) -> str:
+    """A game's verdict in its pair's own order (``first``'s answer as A), whatever position each answer
+    was shown in, so the two swapped games of a question compare directly."""
     winner = battle["winner"]
-    return None if winner == "tie" else str(battle[winner])
+    if winner == "tie":
+        return "A=B"
+    return "A>B" if str(battle[winner]) == first else "B>A"
 
 
 def _key(battle: Battle) -> _GameKey:
@@ -85,24 +90,23 @@ def _row(judge: str, games: dict[_GameKey, list[Battle]]) -> Row:
     }
     if row["note"] is not None:
         return row
-    labels: Counter[str] = Counter()
-    agree = questions = 0
-    for pair in games.values():
-        labels.update(_label(game) for game in pair)
-        if len(pair) == 2:
-            questions += 1
-            agree += _winning_model(pair[0]) == _winning_model(pair[1])
-    first = labels["A>>B"] + labels["A>B"]
-    decisive = n_games - labels["A=B"]
+    shown = [_label(game) for pair in games.values() for game in pair]
+    labels = Counter(shown)
+    swapped = [(key[2], pair) for key, pair in games.items() if len(pair) == 2]
+    consistency = swap_consistency(
+        [_decision(pair[0], first) for first, pair in swapped],
+        [_decision(pair[1], first) for first, pair in swapped],
+    )
+    first_rate = first_position_rate(shown)
     label, count = max(labels.items(), key=lambda item: (item[1], -LABELS.index(item[0])))
     row.update(
-        consistency=r(agree / questions),
+        consistency=r(consistency),
         tie_rate=r(labels["A=B"] / n_games),
-        first_position_rate=r(first / decisive) if decisive else None,
+        first_position_rate=None if math.isnan(first_rate) else r(first_rate),
         label=label,
         label_share=r(count / n_games),
-        n_questions=questions,
-        n_decisive=decisive,
+        n_questions=len(swapped),
+        n_decisive=n_games - labels["A=B"],
     )
     return row
 
