@@ -45,7 +45,9 @@ class AdaptiveSettings:
         return fields | {"decide_vs": "best" if best else str(self.decide_vs) if self.decide_vs else None}
 
     def check(self) -> None:
-        named_best = self.decide_vs is not None and str(self.decide_vs) == "best" and not self.decide_vs.is_dir()
+        named_best = (
+            self.decide_vs is not None and str(self.decide_vs) == "best" and not self.decide_vs.is_dir()
+        )
         if self.versus_best or named_best:
             raise JuristError("--decide-vs best races the checkpoints of a sweep (jurist sweep --adaptive)")
         self.check_rule()

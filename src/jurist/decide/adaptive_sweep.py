@@ -64,8 +64,8 @@ def sweep_settings(
 ) -> AdaptiveSettings:
     """The sweep's stopping rule from its options: ``--decide-vs best``, or neither ``--target-ci`` nor
     ``--decide-vs`` (a sweep's question is which checkpoint to keep), races the checkpoints."""
-    if decide_vs == BEST or (decide_vs is None and target_ci is None):
-        return AdaptiveSettings(None, None, delta, level, round_size, seed, versus_best=True)
+    if decide_vs == BEST or (decide_vs is None and target_ci is None):  # with --target-ci: refused
+        return AdaptiveSettings(target_ci, None, delta, level, round_size, seed, versus_best=True)
     return AdaptiveSettings(
         target_ci, Path(decide_vs) if decide_vs is not None else None, delta, level, round_size, seed
     )
@@ -139,8 +139,13 @@ def _document(runs: list[SweepRun], settings: AdaptiveSettings, rounds: int) -> 
         "questions_per_task": max((run.limit for run in runs), default=0),
         "runs": {
             run.key: run.seen
-            | {"n": len(run.order), "population": run.population, "stopped": run.stopped or "sweep failed",
-               "stopped_round": run.stopped_round, "judge_calls": calls[run.key]}
+            | {
+                "n": len(run.order),
+                "population": run.population,
+                "stopped": run.stopped or "sweep failed",
+                "stopped_round": run.stopped_round,
+                "judge_calls": calls[run.key],
+            }
             for run in runs
         },  # fmt: skip
         "checkpoints": {

@@ -70,6 +70,11 @@ def look_against_best(
             if run.seen["stop"]:
                 run.stop("rule", round_number)
         alone = not [r for r in runs if r.task == task and r.stopped is None and r is not leader]
-        leader.seen = {"entries": [], "leader": leader.checkpoint, "estimate": scores[leader.key], "stop": alone}
+        leader.seen = {
+            "entries": [],
+            "leader": leader.checkpoint,
+            "estimate": scores[leader.key],
+            "stop": alone,
+        }
         if alone:
             leader.stop("rule", round_number)
