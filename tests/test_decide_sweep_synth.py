@@ -143,7 +143,9 @@ def test_decide_vs_best_stops_each_checkpoint_once_decided_against_the_leader(tm
     assert comparison_level(0.95, 3) == pytest.approx(0.975)  # alpha split over the two others
     # Every question in: the close two are told apart exactly; the one behind stops, then the leader, alone.
     for run in (second, first):
-        run.order = _order(run.run_dir, 0)[0]  # type: ignore[index]
+        found = _order(run.run_dir, 0)
+        assert found is not None
+        run.order = found[0]
     look_against_best([second, first], runs, rule, 2, len(runs))
     loser, winner = sorted((second, first), key=lambda run: "estimate" in run.seen)
     assert loser.seen["entries"][0]["decision"] == "worse" and winner.seen["leader"] == winner.checkpoint

@@ -95,7 +95,7 @@ def _round_plan(plan: SweepPlan, runs: list[SweepRun], settings: AdaptiveSetting
     run_limits: dict[str, dict[str, int]] = {}
     for run in runs:
         run_limits.setdefault(run.checkpoint, {})[run.task] = run.limit
-    limits = {task: max(run.limit for run in runs if run.task == task) for task in plan.tasks}
+    limits = {task: max((run.limit for run in runs if run.task == task), default=1) for task in plan.tasks}
     return dataclasses.replace(
         plan, limits=limits, run_limits=run_limits, limit_sample="shuffled", limit_seed=settings.seed
     )
@@ -189,8 +189,8 @@ def run_adaptive_sweep(plan: SweepPlan, settings: AdaptiveSettings, sweep: Calla
             for run in going:
                 if run.population is not None:
                     _look_alone(run, settings, rounds)
-        for run in going:
-            if run.population is not None and len(run.order) >= run.population:
+        for run in going:  # by the limit, not the outcomes: a question left invalid is not asked again
+            if run.population is not None and run.limit >= run.population:
                 run.stop("every question judged", rounds)
         ended = [f"{run.key} ({run.stopped})" for run in going if run.stopped is not None]
         console.print(
