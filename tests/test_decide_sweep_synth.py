@@ -152,3 +152,31 @@ def test_decide_vs_best_stops_each_checkpoint_once_decided_against_the_leader(tm
     assert loser.stopped_round == winner.stopped_round == 2
     with pytest.raises(JuristError, match="one stopping rule"):
         sweep_settings(3.0, "best", 0.0, 10, 0).check_rule()
+
+
+def test_the_sweep_command_takes_best_and_refuses_two_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+    import sys
+
+    from jurist.decide import AdaptiveSettings
+
+    def jurist(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "jurist", *args]
+        return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+
+    shown = jurist("sweep", "--help")
+    assert shown.returncode == 0 and "best" in shown.stdout
+    checkpoint_dirs(tmp_path / "run", [100])
+    models = write_models_file(tmp_path / "judges.yaml", "http://127.0.0.1:9/v1", {STRENGTH_JUDGE: {}})
+    both = jurist(
+        "sweep", "--checkpoints", "run", "--tasks", "starter", "--models-file", str(models),
+        "--judge", STRENGTH_JUDGE, "--no-check", "--no-progress", "--adaptive", "--decide-vs", "best",
+        "--target-ci", "3",
+    )  # fmt: skip
+    assert both.returncode == 2 and "one stopping rule" in both.stderr, both.stderr
+    monkeypatch.chdir(tmp_path)
+    single_run = AdaptiveSettings(decide_vs=Path("best"))  # jurist run has no checkpoints to race
+    with pytest.raises(JuristError, match="races the checkpoints of a sweep"):
+        single_run.check()
