@@ -107,6 +107,14 @@ def test_decide_vs_a_reference_decides_as_compare_does_with_a_third_of_the_judge
         calls = run["judge_calls"]
         assert calls == {"used": 2 * run["n"], "full_task_estimate": 2 * N, "saved": 2 * (N - run["n"])}
         assert record["checkpoints"][name]["judge_calls"] == calls
+    # The same command again: every round's questions are judged already, so nothing is sent.
+    before = _judge_calls(judge)
+    assert run_adaptive_sweep(plan, rule, _sweep).exit_code == 0
+    assert _judge_calls(judge) == before
+    again = json.loads((tmp_path / "adaptive" / "adaptive.json").read_text())
+    assert {key: run["n"] for key, run in again["runs"].items()} == {
+        key: run["n"] for key, run in record["runs"].items()
+    }
     sweep_doc = json.loads((tmp_path / "adaptive" / "sweep.json").read_text())
     assert [c["status"] for c in sweep_doc["checkpoints"]] == ["complete"] * 3
     assert {row["checkpoint"] for row in sweep_doc["results"]} == set(runs)
