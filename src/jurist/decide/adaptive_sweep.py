@@ -169,6 +169,8 @@ def run_adaptive_sweep(plan: SweepPlan, settings: AdaptiveSettings, sweep: Calla
         raise JuristError("--adaptive chooses how many questions to judge: give no --limit")
     console = Console(stderr=True, highlight=False)
     runs = [SweepRun(c.name, t, plan.run_dir(c, t)) for c in plan.checkpoints for t in plan.tasks]
+    if not runs:  # no checkpoint: the sweep says so as it does without --adaptive
+        return sweep(plan)
     rounds, result = 0, None
     while any(run.stopped is None for run in runs):
         rounds += 1
@@ -181,7 +183,9 @@ def run_adaptive_sweep(plan: SweepPlan, settings: AdaptiveSettings, sweep: Calla
             break
         for run in going:
             drawn = _order(run.run_dir, settings.seed)
-            if drawn is not None:
+            if drawn is None:  # the round left no run directory: nothing to look at, nor to go on with
+                run.stop("no run directory", rounds)
+            else:
                 run.order, run.population = drawn
         if settings.versus_best:
             look_against_best(going, runs, settings, rounds, len(plan.checkpoints))
