@@ -170,7 +170,11 @@ def sweep(
         float | None, typer.Option(help="--adaptive: stop when every interval is narrower than W")
     ] = None,
     decide_vs: Annotated[
-        Path | None, typer.Option(help="--adaptive: stop once every checkpoint is decided against this run")
+        str | None,
+        typer.Option(
+            help="--adaptive: stop each checkpoint once decided against this run (a folder of task runs), "
+            "or 'best': against the best checkpoint so far (the default without --target-ci)"
+        ),
     ] = None,
     delta: Annotated[float, typer.Option(min=0.0, help="--decide-vs: the difference that counts")] = 0.0,
     adaptive_round: Annotated[int, typer.Option("--round", min=1, help="--adaptive: questions a round")] = 20,
@@ -276,9 +280,9 @@ def sweep(
     previous = signal.signal(signal.SIGTERM, on_sigterm)
     try:
         if adaptive:
-            from jurist.decide import AdaptiveSettings, run_adaptive_sweep
+            from jurist.decide import run_adaptive_sweep, sweep_settings
 
-            rule = AdaptiveSettings(target_ci, decide_vs, delta, 0.95, adaptive_round, adaptive_seed)
+            rule = sweep_settings(target_ci, decide_vs, delta, adaptive_round, adaptive_seed)
             result = run_adaptive_sweep(
                 plan, rule, lambda p: run_sweep(p, ray_address=ray, plots=plots, warm_swap=warm_swap)
             )

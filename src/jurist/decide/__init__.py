@@ -11,7 +11,7 @@ from jurist import lazy_face
 
 if TYPE_CHECKING:
     from jurist.decide.adaptive import AdaptiveSettings, run_adaptive
-    from jurist.decide.adaptive_sweep import run_adaptive_sweep
+    from jurist.decide.adaptive_sweep import run_adaptive_sweep, sweep_settings
     from jurist.decide.compare import CompareSettings, check_same, compare_sides, compare_task, decide
     from jurist.decide.gate import GATE_FAILED, GatePolicy, check_gate, read_policy
     from jurist.decide.gating import gate_directories
@@ -29,6 +29,7 @@ _HOMES = {
     "AdaptiveSettings": "adaptive",
     "run_adaptive": "adaptive",
     "run_adaptive_sweep": "adaptive_sweep",
+    "sweep_settings": "adaptive_sweep",
     "CompareSettings": "compare",
     "check_same": "compare",
     "compare_sides": "compare",
@@ -56,6 +57,7 @@ __all__ = [
     "AdaptiveSettings",
     "run_adaptive",
     "run_adaptive_sweep",
+    "sweep_settings",
     "GATE_FAILED",
     "CompareSettings",
     "GatePolicy",

@@ -27,7 +27,8 @@ SCHEMA = "jurist.adaptive/1"
 
 @dataclass(frozen=True)
 class AdaptiveSettings:
-    """When to stop: the interval's width (task units), or a decision against a reference run."""
+    """When to stop: the interval's width (task units), a decision against a reference run, or (a sweep's
+    ``--decide-vs best``) a decision against the best checkpoint so far."""
 
     target_ci: float | None = None
     decide_vs: Path | None = None
@@ -35,19 +36,27 @@ class AdaptiveSettings:
     level: float = 0.95
     round_size: int = 20
     seed: int = 0
+    versus_best: bool = False
 
     def record(self) -> dict[str, Any]:
         """The rule as adaptive.json keeps it."""
-        return dataclasses.asdict(self) | {"decide_vs": str(self.decide_vs) if self.decide_vs else None}
+        fields = dataclasses.asdict(self)
+        best = fields.pop("versus_best")
+        return fields | {"decide_vs": "best" if best else str(self.decide_vs) if self.decide_vs else None}
 
     def check(self) -> None:
+        named_best = (
+            self.decide_vs is not None and str(self.decide_vs) == "best" and not self.decide_vs.is_dir()
+        )
+        if self.versus_best or named_best:
+            raise JuristError("--decide-vs best races the checkpoints of a sweep (jurist sweep --adaptive)")
         self.check_rule()
         if self.decide_vs is not None and not (self.decide_vs / "run.json").is_file():
             raise JuristError(f"--decide-vs: {self.decide_vs} is not a run directory (no run.json)")
 
     def check_rule(self) -> None:
         """One stopping rule, with sensible values (a sweep's --decide-vs may be a folder of task runs)."""
-        if (self.target_ci is None) == (self.decide_vs is None):
+        if (self.target_ci is not None) + (self.decide_vs is not None) + self.versus_best != 1:
             raise JuristError("--adaptive needs one stopping rule: --target-ci W or --decide-vs RUN")
         if self.target_ci is not None and self.target_ci <= 0:
             raise JuristError(f"--target-ci: {self.target_ci} is not a positive width")

@@ -49,6 +49,9 @@ class SweepPlan:
     slots: tuple[GpuSlot, ...] = (None,)
     samples: dict[str, int] = field(default_factory=dict)  # --samples per task (absent: the benchmark's)
     limits: dict[str, int] = field(default_factory=dict)  # --limit: questions per task (absent: all)
+    # --adaptive: questions of one checkpoint's task (checkpoint -> task -> n), over ``limits``; a task's
+    # ``limits`` entry is then the largest of them (the baseline's answers cover every prefix)
+    run_limits: dict[str, dict[str, int]] = field(default_factory=dict)
     limit_sample: Literal["first", "stratified", "shuffled"] = "first"  # which questions a limit keeps
     limit_seed: int = 0  # --adaptive's order (a shuffled limit)
     judges: tuple[str, ...] = ()  # every judge the sweep names (for the checks and sweep.json)
@@ -101,6 +104,11 @@ class SweepPlan:
         if alias is None:
             return self.baselines.get(task)
         return str(self.baseline_dir(task) / "answers" / f"{alias}.jsonl")
+
+    def limit_of(self, task: str, checkpoint: Checkpoint | None = None) -> int | None:
+        """The questions one checkpoint's task (or, without one, the task's baseline) is limited to."""
+        own = self.run_limits.get(checkpoint.name, {}) if checkpoint is not None else {}
+        return own.get(task, self.limits.get(task))
 
     def run_dir(self, checkpoint: Checkpoint, task: str, root: Path | None = None) -> Path:
         """Where one checkpoint's task runs: ``SWEEP_DIR/<checkpoint>/<task>`` (or under ``root``)."""
@@ -197,12 +205,12 @@ def write_models_file(plan: SweepPlan, path: Path | None = None) -> Path:
     return path
 
 
-def _base_config(plan: SweepPlan, task: str, out: Path) -> RunConfig:
+def _base_config(plan: SweepPlan, task: str, out: Path, checkpoint: Checkpoint | None = None) -> RunConfig:
     config = RunConfig(
         bench=task,
         bench_options=dict(plan.task_options.get(task, {})),
         out=out,
-        limit=plan.limits.get(task),
+        limit=plan.limit_of(task, checkpoint),
         limit_sample=plan.limit_sample,
         limit_seed=plan.limit_seed,
         samples=plan.samples.get(task),
@@ -222,7 +230,7 @@ def generation_config(
     plan: SweepPlan, checkpoint: Checkpoint, task: str, root: Path | None = None
 ) -> RunConfig:
     """One task's answers for one checkpoint (its server, in its slot): nothing judged."""
-    config = _base_config(plan, task, plan.run_dir(checkpoint, task, root))
+    config = _base_config(plan, task, plan.run_dir(checkpoint, task, root), checkpoint)
     return dataclasses.replace(
         config,
         models_file=(root or plan.out) / MODELS_FILE,
@@ -234,7 +242,7 @@ def generation_config(
 
 def judging_config(plan: SweepPlan, checkpoint: Checkpoint, task: str) -> RunConfig:
     """One task's judging and scoring for one checkpoint: the answers on disk, the judges' limit."""
-    config = _base_config(plan, task, plan.run_dir(checkpoint, task))
+    config = _base_config(plan, task, plan.run_dir(checkpoint, task), checkpoint)
     return dataclasses.replace(
         config,
         models_file=plan.models_file,
