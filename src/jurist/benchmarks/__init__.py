@@ -41,7 +41,12 @@ if TYPE_CHECKING:
         unswap,
     )
     from jurist.benchmarks.presets import JudgePreset, judge_preset, reference_sampling
-    from jurist.benchmarks.registry import benchmark_card, benchmark_names, load_benchmark
+    from jurist.benchmarks.registry import (
+        benchmark_card,
+        benchmark_names,
+        benchmark_provider,
+        load_benchmark,
+    )
 
 _HOMES = {
     "OfficialLC": "alpaca_eval",
@@ -82,6 +87,7 @@ _HOMES = {
     "reference_sampling": "presets",
     "benchmark_card": "registry",
     "benchmark_names": "registry",
+    "benchmark_provider": "registry",
     "load_benchmark": "registry",
 }
 
@@ -107,6 +113,7 @@ __all__ = [
     "baseline_from",
     "benchmark_card",
     "benchmark_names",
+    "benchmark_provider",
     "card_record",
     "default_baseline",
     "field_error",

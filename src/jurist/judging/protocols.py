@@ -97,6 +97,9 @@ class JudgeProtocol:
     """Read verdicts with this regex as Arena-Hard-Local does (:func:`upstream_local.read_verdict`)."""
     drops_invalid_game: bool = False
     """A game without a verdict costs only itself (Arena-Hard v0.1), not its question's other game."""
+    by_category: bool = False
+    """Judge each question category with upstream's system prompt for it (:func:`protocol_set`); not
+    hashed: each category's protocol has its own texts."""
 
     def shown(self, question: str, answer_a: str, answer_b: str) -> tuple[str, str, str]:
         """The question and answers as the judge sees them: verdict labels inside them neutralised."""
@@ -179,6 +182,11 @@ def arena_hard_protocol(category: str = upstream.DEFAULT_CATEGORY, name: str = "
     )
 
 
+def arena_hard_by_category_protocol() -> JudgeProtocol:
+    """ "arena-hard": upstream's default judge, each category's own system prompt where it has one."""
+    return replace(arena_hard_protocol(), by_category=True)
+
+
 def arena_hard_creative_protocol() -> JudgeProtocol:
     """Upstream's creative-writing judge (no "write your own answer first" step), for every question."""
     return arena_hard_protocol("creative_writing", "arena-hard-creative")
@@ -246,7 +254,7 @@ UPSTREAM = ("arena-hard", "arena-hard-creative")
 """Protocols whose texts are upstream's, loaded at run time."""
 
 PROTOCOLS = {
-    "arena-hard": arena_hard_protocol,
+    "arena-hard": arena_hard_by_category_protocol,
     "arena-hard-creative": arena_hard_creative_protocol,
     "arena-hard-local": arena_hard_local_protocol,
     "jurist-pairwise": jurist_pairwise_protocol,
@@ -368,11 +376,12 @@ def protocol_set(
 ) -> tuple[JudgeProtocol, dict[str, JudgeProtocol]]:
     """The protocol of :func:`protocol_for`, plus the protocols some question categories use instead.
 
-    "arena-hard" (upstream's prompts, no prompt file) judges each category with upstream's system prompt
-    for it (``JUDGE_SETTINGS``: creative_writing has its own); every other choice is one protocol for all.
+    A protocol judged ``by_category`` ("arena-hard": upstream's prompts, no prompt file) judges each category
+    with upstream's system prompt for it (``JUDGE_SETTINGS``: creative_writing has its own); every other
+    choice is one protocol for all.
     """
     protocol = protocol_for(name, judge, prompt_file, default)
-    if protocol.name != "arena-hard":
+    if not protocol.by_category:
         return protocol, {}
     settings = upstream.load_arena_hard_settings()
     by_category = {
