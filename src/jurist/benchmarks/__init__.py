@@ -14,9 +14,9 @@ if TYPE_CHECKING:
     from jurist.benchmarks.answers_file import read_answers_file, with_answers_file
     from jurist.benchmarks.arena_hard import default_baseline
     from jurist.benchmarks.arena_hard_named import official_arena_scoring
-    from jurist.benchmarks.base import Benchmark, Question, shuffled_order
+    from jurist.benchmarks.base import Benchmark, BenchmarkOptions, Question, shuffled_order, take_options
     from jurist.benchmarks.baseline_file import baseline_from
-    from jurist.benchmarks.catalog import BenchmarkCard, card_record, kind_of
+    from jurist.benchmarks.catalog import BenchmarkCard, Found, Need, card_record, kind_of, package_file
     from jurist.benchmarks.judgebench import (
         BASELINE,
         CANDIDATE,
@@ -57,11 +57,16 @@ _HOMES = {
     "default_baseline": "arena_hard",
     "official_arena_scoring": "arena_hard_named",
     "Benchmark": "base",
+    "BenchmarkOptions": "base",
     "Question": "base",
     "shuffled_order": "base",
+    "take_options": "base",
     "BenchmarkCard": "catalog",
+    "Found": "catalog",
+    "Need": "catalog",
     "card_record": "catalog",
     "kind_of": "catalog",
+    "package_file": "catalog",
     "baseline_from": "baseline_file",
     "BASELINE": "judgebench",
     "CANDIDATE": "judgebench",
@@ -99,6 +104,9 @@ __all__ = [
     "BASELINE",
     "Benchmark",
     "BenchmarkCard",
+    "BenchmarkOptions",
+    "Found",
+    "Need",
     "CANDIDATE",
     "Decision",
     "Group",
@@ -123,6 +131,7 @@ __all__ = [
     "normalize_decision",
     "official_arena_scoring",
     "official_lc_for",
+    "package_file",
     "pair_from_record",
     "pair_of",
     "question_uid",
@@ -133,6 +142,7 @@ __all__ = [
     "score_games",
     "score_row",
     "source_group",
+    "take_options",
     "unswap",
     "with_answers_file",
 ]
