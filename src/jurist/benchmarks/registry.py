@@ -104,10 +104,11 @@ def _factory(name: str) -> BenchmarkFactory | None:
     if found is None:
         return None
     module, attribute, plugin = found
-    factory = getattr(_module(module, plugin), attribute or "benchmark", None)
+    loaded = _module(module, plugin)
     if plugin is None:
-        built: BenchmarkFactory = factory
+        built: BenchmarkFactory = getattr(loaded, attribute or "benchmark")
         return built
+    factory = getattr(loaded, attribute or "benchmark", None)
     if not callable(factory):
         raise JuristError(f"plugin {plugin.where}: {attribute or 'benchmark'!r} is not a benchmark factory")
     return _checked(factory, plugin)

@@ -35,12 +35,11 @@ def catalog() -> list[dict[str, Any]]:
 
     records: list[dict[str, Any]] = []
     for name in benchmark_names():
+        broken: str | None = None
         try:
             card = benchmark_card(name)
         except JuristError as exc:  # a broken plugin is listed with its one line, the rest as ever
             card, broken = None, str(exc)
-        else:
-            broken = None
         if card is None:
             records.append(
                 {

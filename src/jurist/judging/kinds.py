@@ -150,14 +150,16 @@ def judge_kind_provider(name: str) -> str | None:
 def _factory(name: str) -> JudgeKindFactory:
     if name in _registered:
         return _registered[name]
-    factory = getattr(_kind_module(name), "judge_kind", None)
+    module = _kind_module(name)
     if name in _BUILTIN:
-        built: JudgeKindFactory = factory
+        built: JudgeKindFactory = module.judge_kind
         return built
+    factory = getattr(module, "judge_kind", None)
     plugin = _plugin(name)
     if not callable(factory):
-        module = plugin.entry_point.module
-        raise JuristError(f"plugin {plugin.where}: no judge_kind(setup) factory in {module}")
+        raise JuristError(
+            f"plugin {plugin.where}: no judge_kind(setup) factory in {plugin.entry_point.module}"
+        )
     return _checked(factory, plugin)
 
 
