@@ -133,6 +133,25 @@ def test_a_broken_benchmark_plugin_is_one_line_naming_its_distribution_and_entry
     assert "returned str, not a Benchmark" in one_line(wrong)
 
 
+def test_a_package_whose_entry_points_cannot_be_read_is_left_out_in_one_logged_line(
+    site: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(Not in the shared folder: other libraries, pydantic's plugin loader among them, fail on such a
+    package whatever jurist does.)"""
+    garbled = (
+        site.parent / "garbled" / "garbled_plugin-0.1.dist-info"
+    )  # an entry_points.txt importlib cannot parse
+    garbled.mkdir(parents=True)
+    (garbled / "METADATA").write_text("Metadata-Version: 2.1\nName: garbled-plugin\nVersion: 0.1\n")
+    (garbled / "entry_points.txt").write_text("[jurist.benchmarks]\nno equals sign here\n")
+    monkeypatch.syspath_prepend(str(garbled.parent))
+    forget_plugins()
+    with caplog.at_level("WARNING", logger="jurist.plugins"):
+        assert "toy-plugin" in benchmark_names()  # the other packages' plugins are found as ever
+    (record,) = [r for r in caplog.records if "garbled-plugin" in r.getMessage()]
+    assert "\n" not in record.getMessage() and "its plugins are left out" in record.getMessage()
+
+
 def test_building_in_names_reads_no_package_metadata(site: Path) -> None:
     """``jurist --help`` builds every command's help (``--bench`` names the benchmarks), and a built-in
     benchmark or judge kind is found without reading any installed package's metadata."""

@@ -10,6 +10,8 @@ said in one line naming the distribution and the entry point (:meth:`Plugin.fail
 from __future__ import annotations
 
 import functools
+import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from jurist.errors import JuristError
 
 if TYPE_CHECKING:
-    from importlib.metadata import EntryPoint  # imported when a group is read: ``jurist --help`` never
+    from importlib.metadata import Distribution, EntryPoint  # imported when a group is read, never at start
 
 
 @dataclass(frozen=True)
@@ -61,27 +63,43 @@ class Plugin:
             raise self.failure("loading", exc) from None
 
 
-def _plugin(point: EntryPoint) -> Plugin:
-    dist = getattr(point, "dist", None)
-    if dist is None:
-        return Plugin(point, None, None)
+def _name(dist: Distribution) -> str | None:
     try:
         name = dist.metadata["Name"]
     except (KeyError, OSError):
-        name = None
-    return Plugin(point, name or getattr(dist, "name", None), getattr(dist, "version", None))
+        return None
+    return str(name) if name else None
 
 
 @functools.cache
 def plugins(group: str) -> Mapping[str, Plugin]:
     """Entry-point name -> its plugin, for every installed distribution declaring ``group``; where two
-    declare one name, the first on ``sys.path`` is used (as Python itself would import it)."""
-    from importlib.metadata import entry_points
+    distributions of one name are on ``sys.path``, or two declare one entry-point name, the first is used
+    (as Python would import it). A distribution whose entry points cannot be read is left out, said in one
+    logged line naming it."""
+    from importlib.metadata import distributions
 
     found: dict[str, Plugin] = {}
-    for point in entry_points(group=group):
-        if point.name not in found:
-            found[point.name] = _plugin(point)
+    seen: set[str] = set()
+    for dist in distributions():
+        name = _name(dist)
+        key = re.sub(r"[-_.]+", "-", name).lower() if name else None
+        if key is not None and key in seen:
+            continue
+        if key is not None:
+            seen.add(key)
+        try:
+            points = [point for point in dist.entry_points if point.group == group]
+        except Exception as exc:  # a malformed entry_points.txt: that package's fault, not the others'
+            logging.getLogger(__name__).warning(
+                "the entry points of %s cannot be read (%s: %s); its plugins are left out",
+                name or "a distribution without a name",
+                type(exc).__name__,
+                exc,
+            )
+            continue
+        for point in points:
+            found.setdefault(point.name, Plugin(point, name, getattr(dist, "version", None)))
     return MappingProxyType(found)
 
 
