@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 from importlib.resources import files
 
-from jurist_plain_language.grader import PROTOCOL, build_grader, packaged_prompt
-
 from jurist.benchmarks import (
     Benchmark,
     BenchmarkCard,
@@ -23,6 +21,7 @@ from jurist.benchmarks import (
     take_options,
 )
 from jurist.judging import JudgePromptSource
+from jurist_plain_language.grader import PROTOCOL, build_grader, packaged_prompt
 
 NAME = "plain-language"
 PACKAGE = "jurist_plain_language"
