@@ -15,7 +15,8 @@ How the environment is made, and why it proves what it should:
 So ``jurist run --bench plain-language`` can only find the benchmark as any installed plugin is found: by
 importlib.metadata reading that distribution's entry points. Then against the mock server, with a grader
 whose verdicts follow a rule on the criterion: ``jurist run`` (the score is the one the rule implies),
-``jurist show`` (the same row), a second run (nothing sent), ``jurist view`` (the static page),
+``jurist show`` (the same row), a second run (nothing sent), ``--judge-prompt`` in place of the package's
+prompt, ``jurist view`` (the static page),
 ``jurist list`` (the plugin and its package) and the judge card.
 """
 
@@ -143,8 +144,19 @@ def test_the_example_plugin_installed_by_pip_runs_shows_views_and_lists(tmp_path
     server.start()
     try:
         write_models_file(tmp_path / "m.yaml", server.base_url, {"m": {}, "g": {}})
-        args = ["run", "--bench", "plain-language", "--model", "m", "--judge", "g", "--models-file", "m.yaml"]
-        args += ["--out", "run", "--format", "json", "--no-progress", "--no-check", "--judge-card", "10"]
+        common = [
+            "run",
+            "--bench",
+            "plain-language",
+            "--model",
+            "m",
+            "--judge",
+            "g",
+            "--models-file",
+            "m.yaml",
+        ]
+        common += ["--format", "json", "--no-progress", "--no-check"]
+        args = [*common, "--out", "run", "--judge-card", "10"]
         first = jurist(*args)
         assert first.returncode == 0, first.stderr
         (row,) = json.loads(first.stdout)
@@ -159,6 +171,14 @@ def test_the_example_plugin_installed_by_pip_runs_shows_views_and_lists(tmp_path
         sent = server.stats.requests
         again = jurist(*args)
         assert again.returncode == 0 and server.stats.requests == sent, again.stderr  # all found on disk
+        packaged = (EXAMPLE / "src" / "jurist_plain_language" / "grader_prompt.txt").read_text(
+            encoding="utf-8"
+        )
+        (tmp_path / "mine.txt").write_text(packaged.replace("Judge only this criterion.", "Be brief."))
+        custom = jurist(*common, "--out", "run-mine", "--judge-prompt", "mine.txt")
+        assert custom.returncode == 0, custom.stderr  # --judge-prompt replaces the plugin's own prompt
+        regraded = [b for b in server.stats.bodies if b["model"] == "g"][len(graded) :]
+        assert regraded and all("Be brief." in b["messages"][0]["content"] for b in regraded)
     finally:
         server.stop()
 
