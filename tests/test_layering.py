@@ -21,14 +21,15 @@ ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "redact": set(),
     "ratings": set(),  # pure statistics: arrays in, numbers out
+    "plugins": {"errors"},  # installed packages' entry points, read by the registries
     "tokens": {"errors"},
     "prices": {"errors", "tokens"},
     "config": {"errors", "prices", "redact"},
     "store": {"errors", "redact"},
     "rules": {"errors"},
     "engine": {"config", "errors", "prices", "redact", "tokens"},  # the only code that talks to models
-    "judging": {"config", "engine", "errors", "rules", "store"},  # no benchmark module
-    "benchmarks": {"config", "errors", "judging", "ratings", "rules", "store", "tokens"},
+    "judging": {"config", "engine", "errors", "plugins", "rules", "store"},  # no benchmark module
+    "benchmarks": {"config", "errors", "judging", "plugins", "ratings", "rules", "store", "tokens"},
     "scoring": {"benchmarks", "errors", "judging", "ratings", "rules", "store", "tokens"},
     "report": {"benchmarks", "errors", "scoring"},
     "audit": {"config", "engine", "errors", "judging", "ratings", "rules", "store"},  # the judge card

@@ -16,7 +16,8 @@ import pytest
 from conftest import write_models_file
 from jurist.config import ModelSpec
 from jurist.errors import InputError
-from jurist.judging.protocols import load_judge_prompt, protocol_for
+from jurist.judging.prompt_file import load_judge_prompt
+from jurist.judging.protocols import protocol_for
 from jurist.judging.verdict import (
     neutralize_labels,
     parse_digit_verdict,

@@ -24,14 +24,8 @@ from jurist.errors import InputError, JuristError
 from jurist.judging.base import CacheMode, JudgeItem, PartialJudgment
 from jurist.judging.python_strings import read_python_strings
 from jurist.judging.rubric import RubricJudge
-from jurist.judging.rubric_prompts import (
-    HealthBenchGrader,
-    WritingBenchGrader,
-    read_criteria_met,
-    read_criteria_met_ef,
-    read_score,
-    rubric_grader,
-)
+from jurist.judging.rubric_prompts import HealthBenchGrader, WritingBenchGrader, rubric_grader
+from jurist.judging.rubric_readers import read_criteria_met, read_criteria_met_ef, read_score
 
 # -- test prompts: clearly fake texts with upstream's placeholders (the mechanics, not upstream's wording) ---
 FAKE_HB_TEMPLATE = (

@@ -14,9 +14,9 @@ if TYPE_CHECKING:
     from jurist.benchmarks.answers_file import read_answers_file, with_answers_file
     from jurist.benchmarks.arena_hard import default_baseline
     from jurist.benchmarks.arena_hard_named import official_arena_scoring
-    from jurist.benchmarks.base import Benchmark, Question, shuffled_order
+    from jurist.benchmarks.base import Benchmark, BenchmarkOptions, Question, shuffled_order, take_options
     from jurist.benchmarks.baseline_file import baseline_from
-    from jurist.benchmarks.catalog import BenchmarkCard, card_record, kind_of
+    from jurist.benchmarks.catalog import BenchmarkCard, Found, Need, card_record, kind_of, package_file
     from jurist.benchmarks.judgebench import (
         BASELINE,
         CANDIDATE,
@@ -41,7 +41,12 @@ if TYPE_CHECKING:
         unswap,
     )
     from jurist.benchmarks.presets import JudgePreset, judge_preset, reference_sampling
-    from jurist.benchmarks.registry import benchmark_card, benchmark_names, load_benchmark
+    from jurist.benchmarks.registry import (
+        benchmark_card,
+        benchmark_names,
+        benchmark_provider,
+        load_benchmark,
+    )
 
 _HOMES = {
     "OfficialLC": "alpaca_eval",
@@ -52,11 +57,16 @@ _HOMES = {
     "default_baseline": "arena_hard",
     "official_arena_scoring": "arena_hard_named",
     "Benchmark": "base",
+    "BenchmarkOptions": "base",
     "Question": "base",
     "shuffled_order": "base",
+    "take_options": "base",
     "BenchmarkCard": "catalog",
+    "Found": "catalog",
+    "Need": "catalog",
     "card_record": "catalog",
     "kind_of": "catalog",
+    "package_file": "catalog",
     "baseline_from": "baseline_file",
     "BASELINE": "judgebench",
     "CANDIDATE": "judgebench",
@@ -82,6 +92,7 @@ _HOMES = {
     "reference_sampling": "presets",
     "benchmark_card": "registry",
     "benchmark_names": "registry",
+    "benchmark_provider": "registry",
     "load_benchmark": "registry",
 }
 
@@ -93,6 +104,9 @@ __all__ = [
     "BASELINE",
     "Benchmark",
     "BenchmarkCard",
+    "BenchmarkOptions",
+    "Found",
+    "Need",
     "CANDIDATE",
     "Decision",
     "Group",
@@ -107,6 +121,7 @@ __all__ = [
     "baseline_from",
     "benchmark_card",
     "benchmark_names",
+    "benchmark_provider",
     "card_record",
     "default_baseline",
     "field_error",
@@ -116,6 +131,7 @@ __all__ = [
     "normalize_decision",
     "official_arena_scoring",
     "official_lc_for",
+    "package_file",
     "pair_from_record",
     "pair_of",
     "question_uid",
@@ -126,6 +142,7 @@ __all__ = [
     "score_games",
     "score_row",
     "source_group",
+    "take_options",
     "unswap",
     "with_answers_file",
 ]

@@ -131,7 +131,7 @@ def data_dir_file(*relatives: str) -> Found | None:
 
 
 def package_file(package: str, relative: str) -> Found | None:
-    """A file shipped in jurist's package."""
+    """A file shipped in an installed package (jurist's, or a plugin's)."""
     from importlib.resources import files
 
     path = files(package).joinpath(relative)

@@ -1,8 +1,9 @@
 """Benchmark names -> the modules that build them; a path to a question file still works.
 
 Built-in benchmarks are imported only when named, so ``jurist --help`` (which names them all) does not load
-their data code, nor even :mod:`jurist.benchmarks.base`. ``register`` adds a benchmark from outside the
-package (a plugin, or a test) without touching the runner.
+their data code, nor even :mod:`jurist.benchmarks.base`. An installed package adds benchmarks through the
+``jurist.benchmarks`` entry-point group (:mod:`jurist.plugins`), read only for a name that is not built in
+and for listing; ``register`` adds one at run time (a test) without touching the runner.
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from jurist.errors import JuristError, did_you_mean
+from jurist.plugins import Plugin, plugin_named, plugins
 
 if TYPE_CHECKING:
     from jurist.benchmarks.base import Benchmark, BenchmarkOptions
@@ -35,6 +37,9 @@ _BUILTIN: dict[str, str] = {
     "lmarena-100k": "jurist.benchmarks.lmarena:benchmark_100k",
     "lmarena-140k": "jurist.benchmarks.lmarena:benchmark_140k",
 }
+ENTRY_POINTS = "jurist.benchmarks"
+"""The entry-point group of installed packages' benchmarks: ``NAME = "module[:factory]"``, read as a built-in
+is (the factory defaults to the module's ``benchmark``; ``catalog_card(name)`` beside it is its card)."""
 _registered: dict[str, BenchmarkFactory] = {}
 _registered_cards: dict[str, BenchmarkCard] = {}
 
@@ -52,19 +57,80 @@ def unregister(name: str) -> None:
     _registered_cards.pop(name, None)
 
 
-def benchmark_names() -> list[str]:
-    return sorted(set(_BUILTIN) | set(_registered))
+def benchmark_names(*, installed: bool = True) -> list[str]:
+    """Every name ``--bench`` takes; ``installed=False`` leaves out the installed plugins' (no metadata
+    read: the help text of every command is built at start-up)."""
+    names = set(_BUILTIN) | set(_registered)
+    if installed:
+        names |= set(plugins(ENTRY_POINTS))
+    return sorted(names)
+
+
+def benchmark_provider(name: str) -> str | None:
+    """The installed distribution that provides benchmark ``name`` (``jurist list``); None for jurist's
+    own and for those registered at run time."""
+    if name in _registered or name in _BUILTIN:
+        return None
+    plugin = plugin_named(ENTRY_POINTS, name)
+    return None if plugin is None else plugin.provider
+
+
+def _reference(name: str) -> tuple[str, str, Plugin | None] | None:
+    """Where benchmark ``name`` is built: its module, the factory's name there (empty: ``benchmark``), and
+    the plugin declaring it (None for a built-in, which is never looked up among the plugins)."""
+    builtin = _BUILTIN.get(name)
+    if builtin is not None:
+        module, _, attribute = builtin.partition(":")  # one module may serve several names
+        return module, attribute, None
+    plugin = plugin_named(ENTRY_POINTS, name)
+    if plugin is None:
+        return None
+    return plugin.entry_point.module, plugin.entry_point.attr or "", plugin
+
+
+def _module(module: str, plugin: Plugin | None) -> Any:
+    if plugin is None:
+        return importlib.import_module(module)
+    try:
+        return importlib.import_module(module)
+    except Exception as exc:  # a plugin's import error is its own: one line, never a traceback
+        raise plugin.failure("loading", exc) from None
 
 
 def _factory(name: str) -> BenchmarkFactory | None:
     if name in _registered:
         return _registered[name]
-    module = _BUILTIN.get(name)
-    if module is None:
+    found = _reference(name)
+    if found is None:
         return None
-    module, _, attribute = module.partition(":")  # one module may serve several names
-    factory: BenchmarkFactory = getattr(importlib.import_module(module), attribute or "benchmark")
-    return factory
+    module, attribute, plugin = found
+    loaded = _module(module, plugin)
+    if plugin is None:
+        built: BenchmarkFactory = getattr(loaded, attribute or "benchmark")
+        return built
+    factory = getattr(loaded, attribute or "benchmark", None)
+    if not callable(factory):
+        raise JuristError(f"plugin {plugin.where}: {attribute or 'benchmark'!r} is not a benchmark factory")
+    return _checked(factory, plugin)
+
+
+def _checked(factory: Callable[..., Any], plugin: Plugin) -> BenchmarkFactory:
+    """A plugin's factory whose own failures are one line naming the plugin (a JuristError it raises, on
+    an option it does not take, passes as it is)."""
+    from jurist.benchmarks.base import Benchmark
+
+    def build(options: BenchmarkOptions) -> Benchmark:
+        try:
+            bench = factory(options)
+        except JuristError:
+            raise
+        except Exception as exc:
+            raise plugin.failure(f"building benchmark {plugin.name!r}", exc) from None
+        if not isinstance(bench, Benchmark):
+            raise JuristError(f"plugin {plugin.where}: returned {type(bench).__name__}, not a Benchmark")
+        return bench
+
+    return build
 
 
 def benchmark_card(name: str) -> BenchmarkCard | None:
@@ -72,12 +138,20 @@ def benchmark_card(name: str) -> BenchmarkCard | None:
     ``catalog_card(name)`` of the module that builds it; None when it has none."""
     if name in _registered:
         return _registered_cards.get(name)
-    module = _BUILTIN.get(name)
-    if module is None:
+    found = _reference(name)
+    if found is None:
         return None
-    describe = getattr(importlib.import_module(module.partition(":")[0]), "catalog_card", None)
-    card: BenchmarkCard | None = describe(name) if callable(describe) else None
-    return card
+    module, _, plugin = found
+    describe = getattr(_module(module, plugin), "catalog_card", None)
+    if not callable(describe):
+        return None
+    if plugin is None:
+        card: BenchmarkCard | None = describe(name)
+        return card
+    try:
+        return describe(name)  # type: ignore[no-any-return]
+    except Exception as exc:
+        raise plugin.failure(f"describing benchmark {name!r}", exc) from None
 
 
 def load_benchmark(name_or_path: str, options: BenchmarkOptions | None = None) -> Benchmark:

@@ -18,22 +18,28 @@ from jurist.errors import JuristError
 
 
 def bench_help() -> str:
-    """``jurist run --bench``'s help: every registered name (so a new benchmark appears without edits)."""
+    """``jurist run --bench``'s help: every registered name (so a new benchmark appears without edits);
+    installed plugins' are left to ``jurist list`` (reading package metadata would slow every command)."""
     from jurist.benchmarks import benchmark_names
 
     return (
-        f"a benchmark name ({', '.join(benchmark_names())}; `jurist list` says which have their data here), "
-        "an Arena-Hard question.jsonl or an arena battles file"
+        f"a benchmark name ({', '.join(benchmark_names(installed=False))}, or an installed plugin's; "
+        "`jurist list` says which have their data here), an Arena-Hard question.jsonl or an arena battles "
+        "file"
     )
 
 
 def catalog() -> list[dict[str, Any]]:
     """One record per registered benchmark, in name order (a benchmark without a catalog card says so)."""
-    from jurist.benchmarks import benchmark_card, benchmark_names, card_record
+    from jurist.benchmarks import benchmark_card, benchmark_names, benchmark_provider, card_record
 
     records: list[dict[str, Any]] = []
     for name in benchmark_names():
-        card = benchmark_card(name)
+        broken: str | None = None
+        try:
+            card = benchmark_card(name)
+        except JuristError as exc:  # a broken plugin is listed with its one line, the rest as ever
+            card, broken = None, str(exc)
         if card is None:
             records.append(
                 {
@@ -41,12 +47,16 @@ def catalog() -> list[dict[str, Any]]:
                     "kind": None,
                     "default_samples": None,
                     "reference_judge": None,
-                    "about": "no catalog card: `jurist run --bench NAME --dry-run` shows what it needs",
+                    "about": broken
+                    or "no catalog card: `jurist run --bench NAME --dry-run` shows what it needs",
                     "needs": [],
                 }
             )
         else:
             records.append({**card_record(card), "name": name})  # the name it is registered under
+        provider = benchmark_provider(name)
+        if provider is not None:  # an installed plugin's: the package that provides it
+            records[-1]["package"] = provider
     return records
 
 
@@ -88,6 +98,8 @@ def _print_table(records: list[dict[str, Any]]) -> None:
     for name, need in missing:
         console.print(f"{name} {need['what']}: {need['get']}", markup=False)
     for r in records:
+        if r.get("package"):
+            console.print(f"{r['name']}: from the installed package {r['package']}", markup=False)
         if r["kind"] is None:
             console.print(f"{r['name']}: {r['about']}", markup=False)
         if r.get("reference_retired"):

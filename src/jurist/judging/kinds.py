@@ -6,7 +6,8 @@ imported only when named, so naming a kind costs nothing until a judge is built;
 outside the package (a plugin, or a test). Adding a judge kind = one module with a factory + one line in
 :data:`_BUILTIN` (or one ``register`` call), which also names the module holding the kind's judge-card
 probes: a dotted name the card (:mod:`jurist.audit`) imports when it probes, so this package never imports
-the card.
+the card. An installed package adds kinds through the ``jurist.judge_kinds`` entry-point group
+(:data:`ENTRY_POINTS`, read only for a name that is not built in and for listing).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from jurist.errors import JuristError
+from jurist.plugins import Plugin, plugin_named, plugins
 
 if TYPE_CHECKING:
     from jurist.config import ModelSpec
@@ -45,6 +47,11 @@ class JudgePromptSource:
     presets: Mapping[str, Any] = field(default_factory=dict)
     """The reference grader's sampling settings, sent where the judge's models-file entry leaves one unset
     (the rubric kind; the other kinds take theirs from the benchmark's reference judge)."""
+    grader: Callable[[Path | None, JudgePromptSource], Any] | None = field(default=None, compare=False)
+    """The rubric kind's grader where the benchmark brings its own (a plugin): called with
+    ``--judge-prompt FILE`` (or None) and this source, it returns a
+    :class:`~jurist.judging.rubric_prompts.RubricGrader`; None: the built-in grader the benchmark's
+    ``judge_protocol`` names."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,9 @@ _BUILTIN: dict[str, tuple[str, str]] = {
     "rubric": ("jurist.judging.rubric", "jurist.audit.rubric"),
 }
 """Kind name -> (module whose ``judge_kind`` factory builds it, module whose ``card_probes`` probes it)."""
+ENTRY_POINTS = "jurist.judge_kinds"
+"""The entry-point group of installed packages' judge kinds: ``NAME = "module"``, a module holding what a
+built-in kind's holds: ``judge_kind(setup)``, ``OUTCOME``, and (optional) ``card_probes(kind, context)``."""
 _registered: dict[str, JudgeKindFactory] = {}
 _registered_outcomes: dict[str, OutcomeKind] = {}
 _registered_probes: dict[str, str | None] = {}
@@ -95,12 +105,17 @@ def unregister(name: str) -> None:
 
 
 def judge_kind_probes(name: str) -> str | None:
-    """The module holding the judge-card probes of kind ``name`` (not imported here); None when the kind
-    declares none or is not in this registry."""
+    """The module holding the judge-card probes of kind ``name`` (not imported here, save a plugin's, whose
+    module says whether it has any); None when the kind declares none or is in no registry."""
     if name in _registered:
         return _registered_probes.get(name)
     builtin = _BUILTIN.get(name)
-    return None if builtin is None else builtin[1]
+    if builtin is not None:
+        return builtin[1]
+    plugin = plugin_named(ENTRY_POINTS, name)
+    if plugin is None:
+        return None
+    return plugin.entry_point.module if callable(getattr(_kind_module(name), "card_probes", None)) else None
 
 
 def judge_kind_outcome(name: str) -> OutcomeKind:
@@ -109,27 +124,78 @@ def judge_kind_outcome(name: str) -> OutcomeKind:
     an answers-only run still generates the baselines a later judging needs."""
     if name in _registered_outcomes:
         return _registered_outcomes[name]
-    outcome: OutcomeKind = _builtin_module(name).OUTCOME
-    return outcome
+    outcome = getattr(_kind_module(name), "OUTCOME", None)
+    if outcome not in ("battle", "point"):
+        raise JuristError(f"plugin {_plugin(name).where}: OUTCOME is {outcome!r}, not 'battle' or 'point'")
+    known: OutcomeKind = outcome
+    return known
 
 
-def judge_kind_names() -> list[str]:
-    return sorted(set(_BUILTIN) | set(_registered))
+def judge_kind_names(*, installed: bool = True) -> list[str]:
+    """Every kind name; ``installed=False`` leaves out the installed plugins' (no metadata read)."""
+    names = set(_BUILTIN) | set(_registered)
+    if installed:
+        names |= set(plugins(ENTRY_POINTS))
+    return sorted(names)
+
+
+def judge_kind_provider(name: str) -> str | None:
+    """The installed distribution that provides kind ``name``; None for jurist's own and registered ones."""
+    if name in _registered or name in _BUILTIN:
+        return None
+    plugin = plugin_named(ENTRY_POINTS, name)
+    return None if plugin is None else plugin.provider
 
 
 def _factory(name: str) -> JudgeKindFactory:
     if name in _registered:
         return _registered[name]
-    factory: JudgeKindFactory = _builtin_module(name).judge_kind
-    return factory
+    module = _kind_module(name)
+    if name in _BUILTIN:
+        built: JudgeKindFactory = module.judge_kind
+        return built
+    factory = getattr(module, "judge_kind", None)
+    plugin = _plugin(name)
+    if not callable(factory):
+        raise JuristError(
+            f"plugin {plugin.where}: no judge_kind(setup) factory in {plugin.entry_point.module}"
+        )
+    return _checked(factory, plugin)
 
 
-def _builtin_module(name: str) -> Any:
-    """The module of built-in kind ``name``, imported now; one line naming the known kinds if none."""
-    builtin = _BUILTIN.get(name)
-    if builtin is None:
+def _checked(factory: Callable[[JudgeKindSetup], Any], plugin: Plugin) -> JudgeKindFactory:
+    """A plugin's factory whose own failures are one line naming the plugin (its JuristErrors pass)."""
+
+    def build(setup: JudgeKindSetup) -> JudgeKind:
+        try:
+            kind: JudgeKind = factory(setup)
+        except JuristError:
+            raise
+        except Exception as exc:
+            raise plugin.failure(f"building judge kind {plugin.name!r}", exc) from None
+        return kind
+
+    return build
+
+
+def _plugin(name: str) -> Plugin:
+    plugin = plugin_named(ENTRY_POINTS, name)
+    if plugin is None:
         raise JuristError(f"unknown judge kind {name!r} (known: {', '.join(judge_kind_names())})")
-    return importlib.import_module(builtin[0])
+    return plugin
+
+
+def _kind_module(name: str) -> Any:
+    """The module of built-in or installed kind ``name``, imported now; one line naming the known kinds
+    if there is none, or naming the plugin if its module does not import."""
+    builtin = _BUILTIN.get(name)
+    if builtin is not None:
+        return importlib.import_module(builtin[0])
+    plugin = _plugin(name)
+    try:
+        return importlib.import_module(plugin.entry_point.module)
+    except Exception as exc:  # a plugin's import error is its own: one line, never a traceback
+        raise plugin.failure("loading", exc) from None
 
 
 def judge_kind_for(

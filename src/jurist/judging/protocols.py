@@ -20,11 +20,9 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from jurist.config import ModelSpec
-from jurist.errors import InputError
 from jurist.judging import upstream, upstream_local
+from jurist.judging.prompt_file import load_judge_prompt
 from jurist.judging.verdict import (
     LABELS,
     VERDICT_SCHEMA,
@@ -54,10 +52,7 @@ LOGPROB_MAX_TOKENS = 4
 # 20 is the most OpenAI accepts and vLLM's default cap; the five digits are normally all in it.
 LOGPROB_TOP = 20
 
-PLACEHOLDERS = ("{question}", "{answer_a}", "{answer_b}")
-_PLACEHOLDER = re.compile(r"\{(question|answer_a|answer_b)\}")
-# Near misses of a placeholder ({answer_c}, {questions}) that would silently stay in the prompt.
-_PLACEHOLDER_LIKE = re.compile(r"\{\s*(?:question|answer)[A-Za-z0-9_ ]*\}", re.IGNORECASE)
+_PLACEHOLDER = re.compile(r"\{(question|answer_a|answer_b)\}")  # PLACEHOLDERS, found in one pass
 
 
 _MIN_COPIED = 12  # characters: a line this long found verbatim in the instructions is a copy of them
@@ -97,6 +92,9 @@ class JudgeProtocol:
     """Read verdicts with this regex as Arena-Hard-Local does (:func:`upstream_local.read_verdict`)."""
     drops_invalid_game: bool = False
     """A game without a verdict costs only itself (Arena-Hard v0.1), not its question's other game."""
+    by_category: bool = False
+    """Judge each question category with upstream's system prompt for it (:func:`protocol_set`); not
+    hashed: each category's protocol has its own texts."""
 
     def shown(self, question: str, answer_a: str, answer_b: str) -> tuple[str, str, str]:
         """The question and answers as the judge sees them: verdict labels inside them neutralised."""
@@ -179,6 +177,11 @@ def arena_hard_protocol(category: str = upstream.DEFAULT_CATEGORY, name: str = "
     )
 
 
+def arena_hard_by_category_protocol() -> JudgeProtocol:
+    """ "arena-hard": upstream's default judge, each category's own system prompt where it has one."""
+    return replace(arena_hard_protocol(), by_category=True)
+
+
 def arena_hard_creative_protocol() -> JudgeProtocol:
     """Upstream's creative-writing judge (no "write your own answer first" step), for every question."""
     return arena_hard_protocol("creative_writing", "arena-hard-creative")
@@ -246,7 +249,7 @@ UPSTREAM = ("arena-hard", "arena-hard-creative")
 """Protocols whose texts are upstream's, loaded at run time."""
 
 PROTOCOLS = {
-    "arena-hard": arena_hard_protocol,
+    "arena-hard": arena_hard_by_category_protocol,
     "arena-hard-creative": arena_hard_creative_protocol,
     "arena-hard-local": arena_hard_local_protocol,
     "jurist-pairwise": jurist_pairwise_protocol,
@@ -255,86 +258,6 @@ PROTOCOLS = {
     "simple": simple_protocol,
     "logprob": logprob_protocol,
 }
-
-
-@dataclass(frozen=True)
-class JudgePrompt:
-    """A user-supplied system prompt, user template and (optionally) re-ask text."""
-
-    system: str
-    user: str
-    reask: str | None = None
-
-
-_SECTION = re.compile(r"^\[(system|user|reask)\]\s*$", re.IGNORECASE | re.MULTILINE)
-_PROMPT_KEYS = ("system", "user", "reask")
-
-
-def _sections_from_text(path: Path, text: str) -> dict[str, str]:
-    """``[system]``, ``[user]`` and ``[reask]`` header lines split a text file; with none, all is user."""
-    headers = list(_SECTION.finditer(text))
-    if not headers:
-        return {"user": text}
-    if text[: headers[0].start()].strip():
-        raise InputError(path, "line 1", "text before the first [system] / [user] / [reask] header")
-    sections: dict[str, str] = {}
-    for i, header in enumerate(headers):
-        key = header.group(1).lower()
-        if key in sections:
-            line = text.count("\n", 0, header.start()) + 1
-            raise InputError(path, f"line {line}", f"second [{key}] section")
-        end = headers[i + 1].start() if i + 1 < len(headers) else len(text)
-        sections[key] = text[header.end() : end].strip("\n")
-    return sections
-
-
-def _sections_from_yaml(path: Path, text: str) -> dict[str, str]:
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else ""
-        raise InputError(path, where, f"not valid YAML ({getattr(exc, 'problem', exc)})") from None
-    if not isinstance(data, dict):
-        raise InputError(path, "", "expected a mapping with keys system, user (and optionally reask)")
-    unknown = sorted(str(key) for key in data if key not in _PROMPT_KEYS)
-    if unknown:
-        raise InputError(path, f"key {unknown[0]!r}", "unknown key; expected system, user, reask")
-    for key, value in data.items():
-        if value is not None and not isinstance(value, str):
-            raise InputError(path, f"key {key!r}", "expected a string")
-    return {key: value for key, value in data.items() if value is not None}
-
-
-def load_judge_prompt(path: str | Path) -> JudgePrompt:
-    """Read and check a ``--judge-prompt`` file (YAML by suffix, else text with ``[system]``/``[user]``)."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "", "judge prompt file not found")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(path, "", f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    if path.suffix.lower() in (".yaml", ".yml", ".json"):
-        sections = _sections_from_yaml(path, text)
-    else:
-        sections = _sections_from_text(path, text)
-    user = sections.get("user", "")
-    if not user.strip():
-        raise InputError(path, "user template", "missing or empty; it must contain " + " ".join(PLACEHOLDERS))
-    system = sections.get("system", "")
-    for placeholder in PLACEHOLDERS:
-        if placeholder not in user:
-            hint = " (placeholders are filled in the user template only)" if placeholder in system else ""
-            raise InputError(path, "user template", f"missing placeholder {placeholder}{hint}")
-    for where, template in (("system prompt", system), ("user template", user)):
-        for match in _PLACEHOLDER_LIKE.finditer(template):
-            if match.group(0) not in PLACEHOLDERS:
-                raise InputError(
-                    path, where, f"unknown placeholder {match.group(0)}; use {', '.join(PLACEHOLDERS)}"
-                )
-    reask = (sections.get("reask") or "").strip() or None
-    return JudgePrompt(system.strip("\n"), user.strip("\n"), reask)
 
 
 def protocol_for(
@@ -368,11 +291,12 @@ def protocol_set(
 ) -> tuple[JudgeProtocol, dict[str, JudgeProtocol]]:
     """The protocol of :func:`protocol_for`, plus the protocols some question categories use instead.
 
-    "arena-hard" (upstream's prompts, no prompt file) judges each category with upstream's system prompt
-    for it (``JUDGE_SETTINGS``: creative_writing has its own); every other choice is one protocol for all.
+    A protocol judged ``by_category`` ("arena-hard": upstream's prompts, no prompt file) judges each category
+    with upstream's system prompt for it (``JUDGE_SETTINGS``: creative_writing has its own); every other
+    choice is one protocol for all.
     """
     protocol = protocol_for(name, judge, prompt_file, default)
-    if protocol.name != "arena-hard":
+    if not protocol.by_category:
         return protocol, {}
     settings = upstream.load_arena_hard_settings()
     by_category = {

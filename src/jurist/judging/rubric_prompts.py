@@ -15,11 +15,12 @@ Replies are read strictly and never evaluated: JSON with the fields the referenc
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -28,6 +29,7 @@ from jurist.errors import JuristError
 from jurist.judging.answer_cuts import writingbench_cut
 from jurist.judging.kinds import JudgePromptSource
 from jurist.judging.python_strings import read_python_strings
+from jurist.judging.rubric_readers import read_criteria_met, read_criteria_met_ef, read_score
 from jurist.rules.answers import visible_text
 from jurist.store.records import Question
 
@@ -36,9 +38,6 @@ READER_VERSION = 1
 
 CONVERSATION, RUBRIC_ITEM = "<<conversation>>", "<<rubric_item>>"
 _HB_FIELDS = re.compile(re.escape(CONVERSATION) + "|" + re.escape(RUBRIC_ITEM))
-_FENCE_START = re.compile(r"^```(?:json)?\s*")
-_FENCE_END = re.compile(r"\s*```$")
-_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 WB_FIELDS = ("query", "response", "criteria")
 
 HEALTHBENCH_REASK = (
@@ -49,67 +48,6 @@ WRITINGBENCH_REASK = (
     "Your reply could not be read. Reply with only a JSON object with two fields: "
     '"score" (an integer from 1 to 10) and "reason" (a string).'
 )
-
-
-def _unfenced(text: str) -> str:
-    """``text`` without a surrounding Markdown code fence (```json ... ```), trimmed."""
-    return _FENCE_END.sub("", _FENCE_START.sub("", text.strip())).strip()
-
-
-def _json_object(text: str, *, embedded: bool) -> dict[str, Any] | None:
-    """The JSON object ``text`` is (fences removed); with ``embedded``, else the outermost ``{...}`` in it."""
-    cleaned = _unfenced(text)
-    candidates = [cleaned]
-    if embedded:
-        match = _OBJECT.search(cleaned)
-        if match:
-            candidates.append(match.group(0))
-    for candidate in candidates:
-        try:
-            data = json.loads(candidate)
-        except ValueError:
-            continue
-        if isinstance(data, dict):
-            return data
-    return None
-
-
-def read_criteria_met(text: str) -> dict[str, Any] | None:
-    """simple-evals' reading: the reply (fences removed) is a JSON object whose ``criteria_met`` is a JSON
-    boolean; ``explanation`` is kept when it is a string."""
-    data = _json_object(text, embedded=False)
-    if data is None or not isinstance(data.get("criteria_met"), bool):
-        return None
-    explanation = data.get("explanation")
-    return {"met": data["criteria_met"], "explanation": explanation if isinstance(explanation, str) else None}
-
-
-def read_criteria_met_ef(text: str) -> dict[str, Any] | None:
-    """eval_framework's reading: also the outermost ``{...}`` inside prose; ``criteria_met`` may be the
-    strings true/yes/false/no; ``explanation`` must be a string."""
-    data = _json_object(text, embedded=True)
-    if data is None:
-        return None
-    met, explanation = data.get("criteria_met"), data.get("explanation")
-    if isinstance(met, str):
-        met = {"true": True, "yes": True, "false": False, "no": False}.get(met.lower())
-    if not isinstance(met, bool) or not isinstance(explanation, str):
-        return None
-    return {"met": met, "explanation": explanation}
-
-
-def read_score(text: str) -> dict[str, Any] | None:
-    """WritingBench's reading, stricter on type: a JSON object with an integer ``score`` in 1..10 (not
-    7.0, not "7", not true) and a string ``reason``."""
-    data = _json_object(text, embedded=False)
-    if data is None:
-        return None
-    score, reason = data.get("score"), data.get("reason")
-    if isinstance(score, bool) or not isinstance(score, int) or not 1 <= score <= 10:
-        return None
-    if not isinstance(reason, str):
-        return None
-    return {"score": score, "reason": reason}
 
 
 class RubricGrader(Protocol):
@@ -382,18 +320,31 @@ def writingbench_grader(prompt_file: Path | None, source: JudgePromptSource | No
     return WritingBenchGrader(texts["evaluate_system"], texts["evaluate_prompt"], origin, _presets(source))
 
 
-PROTOCOLS = ("healthbench", "healthbench-gpt-5.4", "healthbench-eval-framework", "writingbench")
+GraderFactory = Callable[[Path | None, JudgePromptSource | None], RubricGrader]
+"""Builds a grader from ``--judge-prompt FILE`` (or None) and the prompt its benchmark hands it."""
+
+GRADERS: Mapping[str, GraderFactory] = {
+    "healthbench": functools.partial(healthbench_grader, True),
+    "healthbench-gpt-5.4": lambda prompt_file, source: healthbench_grader(
+        True, prompt_file, source, "healthbench-gpt-5.4"
+    ),
+    "healthbench-eval-framework": functools.partial(healthbench_grader, False),
+    "writingbench": writingbench_grader,
+}
+"""jurist's own graders by protocol name (a benchmark's ``judge_protocol``); a benchmark with a grader of
+its own hands it in its prompt source (:attr:`JudgePromptSource.grader`)."""
+PROTOCOLS = tuple(GRADERS)
 
 
 def rubric_grader(
     protocol: str, prompt_file: Path | None = None, source: JudgePromptSource | None = None
 ) -> RubricGrader:
-    """The grader named ``protocol`` (a benchmark's ``judge_protocol``), reading the prompt its benchmark
-    hands it (``source``) or ``prompt_file``."""
-    if protocol in ("healthbench", "healthbench-eval-framework"):
-        return healthbench_grader(protocol == "healthbench", prompt_file, source)
-    if protocol == "healthbench-gpt-5.4":
-        return healthbench_grader(True, prompt_file, source, protocol)
-    if protocol == "writingbench":
-        return writingbench_grader(prompt_file, source)
-    raise JuristError(f"unknown rubric protocol {protocol!r} (known: {', '.join(PROTOCOLS)})")
+    """The grader of a benchmark's ``judge_protocol``: the one its prompt ``source`` brings, else jurist's
+    grader of that name, reading the prompt its benchmark hands it (``source``) or ``prompt_file``."""
+    if source is not None and source.grader is not None:
+        grader: RubricGrader = source.grader(prompt_file, source)
+        return grader
+    factory = GRADERS.get(protocol)
+    if factory is None:
+        raise JuristError(f"unknown rubric protocol {protocol!r} (known: {', '.join(PROTOCOLS)})")
+    return factory(prompt_file, source)

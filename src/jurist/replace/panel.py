@@ -20,7 +20,7 @@ from __future__ import annotations
 import csv
 import gzip
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,8 +30,6 @@ from jurist.errors import InputError, JuristError
 from jurist.store.line_index import answer_text
 from jurist.store.locations import DATA_DIR_ENV, data_dirs
 
-PANEL_BENCHES = ("alpaca-eval", "arena-hard-v0.1")
-"""The benchmarks with a replacement panel (:func:`load_panel`)."""
 ALPACA_ANNOTATOR = "weighted_alpaca_eval_gpt4_turbo"
 ALPACA_BASELINE = "gpt4_1106_preview"
 ARENA_V01 = "external/meltemi-ai__arena-hard-auto-english/data/arena-hard-v0.1"
@@ -59,6 +57,9 @@ class Panel:
     board: Mapping[str, float] = field(default_factory=dict)
     """Every row of the published leaderboard (model -> score): where an anchored score would rank."""
     notes: tuple[str, ...] = field(default_factory=tuple)
+    bench_options: Mapping[str, str] = field(default_factory=dict)
+    """The ``-B`` options the study's run of ``bench`` takes (AlpacaEval: ``lc=estimate``, as the study
+    compares raw preferences and needs no LC inputs, a download when absent)."""
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -161,6 +162,7 @@ def alpaca_panel(root: Path) -> Panel:
         "gpt-4-1106-preview",
         dict(published),
         tuple(notes),
+        {"lc": "estimate"},
     )
 
 
@@ -216,19 +218,38 @@ def arena_panel(answers_dir: Path, leaderboard: Path, baseline: str, bench: str)
     )
 
 
+def _alpaca_eval_panel(panel_dir: Path | None) -> Panel:
+    return alpaca_panel(panel_dir or find_shared("alpaca-eval"))
+
+
+def _arena_v01_panel(panel_dir: Path | None) -> Panel:
+    """Arena-Hard v0.1's: the shared data's 12 published models, or a ``--panel DIR`` in that layout."""
+    if panel_dir is None:
+        root = find_shared("arena-hard")
+        return arena_panel(
+            root / ARENA_V01, root / ARENA_V01_LEADERBOARD, ARENA_V01_BASELINE, "arena-hard-v0.1"
+        )
+    boards = sorted(panel_dir.glob("*.csv"))
+    if not boards:
+        raise JuristError(f"--panel {panel_dir}: no leaderboard CSV (model, score) in it")
+    return arena_panel(panel_dir, boards[0], ARENA_V01_BASELINE, "arena-hard-v0.1")
+
+
+PANELS: Mapping[str, Callable[[Path | None], Panel]] = {
+    "alpaca-eval": _alpaca_eval_panel,
+    "arena-hard-v0.1": _arena_v01_panel,
+}
+"""Benchmark -> its panel from ``--panel DIR`` (None: the shared data's)."""
+PANEL_BENCHES = tuple(PANELS)
+"""The benchmarks with a replacement panel (:func:`load_panel`)."""
+
+
 def load_panel(bench: str, panel_dir: Path | None) -> Panel:
     """The panel of ``bench``: ``panel_dir`` when given, else the shared data's."""
-    if bench == "alpaca-eval":
-        return alpaca_panel(panel_dir or find_shared("alpaca-eval"))
-    if bench == "arena-hard-v0.1":
-        if panel_dir is None:
-            root = find_shared("arena-hard")
-            return arena_panel(root / ARENA_V01, root / ARENA_V01_LEADERBOARD, ARENA_V01_BASELINE, bench)
-        boards = sorted(panel_dir.glob("*.csv"))
-        if not boards:
-            raise JuristError(f"--panel {panel_dir}: no leaderboard CSV (model, score) in it")
-        return arena_panel(panel_dir, boards[0], ARENA_V01_BASELINE, bench)
-    raise JuristError(
-        f"--bench {bench}: no replacement panel (alpaca-eval and arena-hard-v0.1 have one; "
-        "arena-hard-v2.0's published judgments are not stored)"
-    )
+    load = PANELS.get(bench)
+    if load is None:
+        raise JuristError(
+            f"--bench {bench}: no replacement panel (alpaca-eval and arena-hard-v0.1 have one; "
+            "arena-hard-v2.0's published judgments are not stored)"
+        )
+    return load(panel_dir)

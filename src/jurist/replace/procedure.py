@@ -68,8 +68,8 @@ def replace_judge(
     models = choose_models(panel, request.models)
     bench = study_benchmark(panel, models, request.items, request.seed)
     if dry_run:
-        return dry_study(request, bench, console), None
-    code = run_study(request, bench, console)
+        return dry_study(request, panel, bench, console), None
+    code = run_study(request, panel, bench, console)
     run_root = request.out / RUN_FOLDER
     scores = candidate_scores(run_root, request.judge)
     if not scores:

@@ -82,8 +82,7 @@ def choose_models(panel: Panel, wanted: Sequence[str]) -> tuple[str, ...]:
 def study_benchmark(panel: Panel, models: Sequence[str], items: int | None, seed: int) -> Benchmark:
     """The benchmark limited to the sample, the panel's ``models`` as its candidates with their published
     answers shipped (only where the panel holds an answer: a missing one is not judged)."""
-    # the study compares raw preferences: AlpacaEval's LC inputs (a download when absent) are not needed
-    bench = load_benchmark(panel.bench, {"lc": "estimate"} if panel.bench == "alpaca-eval" else {})
+    bench = load_benchmark(panel.bench, panel.bench_options)
     answered = [q for q in bench.questions if any(q.uid in panel.answers[m] for m in models)]
     if not answered:
         raise JuristError(f"the panel's answers name no question of {panel.bench}")
@@ -99,11 +98,12 @@ def study_benchmark(panel: Panel, models: Sequence[str], items: int | None, seed
     return dataclasses.replace(bench, shipped_answers=shipped, candidates=tuple(models), info=info)
 
 
-def study_config(request: StudyRequest) -> RunConfig:
-    """The run of the study: the candidate judge, no judge card (the study is the card), quiet scoring."""
+def study_config(request: StudyRequest, bench_options: Mapping[str, str]) -> RunConfig:
+    """The run of the study: the candidate judge, no judge card (the study is the card), quiet scoring;
+    ``bench_options``: the panel's (:attr:`Panel.bench_options`)."""
     return RunConfig(
         bench=request.bench,
-        bench_options={"lc": "estimate"} if request.bench == "alpaca-eval" else {},
+        bench_options=dict(bench_options),
         models_file=request.models_file,
         judges=[request.judge],
         model_strings=request.model_strings,
@@ -119,14 +119,14 @@ def study_config(request: StudyRequest) -> RunConfig:
     )
 
 
-def run_study(request: StudyRequest, bench: Benchmark, console: Console) -> int:
+def run_study(request: StudyRequest, panel: Panel, bench: Benchmark, console: Console) -> int:
     """Judge the sample (resuming whatever the run directory holds); the run's exit code. The run's own
     leaderboard table is not printed: the study prints its own."""
     from jurist.engine.client import RequestFailed
     from jurist.redact import mask
     from jurist.run import Pipeline, resolve
 
-    config = study_config(request)
+    config = study_config(request, panel.bench_options)
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             result = Pipeline(resolve(config, loaded=bench), console).run()
@@ -135,11 +135,11 @@ def run_study(request: StudyRequest, bench: Benchmark, console: Console) -> int:
     return result.exit_code
 
 
-def dry_study(request: StudyRequest, bench: Benchmark, console: Console) -> int:
+def dry_study(request: StudyRequest, panel: Panel, bench: Benchmark, console: Console) -> int:
     """``--dry-run``: the study's requests, tokens and dollars (nothing sent, nothing written)."""
     from jurist.run import dry_run
 
-    return dry_run(study_config(request), console, loaded=bench)
+    return dry_run(study_config(request, panel.bench_options), console, loaded=bench)
 
 
 def candidate_scores(run_root: Path, judge: str) -> dict[str, dict[str, float]]:
