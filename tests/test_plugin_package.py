@@ -9,8 +9,8 @@ How the environment is made, and why it proves what it should:
   does not read ``.pth`` files inside folders added that way, so the dev environment's own editable jurist
   is not what gets imported; the test checks which one is.
 * The venv's own pip (found through that line) installs the example with ``--no-deps --no-build-isolation
-  --no-index`` into the venv's site-packages: a real wheel (the example's build backend needs nothing),
-  its ``*.dist-info`` with ``entry_points.txt``, offline.
+  --no-index`` into the venv's site-packages: a real wheel, built by the dev environment's setuptools
+  (pinned in requirements.lock), its ``*.dist-info`` with ``entry_points.txt``, offline.
 
 So ``jurist run --bench plain-language`` can only find the benchmark as any installed plugin is found: by
 importlib.metadata reading that distribution's entry points. Then against the mock server, with a grader
