@@ -14,10 +14,9 @@ import pytest
 
 from arena_synth import SynthArena, build_arena, judged_battles, write_jsonl
 from jurist.benchmarks.lmarena import benchmark_file
-from jurist.interop.judgearena import import_judgearena, read_battles, read_elo_report
-from jurist.report.scores import print_scores
-from jurist.scoring.door import ScoreRequest, score_run_dir
-from jurist.scoring.placement import (
+from jurist.families import print_scores
+from jurist.families.door import ScoreRequest, score_run_dir
+from jurist.families.placement.fit import (
     PlacementSettings,
     fit_reports,
     is_arena_run,
@@ -25,6 +24,7 @@ from jurist.scoring.placement import (
     summary_rows,
     write_reports,
 )
+from jurist.interop.judgearena import import_judgearena, read_battles, read_elo_report
 from jurist.store.jsonl import rewrite_jsonl_atomic
 
 TRUE_EVALUATED = 1205.0
@@ -216,7 +216,7 @@ def test_name_clash_and_unplaceable_battles(battles: list[dict[str, Any]]) -> No
 def test_an_evaluated_model_that_won_every_judged_battle_is_flagged_not_placed_silently() -> None:
     """Issue 27: with every judged battle won, the evaluated model's rating has no finite estimate; the
     report, its summary row and the warnings say so, and its interval prints with the mark."""
-    from jurist.report.placement_table import summary_line
+    from jurist.families.placement.table import summary_line
 
     rng = np.random.default_rng(3)
     human = [

@@ -14,7 +14,14 @@ if TYPE_CHECKING:
     from jurist.benchmarks.answers_file import read_answers_file, with_answers_file
     from jurist.benchmarks.arena_hard import default_baseline
     from jurist.benchmarks.arena_hard_named import official_arena_scoring
-    from jurist.benchmarks.base import Benchmark, Question, shuffled_order
+    from jurist.benchmarks.base import (
+        Benchmark,
+        Question,
+        RubricSuite,
+        register_rubric_suite,
+        rubric_suite,
+        shuffled_order,
+    )
     from jurist.benchmarks.baseline_file import baseline_from
     from jurist.benchmarks.catalog import BenchmarkCard, card_record, kind_of
     from jurist.benchmarks.judgebench import (
@@ -53,6 +60,9 @@ _HOMES = {
     "official_arena_scoring": "arena_hard_named",
     "Benchmark": "base",
     "Question": "base",
+    "RubricSuite": "base",
+    "register_rubric_suite": "base",
+    "rubric_suite": "base",
     "shuffled_order": "base",
     "BenchmarkCard": "catalog",
     "card_record": "catalog",
@@ -104,6 +114,7 @@ __all__ = [
     "Pair",
     "Question",
     "ROW_FIELDS",
+    "RubricSuite",
     "baseline_from",
     "benchmark_card",
     "benchmark_names",
@@ -122,6 +133,8 @@ __all__ = [
     "read_answers_file",
     "read_jsonl_any",
     "reference_sampling",
+    "register_rubric_suite",
+    "rubric_suite",
     "score_decisions",
     "score_games",
     "score_row",

@@ -10,7 +10,7 @@ plus every human anchor battle, Bradley-Terry on the Elo scale with a bootstrap 
 Settings not in the battles (bootstrap rounds, seed, CI level, anchor) come from the run: a jurist run's
 run.json, a peer tool's elo_ratings.json, else JudgeArena's conventions (95% percentile interval, seed 0,
 100 rounds). The family around the fit (outcomes, calibration, documents) is
-:mod:`jurist.scoring.placement_family`.
+:mod:`jurist.families.placement.family`.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 
 from jurist.errors import JuristError
+from jurist.families.placement.arena_battles import HARD_PREF
+from jurist.families.runaway import RUNAWAY_FIELDS, mark_runaways
 from jurist.ratings.placement import place_models, rank_by_ci, rank_by_rating
-from jurist.scoring.arena_battles import HARD_PREF
 from jurist.scoring.common import r
-from jurist.scoring.runaway import RUNAWAY_FIELDS, mark_runaways
 
 Battle = dict[str, Any]
 
@@ -249,8 +249,8 @@ def settings_for(
     """The fit settings of a run folder, then ``overrides`` that are not None (``jurist show --bootstrap/
     --seed/--ci``): a jurist run's from its run.json (``run_json``, else read), a peer tool's from its
     elo_ratings.json, else JudgeArena's conventions."""
-    from jurist.scoring.arena_battles import read_elo_report
-    from jurist.scoring.battles import read_json
+    from jurist.families.pairwise.battles import read_json
+    from jurist.families.placement.arena_battles import read_elo_report
 
     settings = PlacementSettings()
     if run_json is None:
@@ -295,7 +295,7 @@ def rescore(
     path: Path, run_json: Mapping[str, Any] | None = None, **overrides: Any
 ) -> tuple[list[dict[str, Any]], list[str], list[Battle]]:
     """Reports fitted again from a run's (or one file's) battles: what ``jurist show`` prints."""
-    from jurist.scoring.arena_battles import find_battles, read_battles
+    from jurist.families.placement.arena_battles import find_battles, read_battles
 
     folder = path if path.is_dir() else path.parent
     source = find_battles(path) if path.is_dir() else path
@@ -311,9 +311,9 @@ def rescore(
 
 def is_arena_run(path: Path) -> bool:
     """Whether PATH holds an arena placement that names no family: a battles file in JudgeArena's schema,
-    or a folder holding one (or an elo_ratings.json, a calibration.json); :func:`jurist.scoring.family.
+    or a folder holding one (or an elo_ratings.json, a calibration.json); :func:`jurist.families.registry.
     derived_family` asks, for a peer tool's output without run.json."""
-    from jurist.scoring.arena_battles import find_battles, is_arena_battles_file
+    from jurist.families.placement.arena_battles import find_battles, is_arena_battles_file
 
     if path.is_file():
         return is_arena_battles_file(path)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurist.benchmarks.base import Benchmark, Question
 from jurist.judging.base import JudgeItem, JudgeKind
@@ -16,8 +16,24 @@ from jurist.store.jsonl import iter_jsonl, rewrite_jsonl_atomic
 from jurist.store.records import PointRecord
 from jurist.store.run_dir import RunDir
 
+if TYPE_CHECKING:
+    from jurist.families.door import RecordedRun, ScoreRequest, Scores
+
 CHECKS_VERSION = 1
 """Bump when a checker's outcome changes, so stored points are recomputed."""
+
+
+def point_settings(run: RecordedRun, request: ScoreRequest) -> dict[str, Any]:
+    """A pointwise score's settings: the request's bootstrap, else the run's; questions resampled."""
+    n_bootstrap, seed, ci_level = run.bootstrap(request)
+    return {"n_bootstrap": n_bootstrap, "seed": seed, "ci_level": ci_level, "resample": "questions"}
+
+
+def unscored(family: str, headline: str, run: RecordedRun, request: ScoreRequest) -> Scores:
+    """The end of a run that wrote no point (nothing answered or graded): nothing to score or print."""
+    from jurist.families.door import Scores
+
+    return Scores(family, [], headline, f"jurist: {run.name}", point_settings(run, request), scored=False)
 
 
 def load_points(run_dir: RunDir) -> list[dict[str, Any]]:
