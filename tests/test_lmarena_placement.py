@@ -20,12 +20,10 @@ from jurist.families.placement.fit import (
     PlacementSettings,
     fit_reports,
     is_arena_run,
-    rescore,
     summary_rows,
-    write_reports,
 )
 from jurist.interop.judgearena import import_judgearena, read_battles, read_elo_report
-from jurist.store.jsonl import rewrite_jsonl_atomic
+from jurist.store.jsonl import rewrite_jsonl_atomic, write_json_atomic
 
 TRUE_EVALUATED = 1205.0
 
@@ -141,12 +139,13 @@ def test_battles_file_alone_reproduces_elo_ratings(battles: list[dict[str, Any]]
     run.mkdir()
     rewrite_jsonl_atomic(run / "battles.jsonl", battles)
     reports, _ = fit_reports(read_battles(run / "battles.jsonl"), PlacementSettings(n_bootstrap=30, seed=5))
-    write_reports(run, reports)
+    assert len(reports) == 1
+    write_json_atomic(run / "elo_ratings.json", reports[0])
     alone = tmp_path / "alone"
     alone.mkdir()
     (alone / "battles.jsonl").write_bytes((run / "battles.jsonl").read_bytes())
     assert is_arena_run(alone) and is_arena_run(alone / "battles.jsonl")
-    again, _, _ = rescore(alone / "battles.jsonl", n_bootstrap=30, seed=5)
+    again = show_arena(alone / "battles.jsonl", n_bootstrap=30, seed=5)
     assert again == [json.loads((run / "elo_ratings.json").read_text())]
     # A run folder remembers its own settings in elo_ratings.json: show needs no flags there.
     shown = show_arena(run)

@@ -192,27 +192,6 @@ def _report(
 # Files
 
 
-def report_paths(root: Path, reports: Sequence[Mapping[str, Any]]) -> list[Path]:
-    """elo_ratings.json for a run with one (judge, model); ``elo_ratings/<judge>/<model>.json`` for more."""
-    if len(reports) == 1:
-        return [root / ELO_FILE]
-    from jurist.store.run_dir import file_stem
-
-    return [
-        root / "elo_ratings" / file_stem(str(rep["judge_model"])) / f"{file_stem(str(rep['model']))}.json"
-        for rep in reports
-    ]
-
-
-def write_reports(root: Path, reports: Sequence[Mapping[str, Any]]) -> list[Path]:
-    from jurist.store.jsonl import write_json_atomic
-
-    paths = report_paths(root, reports)
-    for path, report in zip(paths, reports, strict=True):
-        write_json_atomic(path, report)
-    return paths
-
-
 def summary_rows(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One leaderboard row per evaluated model: its rating, CI, rank among the arena's models, drift."""
     rows = []
@@ -291,28 +270,10 @@ def settings_for(
     return replace(settings, **given)
 
 
-def rescore(
-    path: Path, run_json: Mapping[str, Any] | None = None, **overrides: Any
-) -> tuple[list[dict[str, Any]], list[str], list[Battle]]:
-    """Reports fitted again from a run's (or one file's) battles: what ``jurist show`` prints."""
-    from jurist.families.placement.arena_battles import find_battles, read_battles
-
-    folder = path if path.is_dir() else path.parent
-    source = find_battles(path) if path.is_dir() else path
-    if source is None:
-        raise JuristError(f"{path}: no battles.jsonl or battles.parquet")
-    battles = read_battles(source)
-    settings = settings_for(folder, run_json, **overrides)
-    if not any(b["source"] == "human" for b in battles):
-        return [], [f"{source}: no human battles, so nothing to place on the arena's scale"], battles
-    reports, notes = fit_reports(battles, settings)
-    return reports, notes, battles
-
-
 def is_arena_run(path: Path) -> bool:
     """Whether PATH holds an arena placement that names no family: a battles file in JudgeArena's schema,
     or a folder holding one (or an elo_ratings.json, a calibration.json); :func:`jurist.families.registry.
-    derived_family` asks, for a peer tool's output without run.json."""
+    family_of_run` asks, for a peer tool's output without run.json."""
     from jurist.families.placement.arena_battles import find_battles, is_arena_battles_file
 
     if path.is_file():
