@@ -97,10 +97,8 @@ if TYPE_CHECKING:
         score_family,
         unregister,
     )
-    from jurist.families.rubric.score import (
-        answer_score,
-        healthbench_metrics,
-    )
+    from jurist.families.rubric.answer import answer_score
+    from jurist.families.rubric.score import healthbench_metrics
     from jurist.families.rules.score import (
         LABELS,
         METRICS,
@@ -165,7 +163,7 @@ _HOMES = {
     "run_scoring_fields": "registry",
     "score_family": "registry",
     "unregister": "registry",
-    "answer_score": "rubric.score",
+    "answer_score": "rubric.answer",
     "healthbench_metrics": "rubric.score",
     "LABELS": "rules.score",
     "METRICS": "rules.score",

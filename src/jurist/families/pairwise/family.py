@@ -169,8 +169,13 @@ class PairwiseFamily:
         return RunEnd(counts.battles, counts.by_row(), baselines, run.answers, notes=notes)
 
     def score(self, run: RecordedRun, request: ScoreRequest, end: RunEnd | None) -> Scores:
-        from jurist.families.pairwise.battles import load_battles, name_null_judges, read_battles_file
-        from jurist.families.pairwise.run import check_options, invalid_counts, score_battles
+        from jurist.families.pairwise.battles import (
+            invalid_counts,
+            load_battles,
+            name_null_judges,
+            read_battles_file,
+        )
+        from jurist.families.pairwise.run import check_options, score_battles
         from jurist.store.run_dir import RunDir
 
         one_file = run.root.is_file()  # a battles file alone (jurist's schema), scored where it lies

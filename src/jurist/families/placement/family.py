@@ -223,7 +223,7 @@ def _invalid(run: RecordedRun, end: RunEnd | None) -> dict[tuple[str, str, str],
         return end.invalid
     if not run.root.is_dir():
         return {}
-    from jurist.families.pairwise.run import invalid_counts
+    from jurist.families.pairwise.battles import invalid_counts
     from jurist.store.run_dir import RunDir
 
     return invalid_counts(RunDir(run.root), {})

@@ -355,20 +355,6 @@ def score_rubric_points(
     return rows
 
 
-def answer_score(points: Sequence[Point], suite: RubricSuite | None) -> float | None:
-    """One answer's score as its suite scores it, from its graded items (None: an item unscored, or no
-    positive points): met over possible points, the mean of the 1-10 criterion scores, or, for a suite
-    nobody declared (a registered grader's own), the mean of the items' values."""
-    if not points or any(point.get("value") is None for point in points):
-        return None
-    if suite is None:
-        return sum(float(point["value"]) for point in points) / len(points)
-    if suite.grading == "criteria":
-        scores = [float(point["detail"]["score"]) for point in points]
-        return sum(scores) / len(scores)
-    return healthbench_metrics(points).get("overall_score")
-
-
 def _criteria_summary(row: Mapping[str, Any]) -> dict[str, Any]:
     reqs = row["requirements"]
     return {
