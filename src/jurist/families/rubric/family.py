@@ -20,7 +20,13 @@ from jurist.families.door import (
     Scores,
     ignored_note,
 )
-from jurist.families.points import load_points, point_settings, unscored
+from jurist.families.points import (
+    load_points,
+    point_documents,
+    point_settings,
+    print_point_scores,
+    unscored,
+)
 from jurist.families.registry import FamilyName
 
 if TYPE_CHECKING:
@@ -78,23 +84,14 @@ class RubricFamily:
         )
 
     def documents(self, scores: Scores) -> dict[str, Any]:
-        if not scores.rows:  # nothing checked or graded: nothing to keep
-            return {}
-        return {
-            "summary.json": rubric_summary(scores.rows, scores.detail or {}, settings=scores.settings),
-            "leaderboard.json": scores.rows,
-        }
+        return point_documents(scores, rubric_summary)
 
     def print_scores(
         self, scores: Scores, fmt: str, title: str, out: Console, err: Console, detail: bool
     ) -> None:
         from jurist.families.rubric.table import print_rubric_rows
-        from jurist.report.formats import print_warnings
 
-        if scores.rows:
-            ci = float(scores.settings["ci_level"])
-            print_rubric_rows(out, scores.rows, title=title, ci_level=ci, fmt=fmt, detail=detail)
-        print_warnings(err, [], scores.warnings)
+        print_point_scores(scores, print_rubric_rows, fmt, title, out, err, detail)
 
     def summary(self, rows: Sequence[Row], method: Any) -> tuple[str, list[float] | None]:
         from jurist.benchmarks.base import rubric_suite
