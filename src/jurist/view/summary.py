@@ -69,7 +69,8 @@ def _family(run: RunData) -> tuple[str, str | None]:
 
 
 def _published_label(rows: list[dict[str, Any]]) -> str:
-    """What the rows say of the published leaderboard (scoring/anchor.py): re-anchored, or not comparable."""
+    """What the rows say of the published leaderboard (families/pairwise/anchor.py): re-anchored, or not
+    comparable."""
     if any("anchored" in row for row in rows):
         return " (re-anchored onto the published scale: see each row's anchored score)"
     label = next((row["published"] for row in rows if isinstance(row.get("published"), str)), None)
