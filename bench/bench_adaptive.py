@@ -4,7 +4,7 @@ The data: AlpacaEval's 20 shared leaderboard models' stored GPT-4-turbo annotati
 (``../shared/data/alpaca-eval/results/*/weighted_alpaca_eval_gpt4_turbo``), on the 803 instructions every
 model has; with ``--recorded DIR``, also the pairwise runs that ``bench/check_behaviour.py`` recorded
 (each ``DIR/*/run``; ``export`` copies them to tests/fixtures/v0_30ef78b), read through
-:func:`jurist.scoring.read_outcomes`. For each replay the questions are drawn in one seeded order (the same
+:func:`jurist.families.read_outcomes`. For each replay the questions are drawn in one seeded order (the same
 for every model, as ``jurist sweep --adaptive`` draws them) in rounds of ``--round``; each model stops
 on its own, by one of the rules jurist has:
 
@@ -66,7 +66,7 @@ def load_recorded(root: Path) -> list[tuple[str, list[str], Matrix]]:
     mean P(win) over its games (the per-question score adaptive stopping reads), on the questions every
     model of the run has."""
     from jurist.errors import JuristError
-    from jurist.scoring.paired import read_outcomes
+    from jurist.families import read_outcomes
 
     found = []
     for run_json in sorted(root.glob("*/run/run.json")):

@@ -42,10 +42,10 @@ if "official_scoring" not in base.Benchmark.__dataclass_fields__:
 from jurist.benchmarks import alpaca_eval as ae  # noqa: E402
 from jurist.benchmarks.registry import benchmark_names  # noqa: E402
 from jurist.config import ModelSpec  # noqa: E402
+from jurist.families import ScoreOptions, score_run  # noqa: E402
 from jurist.judging import alpaca_protocol as ap  # noqa: E402
 from jurist.judging.base import JudgeItem  # noqa: E402
 from jurist.ratings.lc_winrate import GamedRows, length_controlled_win_rate  # noqa: E402
-from jurist.scoring import ScoreOptions, score_run  # noqa: E402
 from jurist.store.jsonl import read_jsonl  # noqa: E402
 
 ALPACA = SHARED_DATA / "alpaca-eval"
@@ -177,7 +177,7 @@ def test_the_reader_gives_back_every_stored_preference() -> None:
 def test_win_rates_of_judge_records_equal_the_leaderboard() -> None:
     """The 20 models' preferences as jurist's judge records, through its battles and win rate, give the
     leaderboard's win_rate (the fidelity test of the import, kept, on the judge's own path)."""
-    from jurist.scoring import win_rate_leaderboard
+    from jurist.families import win_rate_leaderboard
 
     board = ALPACA / "leaderboards" / "weighted_alpaca_eval_gpt4_turbo_leaderboard.csv"
     with board.open(newline="", encoding="utf-8") as handle:

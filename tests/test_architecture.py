@@ -14,7 +14,7 @@ from conftest import write_models_file
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions, Question, take_options
 from jurist.benchmarks.registry import register, unregister
 from jurist.errors import JuristError
-from jurist.scoring import ScoreOptions, score_run
+from jurist.families import ScoreOptions, score_run
 from jurist.store.jsonl import read_jsonl
 
 FIXTURE = Path(__file__).parent / "fixtures" / "run_schema1"

@@ -28,10 +28,10 @@ from scipy.optimize import minimize
 from conftest import SHARED_DATA, write_models_file
 from jurist.benchmarks import load_benchmark
 from jurist.errors import JuristError
+from jurist.families.pairwise.winrate import win_rate_leaderboard
 from jurist.judging.pairwise import battles_from_judgment
 from jurist.judging.protocols import arena_hard_local_protocol, protocol_for
 from jurist.judging.upstream_local import load_local_settings, read_verdict
-from jurist.scoring.winrate import win_rate_leaderboard
 from jurist.store.jsonl import read_jsonl
 
 LOCAL = SHARED_DATA / "arena-hard-local"

@@ -25,8 +25,8 @@ if "official_scoring" not in base.Benchmark.__dataclass_fields__:  # the propose
 
 from jurist.benchmarks import arena_hard_named as named  # noqa: E402
 from jurist.benchmarks.registry import benchmark_names, load_benchmark  # noqa: E402
+from jurist.families import ScoreOptions, score_run  # noqa: E402
 from jurist.judging import upstream  # noqa: E402
-from jurist.scoring import ScoreOptions, score_run  # noqa: E402
 from jurist.store.jsonl import read_jsonl  # noqa: E402
 
 ARENA = SHARED_DATA / "arena-hard"

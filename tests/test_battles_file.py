@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from jurist.errors import InputError
-from jurist.scoring import battles as battles_module
-from jurist.scoring.battles import read_battles_file
+from jurist.families.pairwise import battles as battles_module
+from jurist.families.pairwise.battles import read_battles_file
 
 
 def _battle(i: int) -> dict[str, object]:

@@ -252,8 +252,8 @@ def _rules_run(root: Path, model: str, passes: list[bool]) -> Path:
 
 
 def test_rule_checked_runs_get_mcnemar_and_the_door_s_own_scores(tmp_path: Path) -> None:
+    from jurist.families import score_run_dir
     from jurist.ratings.binomial import binomial_p_value
-    from jurist.scoring import score_run_dir
 
     rng = np.random.default_rng(4)
     a_pass = rng.random(200) < 0.6
@@ -286,7 +286,7 @@ def _rubric_run(root: Path, model: str, met: list[tuple[bool, bool]]) -> Path:
 
 
 def test_rubric_runs_are_compared_on_the_paired_answer_scores(tmp_path: Path) -> None:
-    from jurist.scoring import score_run_dir
+    from jurist.families import score_run_dir
 
     rng = np.random.default_rng(8)
     first = rng.random((150, 2)) < 0.5

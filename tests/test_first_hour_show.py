@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from jurist.report.formats import print_notes, print_scored, render_csv, render_markdown
-from jurist.scoring import ScoreOptions, score_run
+from jurist.families import ScoreOptions, print_scored, score_run
+from jurist.report.formats import print_notes, render_csv, render_markdown
 from jurist.store.run_dir import RunDir
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -75,7 +75,9 @@ def star_run(
                 winner = "model_a" if (a == model) == win else "model_b"
                 battles.append({"model_a": a, "model_b": b, "winner": winner, "uid": f"q{i}", "judge": judge})
     write_lines(root / "battles.jsonl", battles)
-    (root / "run.json").write_text(json.dumps({"schema_version": 2, "baseline": baseline}), encoding="utf-8")
+    (root / "run.json").write_text(
+        json.dumps({"schema_version": 2, "baseline": baseline, "score_family": "pairwise"}), encoding="utf-8"
+    )
     return root
 
 
@@ -118,6 +120,10 @@ def test_show_and_judgebench_score_rescore_an_old_judgebench_run(tmp_path: Path)
     shutil.copytree(FIXTURES / "judgebench_schema1", tmp_path / "jb")
     run = tmp_path / "jb" / "run"
     stored = json.loads((run / "judgebench.json").read_text())
+    shown = jurist("show", str(run), "--format", "json", cwd=tmp_path)  # its run.json names no family
+    assert shown.returncode == 2 and "run.json: no score_family" in shown.stderr
+    fields = json.loads((run / "run.json").read_text())
+    (run / "run.json").write_text(json.dumps({**fields, "score_family": "judge-accuracy"}))
     shown = jurist("show", str(run), "--format", "json", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout) == stored

@@ -24,10 +24,10 @@ from jurist.benchmarks import healthbench
 from jurist.benchmarks.base import Question
 from jurist.benchmarks.registry import benchmark_names
 from jurist.errors import JuristError
+from jurist.families.rubric.score import reference_summary, score_rubric_points
 from jurist.judging.base import JudgeItem
 from jurist.judging.rubric import RubricJudge
 from jurist.ratings.winrate import win_rate_from_entries
-from jurist.scoring.rubric import reference_summary, score_rubric_points
 from test_cli import jurist
 from test_rubric_judge import (
     FAKE_HB_SYSTEM,

@@ -21,9 +21,9 @@ import pytest
 from conftest import SHARED_DATA
 from jurist.benchmarks import healthbench
 from jurist.errors import JuristError
+from jurist.families.rubric.score import LENGTH_ADJUSTED, LengthAdjustment, score_rubric_points
 from jurist.judging.base import JudgeItem
 from jurist.judging.rubric import RubricJudge
-from jurist.scoring.rubric import LENGTH_ADJUSTED, LengthAdjustment, score_rubric_points
 from test_rubric_judge import FakeClient, hb_grader, hb_reply, met_rule, spec
 
 DATA = SHARED_DATA / "healthbench" / "healthbench_500_subset.jsonl"

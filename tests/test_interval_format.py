@@ -9,10 +9,10 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from jurist.families.placement.table import render_report, summary_line
+from jurist.families.rubric.table import render_healthbench, render_writingbench
+from jurist.families.rules.table import render_rule_table
 from jurist.report import interval_text
-from jurist.report.placement_table import render_report, summary_line
-from jurist.report.rubric_table import render_healthbench, render_writingbench
-from jurist.report.rules_table import render_rule_table
 from jurist.run.tasks import summary_table
 
 

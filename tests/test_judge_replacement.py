@@ -22,6 +22,7 @@ from rich.console import Console
 
 from conftest import SHARED_DATA, write_models_file
 from jurist.errors import JuristError
+from jurist.families import NOT_COMPARABLE, read_replacement
 from jurist.ratings.replacement import (
     agreement_kappa,
     anchor_score,
@@ -31,7 +32,6 @@ from jurist.ratings.replacement import (
     spearman,
 )
 from jurist.replace import StudyRequest, replace_judge
-from jurist.scoring import NOT_COMPARABLE, read_replacement
 from mock_panel_judges import PanelJudges
 
 ALPACA = SHARED_DATA / "alpaca-eval"

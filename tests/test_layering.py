@@ -30,8 +30,21 @@ ALLOWED: dict[str, set[str]] = {
     "engine": {"config", "errors", "prices", "redact", "tokens"},  # the only code that talks to models
     "judging": {"config", "engine", "errors", "plugins", "rules", "store"},  # no benchmark module
     "benchmarks": {"config", "errors", "judging", "plugins", "ratings", "rules", "store", "tokens"},
-    "scoring": {"benchmarks", "errors", "judging", "ratings", "rules", "store", "tokens"},
-    "report": {"benchmarks", "errors", "scoring"},
+    "scoring": {"errors", "ratings"},  # the battle vocabulary and the judges' sanity, below the families
+    "report": {"benchmarks", "errors", "scoring"},  # tables any family prints through
+    # what varies: one subpackage per scoring family behind one protocol, and the door at its top
+    "families": {
+        "benchmarks",
+        "errors",
+        "judging",
+        "plugins",
+        "ratings",
+        "report",
+        "rules",
+        "scoring",
+        "store",
+        "tokens",
+    },
     "audit": {"config", "engine", "errors", "judging", "ratings", "rules", "store"},  # the judge card
     "plots": {"errors"},
     "track": {"errors", "redact"},  # experiment trackers: points in, a tracker's client out
@@ -40,7 +53,7 @@ ALLOWED: dict[str, set[str]] = {
         "benchmarks",
         "errors",
         "rules",
-        "scoring",
+        "families",
         "store",
     },  # audit, rules: the judge card's texts
     "run": {
@@ -54,7 +67,7 @@ ALLOWED: dict[str, set[str]] = {
         "redact",
         "report",
         "rules",
-        "scoring",
+        "families",
         "store",
         "tokens",
         "track",
@@ -68,7 +81,7 @@ ALLOWED: dict[str, set[str]] = {
         "ratings",
         "report",
         "run",
-        "scoring",
+        "families",
         "store",
         "track",
     },
@@ -80,7 +93,7 @@ ALLOWED: dict[str, set[str]] = {
         "redact",
         "rules",
         "run",
-        "scoring",
+        "families",
         "store",
     },
     "decide": {
@@ -88,13 +101,13 @@ ALLOWED: dict[str, set[str]] = {
         "errors",
         "ratings",
         "run",
-        "scoring",
+        "families",
         "store",
         "sweep",
     },  # compare, gates, adaptive evaluation
-    "interop": {"benchmarks", "errors", "judging", "ratings", "scoring", "store", "tokens"},
+    "interop": {"benchmarks", "errors", "judging", "ratings", "families", "store", "tokens"},
     # judge replacement: a retired judge's panel re-judged as a run, its statistics from ratings/
-    "replace": {"benchmarks", "config", "engine", "errors", "ratings", "redact", "run", "scoring", "store"},
+    "replace": {"benchmarks", "config", "engine", "errors", "ratings", "redact", "run", "families", "store"},
     "commands": {
         "audit",
         "benchmarks",
@@ -112,7 +125,7 @@ ALLOWED: dict[str, set[str]] = {
         "report",
         "rules",
         "run",
-        "scoring",
+        "families",
         "serve",
         "store",
         "sweep",
@@ -170,7 +183,7 @@ def test_every_import_is_allowed() -> None:
     assert not wrong, "imports the house does not allow:\n" + "\n".join(wrong)
 
 
-@pytest.mark.parametrize(("low", "high"), [("engine", "run"), ("ratings", "scoring"), ("store", "run")])
+@pytest.mark.parametrize(("low", "high"), [("engine", "run"), ("ratings", "families"), ("store", "run")])
 def test_low_floors_import_nothing_above_them(low: str, high: str) -> None:
     assert high not in ALLOWED[low]
 

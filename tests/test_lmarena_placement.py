@@ -14,18 +14,16 @@ import pytest
 
 from arena_synth import SynthArena, build_arena, judged_battles, write_jsonl
 from jurist.benchmarks.lmarena import benchmark_file
-from jurist.interop.judgearena import import_judgearena, read_battles, read_elo_report
-from jurist.report.scores import print_scores
-from jurist.scoring.door import ScoreRequest, score_run_dir
-from jurist.scoring.placement import (
+from jurist.families import print_scores
+from jurist.families.door import ScoreRequest, score_run_dir
+from jurist.families.placement.fit import (
     PlacementSettings,
     fit_reports,
     is_arena_run,
-    rescore,
     summary_rows,
-    write_reports,
 )
-from jurist.store.jsonl import rewrite_jsonl_atomic
+from jurist.interop.judgearena import import_judgearena, read_battles, read_elo_report
+from jurist.store.jsonl import rewrite_jsonl_atomic, write_json_atomic
 
 TRUE_EVALUATED = 1205.0
 
@@ -141,12 +139,13 @@ def test_battles_file_alone_reproduces_elo_ratings(battles: list[dict[str, Any]]
     run.mkdir()
     rewrite_jsonl_atomic(run / "battles.jsonl", battles)
     reports, _ = fit_reports(read_battles(run / "battles.jsonl"), PlacementSettings(n_bootstrap=30, seed=5))
-    write_reports(run, reports)
+    assert len(reports) == 1
+    write_json_atomic(run / "elo_ratings.json", reports[0])
     alone = tmp_path / "alone"
     alone.mkdir()
     (alone / "battles.jsonl").write_bytes((run / "battles.jsonl").read_bytes())
     assert is_arena_run(alone) and is_arena_run(alone / "battles.jsonl")
-    again, _, _ = rescore(alone / "battles.jsonl", n_bootstrap=30, seed=5)
+    again = show_arena(alone / "battles.jsonl", n_bootstrap=30, seed=5)
     assert again == [json.loads((run / "elo_ratings.json").read_text())]
     # A run folder remembers its own settings in elo_ratings.json: show needs no flags there.
     shown = show_arena(run)
@@ -216,7 +215,7 @@ def test_name_clash_and_unplaceable_battles(battles: list[dict[str, Any]]) -> No
 def test_an_evaluated_model_that_won_every_judged_battle_is_flagged_not_placed_silently() -> None:
     """Issue 27: with every judged battle won, the evaluated model's rating has no finite estimate; the
     report, its summary row and the warnings say so, and its interval prints with the mark."""
-    from jurist.report.placement_table import summary_line
+    from jurist.families.placement.table import summary_line
 
     rng = np.random.default_rng(3)
     human = [

@@ -106,17 +106,13 @@ def test_an_old_run_resumes_with_no_request_and_the_same_scores(
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_show_reads_an_old_run(name: str, tmp_path: Path) -> None:
+def test_show_refuses_an_old_run_in_one_line(name: str, tmp_path: Path) -> None:
+    """The fixtures' run.json names no scoring family: ``show`` says so in one line (exit 2) instead of
+    guessing it; resuming the run (above) records it."""
     _, folder = old_run(name, tmp_path, "http://127.0.0.1:9/v1")
     shown = jurist("show", "run", "--format", "json", cwd=folder)
-    assert shown.returncode == 0, shown.stderr
-    rows = json.loads(shown.stdout)
-    if name in SHOW_AGREED:
-        expected = json.loads((folder / "run" / SHOW_AGREED[name]).read_text())
-        assert baseline_n_left_out(rows) == baseline_n_left_out(expected)
-    else:
-        scored = json.loads((folder / "run" / "leaderboard.json").read_text())
-        assert {r["model"] for r in rows} == {r["model"] for r in scored}
+    assert shown.returncode == 2 and shown.stdout == ""
+    assert shown.stderr.strip().count("\n") == 0 and "run/run.json: no score_family" in shown.stderr
 
 
 @pytest.mark.parametrize("name", NAMES)

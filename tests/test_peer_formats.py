@@ -28,10 +28,10 @@ import pytest
 
 from conftest import write_models_file
 from jurist.errors import InputError, JuristError
+from jurist.families import ScoreOptions, score_run
 from jurist.interop.alpaca_eval import import_alpaca_eval
 from jurist.interop.arena_hard import import_arena_hard
 from jurist.interop.arena_hard_export import export_arena_hard
-from jurist.scoring import ScoreOptions, score_run
 from jurist.store.jsonl import read_jsonl
 from jurist.tokens import answer_style_metadata
 
@@ -400,7 +400,7 @@ def test_cli_import_alpaca_eval_subset(tmp_path: Path) -> None:
 
 @needs_alpaca
 def test_alpaca_lc_uses_a_supplied_instruction_difficulty(alpaca_run: Path, tmp_path: Path) -> None:
-    from jurist.scoring import load_instruction_difficulty
+    from jurist.families import load_instruction_difficulty
 
     uids = sorted({a["uid"] for a in read_jsonl(alpaca_run / "answers" / "gpt4_1106_preview.jsonl")})
     path = tmp_path / "difficulty.csv"

@@ -22,7 +22,7 @@ from jurist.benchmarks.baseline_file import read_answer_file
 from jurist.benchmarks.healthbench import read_questions as read_healthbench
 from jurist.engine.transport import _parse_completion
 from jurist.errors import InputError
-from jurist.scoring import score_run_dir
+from jurist.families import score_run_dir
 from jurist.store import CRASHED, RunDir, file_stem, legacy_stem
 from jurist.view.collect import Files, read_run
 

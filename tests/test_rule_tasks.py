@@ -24,9 +24,9 @@ from jurist.benchmarks.answers_file import read_answers_file
 from jurist.benchmarks.data_files import PinnedFile, resolve
 from jurist.benchmarks.rule_data import read_rule_questions
 from jurist.errors import InputError, JuristError
+from jurist.families.rules.score import score_points
 from jurist.ratings.repeated import across_runs
 from jurist.rules.answers import visible_answer, visible_text
-from jurist.scoring.rules import score_points
 from test_cli import jurist
 
 IFEVAL = SHARED_DATA / "ifeval"

@@ -17,8 +17,9 @@ from conftest import SHARED_DATA, write_models_file
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions, OfficialScoring, Question, take_options
 from jurist.benchmarks.registry import register, unregister
 from jurist.commands.show import show
-from jurist.scoring.door import ScoreRequest, Scores, score_run_dir
-from jurist.scoring.family import derived_family, family_of_run
+from jurist.errors import JuristError
+from jurist.families.door import ScoreRequest, Scores, score_run_dir
+from jurist.families.registry import family_of_run
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -367,20 +368,21 @@ def test_judge_accuracy_run_and_show_agree(
     assert {r["judge"] for r in scores.rows} == {"judge-p70", "judge-p80-t10"}
 
 
-# -- the family field and its one fallback -------------------------------------------------------------------
+# -- the family field: run.json names it; a peer tool's output is told by its schema ------------------------
 
 
-def test_runs_that_name_no_family_are_derived_from_run_json(tmp_path: Path) -> None:
+def test_a_run_json_without_a_family_is_refused_in_one_line(tmp_path: Path) -> None:
     old = json.loads((FIXTURES / "run_schema1" / "run.json").read_text())
-    assert "score_family" not in old and family_of_run(FIXTURES / "run_schema1", old) == "pairwise"
-    old_judgebench = json.loads((FIXTURES / "judgebench_schema1" / "run" / "run.json").read_text())
-    assert derived_family(tmp_path, old_judgebench) == "judge-accuracy"
-    assert derived_family(tmp_path, {"scoring": {"metrics": ["rubric"]}}) == "rubric"
-    assert derived_family(tmp_path, {"judge_kind": "rubric"}) == "rubric"
-    assert derived_family(tmp_path, {"rule_suite": "ifeval"}) == "rules"
-    assert derived_family(tmp_path, {"scoring": {"metrics": ["arena-calibration"]}}) == "placement"
-    assert derived_family(tmp_path, {"format": "judgearena"}) == "placement"
-    assert derived_family(tmp_path, {"bench": "alpaca-eval", "import": {}}) == "pairwise"
+    assert "score_family" not in old
+    with pytest.raises(JuristError, match=r"run_schema1/run.json: no score_family") as refused:
+        family_of_run(FIXTURES / "run_schema1", old)
+    assert "\n" not in str(refused.value)
+    with pytest.raises(JuristError, match="score_family 'elo' is not one of pairwise"):
+        family_of_run(tmp_path, {"score_family": "elo"})
+    assert family_of_run(tmp_path, {"score_family": "rules", "judge_kind": "rubric"}) == "rules"
+
+
+def test_a_peer_tools_output_without_run_json_is_told_by_its_schema(tmp_path: Path) -> None:
     battles = tmp_path / "battles.jsonl"  # no run.json: a peer tool's file, told by its schema
     battles.write_text(
         json.dumps(
@@ -388,9 +390,8 @@ def test_runs_that_name_no_family_are_derived_from_run_json(tmp_path: Path) -> N
         )
         + "\n"
     )
-    assert derived_family(battles, None) == "placement" and derived_family(tmp_path, None) == "placement"
-    assert derived_family(tmp_path / "nothing", None) == "pairwise"
-    assert family_of_run(tmp_path, {"score_family": "rules", "judge_kind": "rubric"}) == "rules"
+    assert family_of_run(battles, None) == "placement" and family_of_run(tmp_path, None) == "placement"
+    assert family_of_run(tmp_path / "nothing", None) == "pairwise"
 
 
 def test_a_separated_bt_fit_is_flagged_alike_by_run_and_show(

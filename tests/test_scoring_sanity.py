@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from jurist.scoring import ScoreOptions, judge_sanity, sanity_warnings, score_run, write_outputs
+from jurist.families import ScoreOptions, score_run, write_outputs
+from jurist.scoring import judge_sanity, sanity_warnings
 
 Verdict = tuple[str, int]  # (winner as model_a|model_b|tie, weight)
 
@@ -130,7 +131,7 @@ def _run(root: Path) -> Path:
     battles = games("lazy", ("model_a", 1), ("model_a", 1)) + games("fair", ("model_a", 1), ("model_b", 1))
     root.mkdir(parents=True)
     (root / "battles.jsonl").write_text("".join(json.dumps(b) + "\n" for b in battles))
-    (root / "run.json").write_text(json.dumps({"baseline": "base"}))
+    (root / "run.json").write_text(json.dumps({"baseline": "base", "score_family": "pairwise"}))
     return root
 
 
@@ -205,13 +206,13 @@ def test_a_zero_width_interval_says_why(tmp_path: Path) -> None:
     with its reason instead of "(-0.0 / +0.0)"."""
     from rich.console import Console
 
-    from jurist.report.formats import print_scored
+    from jurist.families import print_scored
 
     run = tmp_path / "run"
     run.mkdir()
     battles = games("lazy", ("model_a", 1), ("model_a", 1), n=6)
     (run / "battles.jsonl").write_text("".join(json.dumps(b) + "\n" for b in battles))
-    (run / "run.json").write_text(json.dumps({"baseline": "base"}))
+    (run / "run.json").write_text(json.dumps({"baseline": "base", "score_family": "pairwise"}))
     scored = score_run(run, ScoreOptions(n_bootstrap=50))
     (row,) = [r for r in scored.rows if r["model"] == "m"]
     assert row["score"] == row["ci_low"] == row["ci_high"] == 50.0

@@ -13,8 +13,8 @@ import pytest
 
 from conftest import write_models_file
 from jurist.errors import InputError, JuristError
+from jurist.families import ScoreOptions, score_run, write_outputs
 from jurist.report.formats import render_csv, render_markdown
-from jurist.scoring import ScoreOptions, score_run, write_outputs
 from jurist.store.jsonl import read_jsonl
 
 
@@ -151,8 +151,8 @@ def _battle(
 def _write_run(root: Path, battles: list[dict[str, Any]], run_json: dict[str, Any] | None = None) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     (root / "battles.jsonl").write_text("".join(json.dumps(b) + "\n" for b in battles))
-    if run_json is not None:
-        (root / "run.json").write_text(json.dumps(run_json))
+    if run_json is not None:  # what a pairwise run records
+        (root / "run.json").write_text(json.dumps({"score_family": "pairwise", **run_json}))
     return root
 
 

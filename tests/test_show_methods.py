@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from jurist.errors import JuristError
-from jurist.scoring import ScoreRequest, score_run_dir
+from jurist.families import ScoreRequest, score_run_dir
 from test_cli import jurist
 
 STRENGTH = {"a": 0.0, "b": 0.5, "c": 1.0, "d": 1.5}

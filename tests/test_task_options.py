@@ -96,10 +96,16 @@ def test_a_shared_value_skips_the_tasks_that_do_not_take_it_and_a_named_one_is_r
 
 
 def test_every_task_is_in_the_summary_with_why_it_has_no_score(tmp_path: Path) -> None:
-    scored = RunResult(0, [{"model": "m", "score": 61.0, "ci_low": 55.0, "ci_high": 66.0}], 0, 4, tmp_path)
+    """Each task's headline is its family's (run.json's ``score_family``)."""
+    for name, family in (("a", "pairwise"), ("d", "rubric")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "run.json").write_text(json.dumps({"score_family": family}))
+    row = {"model": "m", "score": 61.0, "ci_low": 55.0, "ci_high": 66.0}
+    scored = RunResult(0, [row], 0, 4, tmp_path / "a")
     failed = RunResult(1, [], 3, 3, tmp_path / "b")
     answers_only = RunResult(0, [], 0, 2, tmp_path / "c")
-    unscored = RunResult(0, [{"model": "m", "score": None, "bootstrap_std": None}], 0, 2, tmp_path / "d")
+    hb_row = {"model": "m", "suite": "healthbench", "score": None, "bootstrap_std": None}
+    unscored = RunResult(0, [hb_row], 0, 2, tmp_path / "d")
     rows = summary_rows(
         ["a", "b", "c", "d"],
         [scored, failed, answers_only, unscored],

@@ -89,15 +89,25 @@ def test_task_options_go_to_their_task_only() -> None:
 
 
 def test_headline_reads_every_kind_of_row() -> None:
+    """Each family says which field of its rows is the headline, on the scale the table shows."""
     rule = {"model": "m", "headline": "prompt_loose", "prompt_loose": 40.0, "prompt_loose_ci_low": 30.0}
-    assert headline(rule) == ("prompt_loose", 40.0, 30.0, None)
-    assert headline({"model": "m", "score": 0.41, "ci_low": 0.3, "ci_high": 0.5}) == ("score", 0.41, 0.3, 0.5)
-    writing = {"model": "m", "overall": 6.5, "overall_x10": 65.0, "ci_low": 6.0, "ci_high": 7.0}
-    assert headline(writing) == ("overall_x10", 65.0, 60.0, 70.0)
-    assert headline({"model": "base", "score": 50.0, "baseline": True}) is None
-    unscored = {"model": "m", "score": None, "bootstrap_std": None, "ci_low": None, "ci_high": None}
-    assert headline(unscored) == ("score", None, None, None)  # shown as "-", not dropped
-    assert headline({"model": "m", "overall": None, "overall_x10": None}) == ("overall_x10", None, None, None)
+    assert headline(rule, "rules") == ("prompt_loose", 40.0, 30.0, None)
+    health = {"model": "m", "suite": "healthbench", "score": 0.41, "ci_low": 0.3, "ci_high": 0.5}
+    assert headline(health, "rubric") == ("score", 0.41, 0.3, 0.5)
+    writing = {"model": "m", "suite": "writingbench", "overall": 6.5, "overall_x10": 65.0}
+    assert headline(writing | {"ci_low": 6.0, "ci_high": 7.0}, "rubric") == ("overall_x10", 65.0, 60.0, 70.0)
+    assert headline({"model": "base", "score": 50.0, "baseline": True}, "pairwise") is None
+    unscored = {"model": "m", "score": None, "ci_low": None, "ci_high": None}
+    assert headline(unscored, "pairwise") == ("score", None, None, None)  # shown as "-", not dropped
+    assert headline({"model": "m", "rating": 1010.0, "ci_low": 990.0}, "placement") == (
+        "rating",
+        1010.0,
+        990.0,
+        None,
+    )
+    none = {"model": "m", "suite": "writingbench", "overall": None, "overall_x10": None}
+    assert headline(none, "rubric") == ("overall_x10", None, None, None)
+    assert headline({"judge": "j", "overall": 71.0}, "judge-accuracy") is None  # a judge's, not a model's
 
 
 def test_the_cli_runs_tasks_and_refuses_a_bare_option(tmp_path: Path, mock_server: Any) -> None:

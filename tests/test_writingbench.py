@@ -18,10 +18,10 @@ from jurist.benchmarks import writingbench
 from jurist.benchmarks.base import Question
 from jurist.benchmarks.registry import benchmark_names
 from jurist.errors import JuristError
+from jurist.families.rubric.score import reference_summary, score_rubric_points
 from jurist.judging.base import JudgeItem
 from jurist.judging.rubric import RubricJudge
 from jurist.judging.rubric_prompts import WritingBenchGrader
-from jurist.scoring.rubric import reference_summary, score_rubric_points
 from test_cli import jurist
 from test_rubric_judge import (
     FAKE_WB_SYSTEM,

@@ -243,7 +243,7 @@ def _text(rng: random.Random, words: int) -> str:
 def synthetic_run(root: Path, *, questions: int, models: int, judges: int = 1, seed: int = 0) -> Path:
     """A finished pairwise run written directly: ``questions`` x ``models`` answers (~150 words each), one
     judgment per judge and model with two games, battles, and jurist's own leaderboard and ratings."""
-    from jurist.scoring import ScoreOptions, score_run, write_outputs
+    from jurist.families import ScoreOptions, score_run, write_outputs
 
     rng = random.Random(seed)
     root.mkdir(parents=True, exist_ok=True)

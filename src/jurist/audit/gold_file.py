@@ -114,7 +114,8 @@ def _line(path: Path, number: int, text: str) -> GoldLine:
 
 
 REPLACEMENT_SCHEMA_PREFIX = "jurist.judge_replacement/"
-"""replacement.json's schema (:data:`jurist.scoring.anchor.REPLACEMENT_SCHEMA`, above this package)."""
+"""replacement.json's schema (:data:`jurist.families.pairwise.anchor.REPLACEMENT_SCHEMA`, above this
+package)."""
 
 
 def retired_gold(path: Path) -> tuple[Path, str] | None:

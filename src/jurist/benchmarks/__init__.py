@@ -14,7 +14,16 @@ if TYPE_CHECKING:
     from jurist.benchmarks.answers_file import read_answers_file, with_answers_file
     from jurist.benchmarks.arena_hard import default_baseline
     from jurist.benchmarks.arena_hard_named import official_arena_scoring
-    from jurist.benchmarks.base import Benchmark, BenchmarkOptions, Question, shuffled_order, take_options
+    from jurist.benchmarks.base import (
+        Benchmark,
+        BenchmarkOptions,
+        Question,
+        RubricSuite,
+        register_rubric_suite,
+        rubric_suite,
+        shuffled_order,
+        take_options,
+    )
     from jurist.benchmarks.baseline_file import baseline_from
     from jurist.benchmarks.catalog import BenchmarkCard, Found, Need, card_record, kind_of, package_file
     from jurist.benchmarks.judgebench import (
@@ -59,6 +68,9 @@ _HOMES = {
     "Benchmark": "base",
     "BenchmarkOptions": "base",
     "Question": "base",
+    "RubricSuite": "base",
+    "register_rubric_suite": "base",
+    "rubric_suite": "base",
     "shuffled_order": "base",
     "take_options": "base",
     "BenchmarkCard": "catalog",
@@ -118,6 +130,7 @@ __all__ = [
     "Pair",
     "Question",
     "ROW_FIELDS",
+    "RubricSuite",
     "baseline_from",
     "benchmark_card",
     "benchmark_names",
@@ -138,6 +151,8 @@ __all__ = [
     "read_answers_file",
     "read_jsonl_any",
     "reference_sampling",
+    "register_rubric_suite",
+    "rubric_suite",
     "score_decisions",
     "score_games",
     "score_row",

@@ -24,7 +24,10 @@ __all__ = [  # Question is re-exported: it lives in jurist.store.records, below 
     "Metric",
     "OfficialScoring",
     "Question",
+    "RubricSuite",
     "SampleMethod",
+    "register_rubric_suite",
+    "rubric_suite",
     "stratified_subset",
     "take_options",
 ]
@@ -35,7 +38,7 @@ Metric = Literal[
 """What scoring reports: a win rate against the baseline (with every ``show`` method), judge accuracy,
 rule-checked instruction following (prompt- and instruction-level, strict and loose), a placement among an
 arena's human-voted ratings, a judge's temperature fitted to those votes, or rubric scores (HealthBench,
-WritingBench: :mod:`jurist.scoring.rubric`)."""
+WritingBench: :mod:`jurist.families.rubric.score`)."""
 
 SampleMethod = Literal["first", "stratified", "shuffled"]
 """How ``--limit N`` picks its questions: the first N, or a seeded subset proportional per category."""
@@ -194,3 +197,70 @@ def take_options(benchmark: str, options: BenchmarkOptions, allowed: Mapping[str
         takes = ", ".join(f"{name} ({text})" for name, text in allowed.items()) or "none"
         raise JuristError(f"-B {unknown[0]}: {benchmark} has no such option (it takes: {takes})")
     return dict(options)
+
+
+@dataclass(frozen=True)
+class RubricSuite:
+    """What a rubric benchmark's scores look like, declared by the benchmark's module and looked up by the
+    suite name its run.json records (``bench_info["suite"]``), so that no scorer, table or page asks which
+    benchmark it is: how an answer's graded items make its score, which row field is the headline, the
+    scale, and the words around it."""
+
+    name: str
+    """The suite as run.json's ``bench_info`` and the point records name it."""
+    grading: Literal["points", "criteria"]
+    """``points``: an answer scores Σ points of its met items / Σ positive points (HealthBench);
+    ``criteria``: each criterion is scored 1-10 and the run's figure is their micro average (WritingBench)."""
+    headline_field: str
+    """The leaderboard row's field the rows are ranked on."""
+    shown_field: str
+    """The field ``--tasks`` and a sweep show, and the factor from the row's interval to it."""
+    shown_factor: float
+    scale: tuple[float, float]
+    """The range of an answer's score and of the headline (0-1, or 1-10)."""
+    headline: str
+    """What the headline is, in words (``{variant}``: the run's variant)."""
+    title: str
+    """The browser summary's title (``{variant}`` as in :attr:`headline`)."""
+    paired_units: str
+    """What a paired difference between two runs is reported in, and the factor from an answer's score."""
+    paired_scale: float
+    variants: tuple[str, ...] = ()
+    """The variants the suite is scored in (the first is the default; empty: one way only)."""
+    unclipped_variants: tuple[str, ...] = ()
+    """Variants whose means are not clipped to the scale (eval_framework's HealthBench)."""
+
+    @property
+    def fraction(self) -> bool:
+        """Whether the figures shown are fractions (three digits) rather than percents or 1-10 scores."""
+        return self.scale == (0.0, 1.0) and self.shown_factor == 1.0
+
+    def variant(self, given: str | None) -> str | None:
+        """The variant a run is scored in: the one given, else the suite's default."""
+        return given or (self.variants[0] if self.variants else None)
+
+    def worded(self, text: str, variant: str | None) -> str:
+        return text.format(variant=self.variant(variant) or "")
+
+
+RUBRIC_SUITE_HOMES: dict[str, str] = {
+    "healthbench": "jurist.benchmarks.healthbench",
+    "writingbench": "jurist.benchmarks.writingbench",
+}
+"""Suite name -> the module whose ``RUBRIC_SUITE`` declares it (imported on first use)."""
+_RUBRIC_SUITES: dict[str, RubricSuite] = {}
+
+
+def register_rubric_suite(suite: RubricSuite) -> None:
+    """Declare a rubric suite (a plugin benchmark's) under its name."""
+    _RUBRIC_SUITES[suite.name] = suite
+
+
+def rubric_suite(name: object) -> RubricSuite | None:
+    """The rubric suite called ``name``; None for a name no module declares (a registered grader's own)."""
+    key = str(name or "")
+    if key not in _RUBRIC_SUITES and key in RUBRIC_SUITE_HOMES:
+        import importlib
+
+        register_rubric_suite(importlib.import_module(RUBRIC_SUITE_HOMES[key]).RUBRIC_SUITE)
+    return _RUBRIC_SUITES.get(key)

@@ -3,7 +3,8 @@
 Each question is a conversation (often several turns, kept in ``metadata["messages"]``) with a rubric of
 criteria worth -10..10 points; a grader decides per criterion whether the answer meets it (see
 :mod:`jurist.judging.rubric_prompts`). An answer scores points met / positive points; the run reports the
-mean clipped to [0, 1] with simple-evals' bootstrap std, by theme and by axis (:mod:`jurist.scoring.rubric`).
+mean clipped to [0, 1] with simple-evals' bootstrap std, by theme and by axis
+(:mod:`jurist.families.rubric.score`).
 
 Data (``-B subset=``): ``500`` (default), the 500-row subset eval_framework bundles, pinned by sha256 and
 downloaded on first use; ``full``, ``hard`` and ``consensus``, simple-evals' files, whose sha256 jurist
@@ -20,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from jurist.benchmarks.base import Benchmark, BenchmarkOptions, Question, take_options
+from jurist.benchmarks.base import Benchmark, BenchmarkOptions, Question, RubricSuite, take_options
 from jurist.benchmarks.catalog import BenchmarkCard, Need, fetch_line, pinned_copy, reference_text
 from jurist.benchmarks.data_files import (
     DATA_DIR_ENV,
@@ -35,6 +36,23 @@ from jurist.errors import InputError, JuristError
 from jurist.judging.kinds import JudgePromptSource
 from jurist.store import content_text
 from jurist.store.jsonl import read_input_jsonl
+
+RUBRIC_SUITE = RubricSuite(
+    name="healthbench",
+    grading="points",
+    headline_field="score",
+    shown_field="score",
+    shown_factor=1.0,
+    scale=(0.0, 1.0),
+    headline="HealthBench score ({variant})",
+    title="HealthBench score ({variant}): met points / possible points (0-1)",
+    paired_units="score points",
+    paired_scale=100.0,
+    variants=("simple-evals", "eval-framework"),
+    unclipped_variants=("eval-framework",),
+)
+"""How HealthBench's scores read (:class:`jurist.benchmarks.base.RubricSuite`): simple-evals' clipped mean
+of met points over possible points, or eval_framework's unclipped one."""
 
 OPTIONS = {
     "subset": "500 (default) | full | hard | consensus",

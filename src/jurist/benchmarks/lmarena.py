@@ -4,8 +4,8 @@ A seeded sample of single-turn human-voted battles becomes the questions. For ea
 battle is drawn as the opponent (its stored answer is shipped as the baseline alias ``arena-opponent``) and
 the evaluated model answers the same first user turn; the judge compares the two, once, with the evaluated
 model shown first or second as drawn (``-B positions=both`` plays both orders instead). Scoring
-(:mod:`jurist.scoring.placement`) maps ``arena-opponent`` back to the real model of each battle, adds every
-human battle between well-voted models (the anchors) and fits one Bradley-Terry model over both, so the
+(:mod:`jurist.families.placement.fit`) maps ``arena-opponent`` back to the real model of each battle, adds
+every human battle between well-voted models (the anchors) and fits one Bradley-Terry model over both, so the
 evaluated model gets a rating on the arena's human scale.
 
 Only battles whose two models are both anchors are sampled: a judged battle against a model the humans

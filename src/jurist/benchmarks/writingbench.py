@@ -4,7 +4,7 @@ A critic grades every criterion of an answer in its own request (:mod:`jurist.ju
 the run reports the micro average of all criterion scores (and x10, as the leaderboard shows it), means by
 domain, and the requirement scores R (mean answer score over the queries that involve style, format or
 length) and C (mean of the criteria named for that requirement), as upstream's ``calculate_scores.py``
-defines them (:mod:`jurist.scoring.rubric`).
+defines them (:mod:`jurist.families.rubric.score`).
 
 Data: ``benchmark_all.jsonl`` (1,000 queries) and upstream's six requirement subset files, pinned at
 X-PLUG/WritingBench@ae2d517 and downloaded on first use. Offline, ``$JURIST_DATA_DIR/writingbench/`` may hold
@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from jurist.benchmarks.base import Benchmark, BenchmarkOptions, Question, take_options
+from jurist.benchmarks.base import Benchmark, BenchmarkOptions, Question, RubricSuite, take_options
 from jurist.benchmarks.catalog import (
     BenchmarkCard,
     Found,
@@ -34,6 +34,21 @@ from jurist.benchmarks.presets import REFERENCE_KEY, ReferenceJudge
 from jurist.errors import InputError, JuristError
 from jurist.judging.kinds import JudgePromptSource
 from jurist.store.jsonl import read_input_jsonl
+
+RUBRIC_SUITE = RubricSuite(
+    name="writingbench",
+    grading="criteria",
+    headline_field="overall",
+    shown_field="overall_x10",
+    shown_factor=10.0,
+    scale=(1.0, 10.0),
+    headline="WritingBench overall (1-10)",
+    title="WritingBench overall: mean criterion score (1-10)",
+    paired_units="score (1-10)",
+    paired_scale=10.0,
+)
+"""How WritingBench's scores read (:class:`jurist.benchmarks.base.RubricSuite`): the micro average of its
+1-10 criterion scores, shown x10 as its leaderboard does."""
 
 OPTIONS = {"file": "your own file in WritingBench's benchmark_all.jsonl schema (no requirement scores)"}
 DIMENSIONS = ("style", "format", "length")

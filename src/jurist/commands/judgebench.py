@@ -30,9 +30,9 @@ def score(
     from rich.console import Console
 
     from jurist.benchmarks.judgebench_scoring import score_row
+    from jurist.families.judge_accuracy.family import score_judgebench_run
     from jurist.interop.judgebench import score_stored_outputs
     from jurist.report.formats import judgebench_table, print_notes, table_console
-    from jurist.scoring.judgebench import score_judgebench_run
 
     rows: list[dict[str, Any]] = []
     notes: list[str] = []

@@ -46,10 +46,9 @@ def merge(
 
 
 def _merge_run(given: list[ShardDir], out: Path, fmt: str, console: Console) -> bool:
+    from jurist.families import print_scores, score_run_dir, write_documents
     from jurist.report.formats import table_console
-    from jurist.report.scores import print_scores
     from jurist.run import merge_shards
-    from jurist.scoring import score_run_dir, write_documents
 
     report = merge_shards(given, out)
     if report.shards[0].plan.get("mode") == "inference-only":  # answers only: nothing to score, as in a run

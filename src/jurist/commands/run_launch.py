@@ -52,7 +52,7 @@ class Launch:
     def check(self) -> None:
         """Every file and every combination of these options, before anything is spent."""
         if self.anchor is not None:
-            from jurist.scoring import read_replacement
+            from jurist.families import read_replacement
 
             read_replacement(self.anchor)
         if self.gate is not None:

@@ -1,8 +1,8 @@
 """``jurist show RUN_DIR``: score a finished (or imported) run again, without new requests.
 
-A thin command over the scoring door (:func:`jurist.scoring.door.score_run_dir`, the one ``jurist run``
-scores through at its end) and :func:`jurist.report.scores.print_scores`: with no option it prints what the
-run printed (the family run.json names, the run's method and settings); any option given replaces the
+A thin command over the scoring door (:func:`jurist.families.door.score_run_dir`, the one ``jurist run``
+scores through at its end) and :func:`jurist.families.printing.print_scores`: with no option it prints what
+the run printed (the family run.json names, the run's method and settings); any option given replaces the
 run's. Nothing is written unless ``--write`` is given.
 """
 
@@ -15,7 +15,7 @@ import typer
 import typer.core
 
 from jurist.errors import JuristError, unknown_value
-from jurist.scoring import STYLE_FEATURES, ScoreRequest
+from jurist.families import STYLE_FEATURES, ScoreRequest
 
 FORMATS = ("table", "json", "csv", "markdown")
 ALL_CATEGORIES = "all"
@@ -166,8 +166,7 @@ def show(
 
     if not is_arena_hard_battles(run_dirs[0]):
         _refuse_pairwise_options(run_dirs[0], request)
-    from jurist.report.scores import print_scores
-    from jurist.scoring import score_run_dir, write_documents
+    from jurist.families import print_scores, score_run_dir, write_documents
 
     if is_arena_hard_battles(run_dirs[0]):  # Arena-Hard's own arena_hard_battles.jsonl
         scores = score_arena_hard_battles(run_dirs[0], request)
@@ -195,7 +194,7 @@ def _refuse_pairwise_options(path: Path, request: ScoreRequest) -> None:
     given = request.pairwise_options()
     if not given or not path.exists():
         return
-    from jurist.scoring import RecordedRun, family_of_run
+    from jurist.families import RecordedRun, family_of_run
 
     run = RecordedRun.read(path)
     family = family_of_run(path, run.fields if run.has_run_json else None)

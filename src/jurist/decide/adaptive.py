@@ -83,8 +83,8 @@ def judge_calls(run_dir: Path) -> int:
 
 def look(run_dir: Path, order: list[str], settings: AdaptiveSettings, population: int) -> dict[str, Any]:
     """One look at the run: every (judge, model)'s sequence interval and whether the rule says stop."""
+    from jurist.families.paired import read_outcomes
     from jurist.ratings.confseq import confidence_sequence, difference_sequence
-    from jurist.scoring.paired import read_outcomes
 
     outcomes = read_outcomes(run_dir)
     alpha = 1.0 - settings.level

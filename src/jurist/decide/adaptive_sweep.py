@@ -81,7 +81,7 @@ def _order(run_dir: Path, seed: int) -> tuple[list[str], int] | None:
     if isinstance(selection, dict):
         uids, population = [str(u) for u in selection.get("uids") or []], int(selection["of"])
     else:  # every question is in: the outcomes hold them all
-        from jurist.scoring.paired import read_outcomes
+        from jurist.families import read_outcomes
 
         outcomes = read_outcomes(run_dir)
         uids = sorted({uid for cells in outcomes.cells.values() for uid in cells.sums})

@@ -19,7 +19,7 @@ from typing import Any
 
 from jurist.decide.sides import Side, TaskRun
 from jurist.errors import JuristError
-from jurist.scoring.paired import Cells, RunOutcomes, read_outcomes
+from jurist.families.paired import Cells, RunOutcomes, read_outcomes
 
 REPLACEMENT_SCHEMA = "jurist.judge_replacement/1"
 

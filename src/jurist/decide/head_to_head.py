@@ -42,11 +42,11 @@ def head_to_head(
     names: tuple[str, str],
 ) -> dict[str, Any]:
     """Judge b against a on a's benchmark, in ``out``, and the comparison row."""
+    from jurist.families.door import RecordedRun
+    from jurist.families.paired import read_outcomes
     from jurist.ratings.paired import paired_bootstrap
     from jurist.run.config import RunConfig
     from jurist.run.pipeline import run_pipeline
-    from jurist.scoring.door import RecordedRun
-    from jurist.scoring.paired import read_outcomes
     from jurist.store.run_dir import RunDir
 
     outcomes_a, outcomes_b = read_outcomes(a.root), read_outcomes(b.root)

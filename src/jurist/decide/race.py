@@ -32,7 +32,7 @@ def comparison_level(level: float, checkpoints: int) -> float:
 
 def _estimate(run: SweepRun) -> float:
     """The run's score on its drawn questions (the mean of each question's own score; judges averaged)."""
-    from jurist.scoring.paired import read_outcomes
+    from jurist.families import read_outcomes
 
     outcomes = read_outcomes(run.run_dir)
     means = []

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from jurist.errors import InputError, JuristError
+from jurist.families import ScoreRequest, Scores, score_run_dir
 from jurist.interop.common import iter_foreign_jsonl, write_jsonl
 from jurist.ratings import row_bootstrap_intervals
-from jurist.scoring import ScoreRequest, Scores, score_run_dir
 
 FIELDS = ("question_id", "model_a", "model_b", "winner")
 WINNERS = ("model_a", "model_b", "tie", "tie (bothbad)")

@@ -135,7 +135,7 @@ _HELD_ELSEWHERE = {
 def refuse_unpairwise(run_root: Path) -> None:
     """One line for a run Arena-Hard's files cannot hold: its ``model_judgment`` keeps pairwise games
     against a baseline, and a rule-checked, rubric, judge-accuracy or placement run has none."""
-    from jurist.scoring import RecordedRun, family_of_run
+    from jurist.families import RecordedRun, family_of_run
 
     run = RecordedRun.read(run_root)
     family = family_of_run(run_root, run.fields if run.has_run_json else None)

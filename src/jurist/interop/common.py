@@ -195,6 +195,7 @@ def write_run_json(run: RunDir, summary: ImportSummary, extra: dict[str, Any]) -
     baselines = sorted(summary.baseline_names | set(summary.baselines.values()))
     fields: dict[str, Any] = {
         "bench": summary.bench,
+        "score_family": "pairwise",  # an import holds battles against a baseline
         "models": sorted(summary.answers),
         "baseline": baselines[0] if len(baselines) == 1 else None,
         "baselines": baselines,

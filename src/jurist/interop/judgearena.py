@@ -1,7 +1,7 @@
 """JudgeArena's arena results imported as a jurist run directory (``jurist import judgearena``).
 
 The schema itself (battles files, ``elo_ratings.json``, jurist judgments as battles) is the placement
-family's, :mod:`jurist.scoring.arena_battles`; its names are re-exported here for peer-format code.
+family's, :mod:`jurist.families.placement.arena_battles`; its names are re-exported here for peer-format code.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from jurist.errors import JuristError
-from jurist.scoring.arena_battles import (
+from jurist.families.placement.arena_battles import (
     BATTLE_FILES,
     ELO_FILE,
     HARD_PREF,

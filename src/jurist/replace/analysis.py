@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from jurist.benchmarks.base import Benchmark
+from jurist.families import REPLACEMENT_SCHEMA
 from jurist.ratings import (
     Interval,
     LeaderboardFit,
@@ -34,7 +35,6 @@ from jurist.ratings import (
     fit_leaderboard,
 )
 from jurist.replace.panel import Panel
-from jurist.scoring import REPLACEMENT_SCHEMA
 
 AGREEMENT_MIN = 0.70
 KAPPA_MIN = 0.40

@@ -145,7 +145,7 @@ def dry_study(request: StudyRequest, panel: Panel, bench: Benchmark, console: Co
 def candidate_scores(run_root: Path, judge: str) -> dict[str, dict[str, float]]:
     """model -> uid -> the candidate's score from the model's side, from the run's battles (weights kept:
     a strong verdict counts as the judge kind weighs it; AlpacaEval's soft preference as its two shares)."""
-    from jurist.scoring import load_battles
+    from jurist.families import load_battles
     from jurist.store.run_dir import RunDir
 
     battles, _ = load_battles(RunDir(run_root))

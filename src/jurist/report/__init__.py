@@ -1,5 +1,6 @@
-"""What the terminal shows: leaderboards, rubric and rule tables, the ledger, placement reports, progress.
-Rows come from :mod:`jurist.scoring`; nothing here computes a score.
+"""What the terminal shows, whatever the family: csv/markdown/rich helpers, intervals, the pairwise
+leaderboard and sanity tables, the judge card, the ledger, progress. Each family's own tables are its own
+(:mod:`jurist.families`); nothing here computes a score.
 """
 
 from __future__ import annotations
@@ -13,20 +14,27 @@ if TYPE_CHECKING:
     from jurist.report.formats import (
         judgebench_table,
         print_notes,
+        print_rows,
+        print_warnings,
         render_csv,
         render_markdown,
+        render_sanity,
+        render_table,
         table_console,
     )
     from jurist.report.intervals import interval_text
     from jurist.report.ledger_table import dollars, dry_run_table, print_ledger
     from jurist.report.progress import PrefixedProgress, StageProgress
-    from jurist.report.scores import print_scores
 
 _HOMES = {
     "print_card": "card_table",
     "render_card": "card_table",
     "judgebench_table": "formats",
     "print_notes": "formats",
+    "print_rows": "formats",
+    "print_warnings": "formats",
+    "render_sanity": "formats",
+    "render_table": "formats",
     "render_csv": "formats",
     "render_markdown": "formats",
     "table_console": "formats",
@@ -36,7 +44,6 @@ _HOMES = {
     "print_ledger": "ledger_table",
     "PrefixedProgress": "progress",
     "StageProgress": "progress",
-    "print_scores": "scores",
 }
 
 __getattr__ = lazy_face(__name__, _HOMES)
@@ -52,9 +59,12 @@ __all__ = [
     "print_card",
     "print_ledger",
     "print_notes",
-    "print_scores",
+    "print_rows",
+    "print_warnings",
     "render_card",
     "render_csv",
     "render_markdown",
+    "render_sanity",
+    "render_table",
     "table_console",
 ]

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -18,9 +19,6 @@ from rich.text import Text
 
 from jurist.benchmarks.judgebench_scoring import ROW_FIELDS
 from jurist.report.intervals import interval_text, pairwise_zero_reason
-
-if TYPE_CHECKING:
-    from jurist.scoring import Scored
 
 Row = dict[str, Any]
 Column = tuple[str, Callable[[Row], str]]
@@ -198,19 +196,6 @@ def render_sanity(rows: list[Row]) -> Table:
     return table
 
 
-def print_scored(
-    console: Console, scored: Scored, *, title: str, notes_console: Console | None = None
-) -> None:
-    """The leaderboard, the judges' sanity and its warnings, then the notes (to ``notes_console``)."""
-    console.print(
-        render_table(scored.rows, title=title, ci_level=scored.settings["ci_level"], sanity=scored.sanity)
-    )
-    if scored.sanity:
-        console.print(render_sanity(scored.sanity))
-    print_warnings(console, scored.sanity, scored.warnings)
-    print_notes(notes_console or console, scored.notes)
-
-
 def print_warnings(console: Console, sanity: list[Row], extra: list[str] | None = None) -> None:
     """One line per degenerate judge, in plain words (see :func:`jurist.scoring.sanity_warnings`), then
     the scoring's own warnings (e.g. an ill-conditioned style fit)."""
@@ -220,15 +205,20 @@ def print_warnings(console: Console, sanity: list[Row], extra: list[str] | None 
         console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False, soft_wrap=True)
 
 
+def print_rows(rows: list[Row], fmt: str, columns: tuple[str, ...] | None = None) -> None:
+    """Rows on stdout as json, csv or markdown (``columns``: csv/markdown's, in order)."""
+    if fmt == "json":
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+    elif columns is None:
+        print((render_csv if fmt == "csv" else render_markdown)(rows), end="")
+    else:
+        print((render_csv if fmt == "csv" else render_markdown)(rows, columns), end="")
+
+
 def print_notes(console: Console, notes: list[str]) -> None:
     """What the reader should know about how the numbers were made (dimmed, never read as markup)."""
     for note in notes:
         console.print(Text(f"note: {note}", style="dim"), highlight=False, soft_wrap=True)
-
-
-def print_leaderboard(console: Console, rows: list[Row], *, title: str, ci_level: float) -> None:
-    """Just the leaderboard table (no sanity or notes)."""
-    console.print(render_table(rows, title=title, ci_level=ci_level))
 
 
 def _judgebench_cell(value: Any) -> str:

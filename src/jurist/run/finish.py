@@ -1,6 +1,6 @@
 """The end of a run: the family of the run's benchmark writes its outcomes, the scoring door scores them
-as ``jurist show`` would (:func:`jurist.scoring.door.score_run_dir`), the documents are written and the
-scores printed (:func:`jurist.report.scores.print_scores`).
+as ``jurist show`` would (:func:`jurist.families.door.score_run_dir`), the documents are written and the
+scores printed (:func:`jurist.families.printing.print_scores`).
 
 Apart from the pipeline so that a ``--tasks`` run or a sweep scores each task the same way, and the
 pipeline stays about running.
@@ -16,20 +16,20 @@ from typing import Any
 from rich.console import Console
 
 from jurist.errors import JuristError
-from jurist.report.formats import table_console
-from jurist.report.scores import print_scores
-from jurist.run.outcomes import Outcome, RunView
-from jurist.run.work import JudgeWork
-from jurist.scoring import (
+from jurist.families import (
     FinishedRun,
     RecordedRun,
     Scores,
     family_of_metrics,
+    print_scores,
     run_scoring_fields,
     score_family,
     score_run_dir,
     write_documents,
 )
+from jurist.report.formats import table_console
+from jurist.run.outcomes import Outcome, RunView
+from jurist.run.work import JudgeWork
 
 
 def score_finished_run(

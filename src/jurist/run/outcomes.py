@@ -1,5 +1,5 @@
 """What the end of a run hands the scoring (a narrow view of the pipeline, so no import cycle) and what
-comes back to it. The outcomes themselves are each scoring family's (:mod:`jurist.scoring.door`).
+comes back to it. The outcomes themselves are each scoring family's (:mod:`jurist.families.door`).
 """
 
 from __future__ import annotations

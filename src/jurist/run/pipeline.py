@@ -22,6 +22,7 @@ from jurist.engine.local import LocalModels
 from jurist.engine.pool import ServerPool
 from jurist.engine.throttle import make_throttle
 from jurist.errors import JuristError
+from jurist.families.registry import run_scoring_fields
 from jurist.redact import mask
 from jurist.report.progress import StageProgress
 from jurist.run.adopt import adopt_schema1_judgments
@@ -41,7 +42,6 @@ from jurist.run.session import Session, run_session
 from jurist.run.shard_files import shard_line, write_shard_file
 from jurist.run.shipped import start_writing_shipped
 from jurist.run.work import JudgeFeed, JudgeJobs, JudgeWork, answer_work
-from jurist.scoring.family import run_scoring_fields
 from jurist.store import CRASHED
 from jurist.store.lock import RunDirLock
 

@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from jurist.errors import JuristError
+from jurist.families import RecordedRun, score_family
 from jurist.report import interval_text
 from jurist.report.formats import table_console
 from jurist.run.config import RunConfig, RunResult
@@ -117,21 +118,18 @@ def run_tasks(
     )
 
 
-def headline(row: dict[str, Any]) -> tuple[str, Any, Any, Any] | None:
-    """(metric name, value, CI low, CI high) of one task's result row, whatever kind of work it scored;
-    None for a row that is not a model's score (a baseline's fixed 50)."""
-    if row.get("baseline"):
-        return None
-    name = row.get("headline")
-    if isinstance(name, str):  # rule-checked: the suite's headline metric
-        return name, row.get(name), row.get(f"{name}_ci_low"), row.get(f"{name}_ci_high")
-    for name in ("score", "overall_x10", "rating"):
-        if name in row:  # kept when None (every answer unscored): the table says the task has no score
-            low, high = row.get("ci_low"), row.get("ci_high")
-            if name == "overall_x10" and low is not None and high is not None:
-                low, high = 10 * low, 10 * high
-            return name, row[name], low, high
-    return None
+def headline(row: Mapping[str, Any], family: str) -> tuple[str, Any, Any, Any] | None:
+    """(metric name, value, CI low, CI high) of one task's result row, as its family shows it; None for a
+    row that is not a model's score (a baseline's fixed 50)."""
+    found = score_family(family).headline(row)
+    return None if found is None else (found.metric, found.value, found.ci_low, found.ci_high)
+
+
+def result_family(result: RunResult) -> str | None:
+    """The family of a task's run as its run.json records it (None: the run wrote none, nothing to show)."""
+    run = RecordedRun.read(result.run_dir)
+    family = run.fields.get("score_family")
+    return family if run.has_run_json and isinstance(family, str) else None
 
 
 STATUS_OF_EXIT = {0: "done", 1: "incomplete", 3: "stopped", 130: "interrupted"}
@@ -159,17 +157,19 @@ def summary_rows(
         status = STATUS_OF_EXIT.get(result.exit_code, f"exit {result.exit_code}")
         base = {"task": task, "status": status, "run_dir": str(result.run_dir), "exit_code": result.exit_code}
         found_any = False
+        family = result_family(result) if result.leaderboard else None
+        shown = score_family(family) if family is not None else None
         for row in result.leaderboard:
-            found = headline(row)
+            found = shown.headline(row) if shown is not None else None
             if found is None:
                 continue
-            metric, value, low, high = found
+            metric, value, low, high = found.metric, found.value, found.ci_low, found.ci_high
             found_any = True
             rows.append(
                 {
                     **base,
                     "reason": None if value is not None else no_score_reason(result, mode),
-                    "fraction": "bootstrap_std" in row,  # HealthBench reports a 0-1 score, not percent
+                    "fraction": found.fraction,  # HealthBench reports a 0-1 score, not percent
                     "model": row.get("model"),
                     "judge": row.get("judge"),
                     "metric": metric,

@@ -21,6 +21,7 @@ from typing import Any
 
 from aiohttp import web
 
+from jurist.benchmarks import rubric_suite
 from jurist.judging import JudgeItem
 from jurist.redact import mask
 from jurist.serve.metrics import ServeMetrics
@@ -94,9 +95,7 @@ class RewardRoutes:
         self.service, self.bounds, self.metrics = service, bounds, metrics
         settings = service.settings
         self.invalid_reward = settings.invalid_reward
-        self.scale = (
-            10.0 if service.bench.judge_kind == "rubric" and _metric(service) == "writingbench" else 1.0
-        )
+        self.scale = _rubric_top(service) if service.bench.judge_kind == "rubric" else 1.0
 
     async def health(self, request: web.Request) -> web.Response:
         service = self.service
@@ -163,6 +162,12 @@ class RewardRoutes:
             if outcome.error is not None:  # OpenRLHF has no per-item error: the batch fails, and its retry
                 return error(502, f"item {n}: {outcome.error}")  # costs nothing for the items judged
         return _json(openrlhf_response(outcomes, self.invalid_reward, self.scale))
+
+
+def _rubric_top(service: RewardService) -> float:
+    """The factor from a rubric reward to the scale it is served on: a 1-10 suite's top, else 1."""
+    suite = rubric_suite(_metric(service))
+    return suite.scale[1] if suite is not None and suite.scale[1] > 1.0 else 1.0
 
 
 def _metric(service: RewardService) -> str:

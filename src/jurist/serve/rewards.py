@@ -22,7 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from jurist.scoring import healthbench_metrics
+from jurist.benchmarks import rubric_suite
+from jurist.families import answer_score
 
 RewardRule = Literal["debiased", "gen-base"]
 WINNING = ("A>>B", "A>B")
@@ -77,16 +78,9 @@ def preference_reward(record: dict[str, Any]) -> float | None:
 
 
 def rubric_reward(points: Sequence[dict[str, Any]], metric: str) -> float | None:
-    """One answer's score as its benchmark scores it, from the kind's points (None: an item unscored)."""
-    if not points or any(point.get("value") is None for point in points):
-        return None
-    if metric == "healthbench":
-        return healthbench_metrics(points).get("overall_score")
-    if metric == "writingbench":
-        scores = [float(point["detail"]["score"]) for point in points]
-        return sum(scores) / len(scores)
-    values = [float(point["value"]) for point in points]  # a registered grader: its points' mean
-    return sum(values) / len(values)
+    """One answer's score as its benchmark scores it, from the kind's points (None: an item unscored);
+    a registered grader's: its points' mean."""
+    return answer_score(points, rubric_suite(metric))
 
 
 def rules_reward(checks: Sequence[dict[str, Any]], *, loose: bool = False) -> float:

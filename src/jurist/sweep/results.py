@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from jurist.errors import JuristError
+from jurist.families import family_of_metrics
 from jurist.ratings.repeated import across_runs
 from jurist.run import card_summary
 from jurist.run.config import RunResult
@@ -59,8 +60,8 @@ def _plain_win_rate(run: RunPlan) -> bool:
 
 
 def _win_rate_per_sample(run: RunPlan, judge: Any, model: str) -> list[float] | None:
-    from jurist.scoring.battles import read_battles_file
-    from jurist.scoring.winrate import win_rate_leaderboard
+    from jurist.families.pairwise.battles import read_battles_file
+    from jurist.families.pairwise.winrate import win_rate_leaderboard
     from jurist.store.records import sample_of
 
     path = run.run_dir.battles
@@ -99,8 +100,9 @@ def result_rows(
 ) -> list[dict[str, Any]]:
     """The sweep.json rows of one checkpoint's task: its headline per judge (the baselines left out)."""
     rows: list[dict[str, Any]] = []
+    family = family_of_metrics(run.bench.metrics)
     for row in result.leaderboard:
-        found = headline(row)
+        found = headline(row, family)
         if found is None or row.get("model") != checkpoint.name:
             continue
         name, value, low, high = found

@@ -132,7 +132,7 @@ def _add(names: list[str], name: str) -> None:
 
 def read_run(root: Path, files: Files) -> RunData:
     """Index one run directory: answers, judgments (any kind), rule points and still-failing requests."""
-    from jurist.scoring.battles import read_json
+    from jurist.families.pairwise.battles import read_json
 
     run = RunDir(root)
     if not run.root.is_dir():

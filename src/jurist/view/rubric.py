@@ -1,8 +1,8 @@
 """A rubric judgment (HealthBench, WritingBench) read for the browser: the answer's score on its own scale.
 
 A ``rubric`` record holds one graded entry per item of one answer (:mod:`jurist.judging.rubric`); the page
-shows every item and this module gives the answer's score the way :mod:`jurist.scoring.rubric` computes it
-before averaging: HealthBench, Σ points of the met items / Σ positive points (unclipped, may be negative);
+shows every item and this module gives the answer's score the way :mod:`jurist.families.rubric.score` computes
+it before averaging: HealthBench, Σ points of the met items / Σ positive points (unclipped, may be negative);
 WritingBench, the mean of the criterion scores (1-10). An answer with an unscored item has no score, as in
 scoring, where it is left out and counted.
 """
@@ -13,28 +13,30 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from jurist.benchmarks import rubric_suite
 from jurist.view import codes
 
 
 @dataclass(frozen=True)
 class Scale:
-    """The range an answer's score lies in, and what it is called."""
+    """The range an answer's score lies in, and how its items make it (the suite's grading)."""
 
     low: float
     high: float
-    name: str
+    grading: str
 
 
-HEALTHBENCH = Scale(0.0, 1.0, "score (met points / possible points)")
-WRITINGBENCH = Scale(1.0, 10.0, "mean criterion score (1-10)")
+_DEFAULT_SUITE = "healthbench"
+"""A rubric record that names no declared suite is read as HealthBench's (points met over possible)."""
 
 
 def scale_of(record: Mapping[str, Any]) -> Scale:
-    """WritingBench's 1-10 scale for its records (metric ``writingbench``, or items scored 1-10), else
-    HealthBench's fraction of the possible points."""
-    if record.get("metric") == "writingbench" or record.get("protocol") == "writingbench":
-        return WRITINGBENCH
-    return HEALTHBENCH
+    """The scale of the record's suite (:class:`jurist.benchmarks.base.RubricSuite`, found by the record's
+    metric, else its protocol), else HealthBench's fraction of the possible points."""
+    suite = rubric_suite(record.get("metric")) or rubric_suite(record.get("protocol"))
+    suite = suite or rubric_suite(_DEFAULT_SUITE)
+    assert suite is not None
+    return Scale(suite.scale[0], suite.scale[1], suite.grading)
 
 
 def _number(value: Any) -> float | None:
@@ -46,7 +48,7 @@ def answer_score(record: Mapping[str, Any]) -> float | None:
     items = [item for item in record.get("items") or [] if isinstance(item, Mapping)]
     if not items or any(item.get("status") != "scored" for item in items):
         return None
-    if scale_of(record) is WRITINGBENCH:
+    if scale_of(record).grading == "criteria":
         scores = [_number(item.get("score")) for item in items]
         known = [score for score in scores if score is not None]
         return sum(known) / len(known) if len(known) == len(scores) else None

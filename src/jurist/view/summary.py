@@ -1,8 +1,9 @@
 """The summary tab's numbers: each run's leaderboard, per-category scores, judge sanity, task tables.
 
-Numbers come from the run (``leaderboard.json``, ``ratings.json``) or from :mod:`jurist.scoring`, the
-scoring ``jurist run`` and ``jurist show`` use, so the page never shows a figure the command line would
-not. Only the rubric table is computed here: a mean of point values, with no interval.
+Numbers come from the run (``leaderboard.json``, ``ratings.json``) or from :mod:`jurist.families`, the scoring
+``jurist run`` and ``jurist show`` use, so the page never shows a figure the command line would not; the title
+and axis of each run's board are its family's (``summary``). Only the rubric table is computed here: a mean of
+point values, with no interval.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections import defaultdict
 from typing import Any
 
 from jurist.errors import JuristError
+from jurist.families import score_family
 from jurist.view.collect import RULES, RunData
 
 _HEAVY = ("per_instruction", "across_runs")
@@ -23,7 +25,7 @@ def summarize(runs: list[RunData], *, categories: bool = True) -> dict[str, Any]
 
 
 def _run_summary(run: RunData, categories: bool) -> dict[str, Any]:
-    from jurist.scoring.battles import read_json
+    from jurist.families import read_json
 
     board = read_json(run.root / "leaderboard.json")
     rows = [row for row in board if isinstance(row, dict)] if isinstance(board, list) else []
@@ -32,10 +34,11 @@ def _run_summary(run: RunData, categories: bool) -> dict[str, Any]:
     scoring = run.info.get("scoring")
     scoring = scoring if isinstance(scoring, dict) else {}
     family, unknown = _family(run)
+    title, scale = score_family(family).summary(rows, ratings.get("method", scoring.get("method")))
     entry: dict[str, Any] = {
         "family": family,
-        "title": _title(family, rows, ratings.get("method", scoring.get("method"))) + _published_label(rows),
-        "scale": _scale(family, rows),
+        "title": title + _published_label(rows),
+        "scale": scale,
         "leaderboard": [{k: v for k, v in row.items() if k not in _HEAVY} for row in rows],
         "ci_level": ratings.get("ci_level", scoring.get("ci_level", 0.9)),
         "method": ratings.get("method", scoring.get("method")),
@@ -55,9 +58,9 @@ def _run_summary(run: RunData, categories: bool) -> dict[str, Any]:
 
 
 def _family(run: RunData) -> tuple[str, str | None]:
-    """(the run's scoring family as run.json records it, :mod:`jurist.scoring.family`, or as its other
-    fields tell it when it names none; a note when it cannot be told)."""
-    from jurist.scoring import family_of_run
+    """(the run's scoring family as run.json records it, :mod:`jurist.families.registry`; a note when it
+    cannot be told)."""
+    from jurist.families import family_of_run
 
     try:
         return str(family_of_run(run.root, run.info or None)), None
@@ -65,50 +68,13 @@ def _family(run: RunData) -> tuple[str, str | None]:
         return "pairwise", f"scoring family unknown ({exc}); the summary is drawn as a pairwise one"
 
 
-_METHODS = {
-    "winrate": "weighted win rate against the baseline (%)",
-    "bt": "Bradley-Terry (Elo scale)",
-    "style-control": "style-controlled win rate (%)",
-    "lc-winrate": "length-controlled win rate (%)",
-}
-_FAMILY_TITLES = {
-    "rules": "Rule checks: instructions followed (%)",
-    "judge-accuracy": "Judge accuracy",
-    "placement": "Arena placement (Elo among the human votes)",
-}
-
-
-def _suite(rows: list[dict[str, Any]]) -> str:
-    return str(next((row.get("suite") for row in rows if row.get("suite")), ""))
-
-
-def _title(family: str, rows: list[dict[str, Any]], method: Any) -> str:
-    """What the run's headline number is, in words: the summary's title."""
-    if family == "rubric":
-        if _suite(rows) == "writingbench":
-            return "WritingBench overall: mean criterion score (1-10)"
-        variant = next((row.get("variant") for row in rows if row.get("variant")), "simple-evals")
-        return f"HealthBench score ({variant}): met points / possible points (0-1)"
-    if family == "pairwise":
-        return "Leaderboard: " + _METHODS.get(str(method), str(method or "winrate"))
-    return _FAMILY_TITLES.get(family, "Leaderboard")
-
-
 def _published_label(rows: list[dict[str, Any]]) -> str:
-    """What the rows say of the published leaderboard (scoring/anchor.py): re-anchored, or not comparable."""
+    """What the rows say of the published leaderboard (families/pairwise/anchor.py): re-anchored, or not
+    comparable."""
     if any("anchored" in row for row in rows):
         return " (re-anchored onto the published scale: see each row's anchored score)"
     label = next((row["published"] for row in rows if isinstance(row.get("published"), str)), None)
     return f" ({label})" if label else ""
-
-
-def _scale(family: str, rows: list[dict[str, Any]]) -> list[float] | None:
-    """The axis a family's figures are drawn on (None: the page fits it to the numbers)."""
-    if family == "rubric":
-        return [1.0, 10.0] if _suite(rows) == "writingbench" else [0.0, 1.0]
-    if family == "rules":
-        return [0.0, 100.0]
-    return None
 
 
 def _instruction_table(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -159,7 +125,7 @@ def _point_table(run: RunData) -> list[dict[str, Any]]:
 
 def _categories(run: RunData, entry: dict[str, Any]) -> None:
     """Per-category scores with intervals, as ``jurist show --category`` gives them."""
-    from jurist.scoring import ScoreOptions, score_run
+    from jurist.families import ScoreOptions, score_run
 
     names = _battle_categories(run)
     if len(names) < 2:

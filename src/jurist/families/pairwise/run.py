@@ -1,7 +1,7 @@
 """Scoring a run directory's battles: options, baselines, judges, categories and invalid counts around the
 methods.
 
-:func:`score_battles` is what the pairwise family (:mod:`jurist.scoring.pairwise`) scores with, for
+:func:`score_battles` is what the pairwise family (:mod:`jurist.families.pairwise.family`) scores with, for
 ``jurist run`` and ``jurist show`` alike; :func:`score_run` scores with exactly the options given (no run
 default applies), for programs and tests.
 """
@@ -15,14 +15,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jurist.errors import JuristError, did_you_mean, unknown_value
-from jurist.scoring.battles import load_battles, read_json
-from jurist.scoring.bt import StyleCache, bt_rows, style_rows
-from jurist.scoring.common import ALL, Battle, Row, per_judge
-from jurist.scoring.lc import alpaca_lc_inputs, lc_intervals, lc_rows, load_instruction_difficulty
-from jurist.scoring.options import STYLE_FEATURES, Scored, ScoreOptions, Settings
+from jurist.families.pairwise.battles import invalid_counts, load_battles, read_json
+from jurist.families.pairwise.bt import StyleCache, bt_rows, style_rows
+from jurist.families.pairwise.common import per_judge
+from jurist.families.pairwise.lc import alpaca_lc_inputs, lc_intervals, lc_rows, load_instruction_difficulty
+from jurist.families.pairwise.options import STYLE_FEATURES, Scored, ScoreOptions, Settings
+from jurist.families.pairwise.tokens import TokenLengths, add_avg_tokens
+from jurist.families.pairwise.winrate import ratings_document, win_rate_leaderboard
+from jurist.scoring.common import ALL, Battle, Row
 from jurist.scoring.sanity import judge_sanity
-from jurist.scoring.tokens import TokenLengths, add_avg_tokens
-from jurist.scoring.winrate import ratings_document, win_rate_leaderboard
 
 if TYPE_CHECKING:
     from jurist.store.line_index import AnswerIndex
@@ -40,7 +41,7 @@ def score_run(
     answers: Mapping[str, AnswerIndex] | None = None,
 ) -> Scored:
     """Score a run directory's battles exactly as ``opts`` says (no run default applies: that is
-    :func:`jurist.scoring.door.score_run_dir`'s); pure reading, no writes.
+    :func:`jurist.families.door.score_run_dir`'s); pure reading, no writes.
 
     ``invalid`` overrides the invalid-question counts otherwise read from run.json or leaderboard.json
     (``jurist run`` knows them before it has written either); ``answers``: the run's own answer indexes,
@@ -230,32 +231,6 @@ def resolve_baselines(opts: ScoreOptions, run_json: Mapping[str, Any], battles: 
             "or --method bt to rate every model together (their mean at 1000)"
         )
     return inferred
-
-
-def invalid_counts(run: RunDir, run_json: Mapping[str, Any]) -> InvalidCounts:
-    """Invalid-question counts from run.json (imports), else from the rows of the run's leaderboard.json
-    (the last scoring's: per category where it scored each category alone)."""
-    counts: InvalidCounts = {}
-    recorded = run_json.get("invalid")
-    if isinstance(recorded, dict):
-        for judge, per_model in recorded.items():
-            for model, n in (per_model or {}).items():
-                counts[(judge, model, ALL)] = int(n)
-        for judge, per_model in (run_json.get("invalid_by_category") or {}).items():
-            for model, per_category in (per_model or {}).items():
-                for category, n in (per_category or {}).items():
-                    counts[(judge, model, category)] = int(n)
-        return counts
-    board = read_json(run.leaderboard)
-    for row in board if isinstance(board, list) else []:
-        if isinstance(row, dict) and row.get("invalid") and "model" in row:
-            key = (str(row.get("judge", "")), str(row["model"]), str(row.get("category", ALL)))
-            counts[key] = int(row["invalid"])
-    totals: dict[tuple[str, str, str], int] = defaultdict(int)
-    for (judge, model, category), n in counts.items():
-        if category != ALL and (judge, model, ALL) not in counts:  # scored by category: the run's total
-            totals[(judge, model, ALL)] += n
-    return counts | totals
 
 
 def _keep_judges(

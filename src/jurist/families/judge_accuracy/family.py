@@ -17,16 +17,27 @@ When the pairs cannot be loaded any more (the pairs file moved, no offline copy 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from jurist.errors import JuristError
-from jurist.scoring.door import FinishedRun, RecordedRun, RunEnd, ScoreRequest, Scores, ignored_note
-from jurist.scoring.family import FamilyName
+from jurist.families.door import (
+    FinishedRun,
+    Headline,
+    RecordedRun,
+    RunEnd,
+    ScoreRequest,
+    Scores,
+    ignored_note,
+)
+from jurist.families.registry import FamilyName
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from jurist.benchmarks.judgebench import Pair
+    from jurist.families.paired import PairedCells
 
 JUDGEBENCH_FILE = "judgebench.json"
 CANDIDATE_FILE = "response_B.jsonl"
@@ -51,7 +62,7 @@ class JudgeAccuracyFamily:
     def outcomes(self, run: FinishedRun) -> RunEnd:
         """battles.jsonl from the judgments (kept for the record: a JudgeBench run has no win rate)."""
         from jurist.benchmarks.judgebench import pair_of
-        from jurist.scoring.pairwise_outcomes import write_outcomes
+        from jurist.families.pairwise.outcomes import write_outcomes
 
         judged = list(run.judged())
         write_outcomes(run, judged, [])
@@ -76,6 +87,27 @@ class JudgeAccuracyFamily:
 
     def documents(self, scores: Scores) -> dict[str, Any]:
         return {JUDGEBENCH_FILE: scores.rows, "leaderboard.json": scores.rows}
+
+    def print_scores(
+        self, scores: Scores, fmt: str, title: str, out: Console, err: Console, detail: bool
+    ) -> None:
+        from jurist.benchmarks.judgebench_scoring import ROW_FIELDS
+        from jurist.report.formats import judgebench_table, print_rows, print_warnings
+
+        if fmt == "table":
+            out.print(judgebench_table(scores.rows, title=title))
+        else:
+            print_rows(scores.rows, fmt, None if fmt == "json" else ROW_FIELDS)
+        print_warnings(err, [], scores.warnings)
+
+    def summary(self, rows: Sequence[Mapping[str, Any]], method: Any) -> tuple[str, list[float] | None]:
+        return "Judge accuracy", None
+
+    def headline(self, row: Mapping[str, Any]) -> Headline | None:
+        return None  # a judge's accuracy, not a model's score: --tasks and sweeps have none to show
+
+    def paired_cells(self, run: RecordedRun) -> PairedCells | None:
+        return None
 
 
 def score_judgebench_run(

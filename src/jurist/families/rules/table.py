@@ -13,9 +13,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from jurist.families.rules.score import LABELS, METRICS
 from jurist.report.formats import render_csv, render_markdown
 from jurist.report.intervals import interval_text
-from jurist.scoring.rules import LABELS, METRICS
 
 Row = dict[str, Any]
 

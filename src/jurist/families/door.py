@@ -1,17 +1,16 @@
 """THE scoring door: ``jurist run`` (at its end) and ``jurist show`` score a run through
 :func:`score_run_dir`, so both give the same rows and headline for every family.
 
-A family (:class:`ScoreFamily`) turns a finished run's judgments (or answers) into outcomes on disk
-(battles, points), scores the outcomes on disk, and names the documents its scores are kept in
-(leaderboard.json and its own: ratings.json, summary.json, elo_ratings.json, judgebench.json). Which family
-scores a run is a field of run.json (:mod:`jurist.scoring.family`); how it scores, with no option given,
-is what the run recorded there (its method, bootstrap settings, and the benchmark's official scoring).
-Printing is :mod:`jurist.report.scores`'s.
+A family (:class:`Family`, one subpackage of :mod:`jurist.families` each) turns a finished run's judgments (or
+answers) into outcomes on disk (battles, points), scores the outcomes on disk, and names the documents its
+scores are kept in (leaderboard.json and its own: ratings.json, summary.json, elo_ratings.json,
+judgebench.json). Which family scores a run is a field of run.json (:mod:`jurist.families.registry`); how it
+scores, with no option given, is what the run recorded there (its method, bootstrap settings, and the
+benchmark's official scoring). Printing is the family's too (:func:`jurist.families.printing.print_scores`).
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,11 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from jurist.errors import JuristError, did_you_mean, unknown_value
-from jurist.scoring.family import FamilyName, family_of_run
-from jurist.scoring.options import STYLE_FEATURES, Method, Resample
+from jurist.families.pairwise.options import STYLE_FEATURES, Method, Resample
+from jurist.families.registry import FamilyName, family_of_run, score_family
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from jurist.benchmarks.base import Benchmark
+    from jurist.families.paired import PairedCells
     from jurist.judging.base import JudgeItem, JudgeKind
     from jurist.store.line_index import AnswerIndex
     from jurist.store.run_dir import RunDir
@@ -187,8 +189,22 @@ class Scores:
     scored: bool = True
 
 
-class ScoreFamily(Protocol):
-    """One family: outcomes (at a run's end) -> score (a run directory, a request) -> documents."""
+@dataclass(frozen=True)
+class Headline:
+    """One leaderboard row's headline as ``--tasks`` and a sweep show it: the metric's name, its value and
+    interval on the scale shown, and whether that scale is a fraction (0-1: three digits, not one)."""
+
+    metric: str
+    value: Any
+    ci_low: Any
+    ci_high: Any
+    fraction: bool = False
+
+
+class Family(Protocol):
+    """One family: outcomes (at a run's end) -> score (a run directory, a request) -> documents, and how
+    its scores are shown: the terminal's tables, the browser's title and axis, the ``--tasks`` headline,
+    and the paired statistic ``compare`` decides on."""
 
     name: ClassVar[FamilyName]
 
@@ -204,24 +220,24 @@ class ScoreFamily(Protocol):
         """The files the scores are kept in: path relative to the run directory -> JSON document."""
         ...
 
+    def print_scores(
+        self, scores: Scores, fmt: str, title: str, out: Console, err: Console, detail: bool
+    ) -> None:
+        """The scores in ``fmt`` (table, json, csv, markdown) on ``out``, with their warnings."""
+        ...
 
-_IMPLEMENTATIONS: Mapping[FamilyName, tuple[str, str]] = {
-    "pairwise": ("jurist.scoring.pairwise", "PairwiseFamily"),
-    "judge-accuracy": ("jurist.scoring.judgebench", "JudgeAccuracyFamily"),
-    "rules": ("jurist.scoring.points", "RulesFamily"),
-    "rubric": ("jurist.scoring.points", "RubricFamily"),
-    "placement": ("jurist.scoring.placement_family", "PlacementFamily"),
-}
-"""Family name -> (module, class) implementing it, imported only when a run of that family is scored.
-Adding a family = one module, one line here and its metrics in
-:data:`jurist.scoring.family.FAMILY_OF_METRIC`."""
+    def summary(self, rows: Sequence[Row], method: Any) -> tuple[str, list[float] | None]:
+        """The browser's summary title for these leaderboard rows, and the axis they are drawn on (None:
+        fitted to the numbers)."""
+        ...
 
+    def headline(self, row: Mapping[str, Any]) -> Headline | None:
+        """A leaderboard row's headline (None: a row that is not a model's score, a baseline's fixed 50)."""
+        ...
 
-def score_family(name: FamilyName) -> ScoreFamily:
-    """The implementation of a family."""
-    module, cls = _IMPLEMENTATIONS[name]
-    implementation: type[ScoreFamily] = getattr(importlib.import_module(module), cls)
-    return implementation()
+    def paired_cells(self, run: RecordedRun) -> PairedCells | None:
+        """The run's per-question outcomes for a paired comparison; None: the family has none."""
+        ...
 
 
 def score_run_dir(
@@ -240,12 +256,7 @@ def score_run_dir(
     if not path.exists():
         raise JuristError(f"{path}: no such run directory")
     name = family_of_run(path, run.fields if run.has_run_json else None)
-    scores = score_family(name).score(run, request, end)
-    if name == "pairwise" and scores.scored:
-        from jurist.scoring.anchor import anchor_scores
-
-        anchor_scores(scores, run.fields, run.name, request.anchor)
-    return scores
+    return score_family(name).score(run, request, end)
 
 
 def write_documents(root: Path, scores: Scores) -> list[Path]:

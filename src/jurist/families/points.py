@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from jurist.benchmarks.base import Benchmark, Question
 from jurist.judging.base import JudgeItem, JudgeKind
@@ -16,8 +16,53 @@ from jurist.store.jsonl import iter_jsonl, rewrite_jsonl_atomic
 from jurist.store.records import PointRecord
 from jurist.store.run_dir import RunDir
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from jurist.families.door import RecordedRun, ScoreRequest, Scores
+
+Summary = Callable[..., dict[str, Any]]
+"""A pointwise family's summary.json of its rows: ``(rows, bench_info, settings=...)``."""
+RowPrinter = Callable[..., None]
+"""A pointwise family's tables: ``(console, rows, title=, ci_level=, fmt=, detail=)``."""
+
 CHECKS_VERSION = 1
 """Bump when a checker's outcome changes, so stored points are recomputed."""
+
+
+def point_settings(run: RecordedRun, request: ScoreRequest) -> dict[str, Any]:
+    """A pointwise score's settings: the request's bootstrap, else the run's; questions resampled."""
+    n_bootstrap, seed, ci_level = run.bootstrap(request)
+    return {"n_bootstrap": n_bootstrap, "seed": seed, "ci_level": ci_level, "resample": "questions"}
+
+
+def unscored(family: str, headline: str, run: RecordedRun, request: ScoreRequest) -> Scores:
+    """The end of a run that wrote no point (nothing answered or graded): nothing to score or print."""
+    from jurist.families.door import Scores
+
+    return Scores(family, [], headline, f"jurist: {run.name}", point_settings(run, request), scored=False)
+
+
+def point_documents(scores: Scores, summary: Summary) -> dict[str, Any]:
+    """summary.json and leaderboard.json of a pointwise score; nothing when nothing was checked or graded."""
+    if not scores.rows:
+        return {}
+    return {
+        "summary.json": summary(scores.rows, scores.detail or {}, settings=scores.settings),
+        "leaderboard.json": scores.rows,
+    }
+
+
+def print_point_scores(
+    scores: Scores, printer: RowPrinter, fmt: str, title: str, out: Console, err: Console, detail: bool
+) -> None:
+    """A pointwise score's tables (none when nothing was scored), then its warnings on ``err``."""
+    from jurist.report.formats import print_warnings
+
+    if scores.rows:
+        ci = float(scores.settings["ci_level"])
+        printer(out, scores.rows, title=title, ci_level=ci, fmt=fmt, detail=detail)
+    print_warnings(err, [], scores.warnings)
 
 
 def load_points(run_dir: RunDir) -> list[dict[str, Any]]:

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jurist.errors import InputError, JuristError
-from jurist.scoring.common import Battle, Oriented, Row, r
+from jurist.families.pairwise.common import Oriented
+from jurist.scoring.common import Battle, Row, r
 
 if TYPE_CHECKING:
     from jurist.benchmarks.alpaca_eval import OfficialLC
@@ -67,7 +68,7 @@ def load_instruction_difficulty(path: Path) -> dict[str, float]:
 def alpaca_lc_inputs(run: RunDir) -> tuple[OfficialLC | None, str | None]:
     """For a run of ``--bench alpaca-eval`` (run.json ``bench_info.lc``): AlpacaEval's official LC inputs,
     or None and the warning saying why today's estimate is used; (None, None) for any other run."""
-    from jurist.scoring.battles import read_json
+    from jurist.families.pairwise.battles import read_json
 
     lc = ((read_json(run.run_json) or {}).get("bench_info") or {}).get("lc")
     if not isinstance(lc, dict):

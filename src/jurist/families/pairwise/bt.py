@@ -8,21 +8,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from jurist.errors import JuristError
-from jurist.scoring.common import (
-    OUTCOME,
-    Battle,
-    Oriented,
-    Row,
-    anchor,
-    bootstrap_design,
-    model_counts,
-    model_rows,
-)
-from jurist.scoring.runaway import mark_runaways
+from jurist.families.pairwise.common import Oriented, anchor, bootstrap_design, model_counts, model_rows
+from jurist.families.runaway import mark_runaways
+from jurist.scoring.common import OUTCOME, Battle, Row
 
 if TYPE_CHECKING:
+    from jurist.families.pairwise.options import ScoreOptions, Settings
     from jurist.ratings.bt import BTResult
-    from jurist.scoring.options import ScoreOptions, Settings
     from jurist.store.run_dir import RunDir
 
 StyleVector = tuple[int, int, int, int]

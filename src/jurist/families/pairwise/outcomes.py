@@ -10,9 +10,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from jurist.families.door import FinishedRun, InvalidCounts, Judged
 from jurist.judging.pairwise import battles_from_judgment
 from jurist.scoring.common import ALL
-from jurist.scoring.door import FinishedRun, InvalidCounts, Judged
 from jurist.store.jsonl import iter_numbered_jsonl, rewrite_jsonl_atomic
 from jurist.store.records import judgment_kind, sample_of, text_hash
 

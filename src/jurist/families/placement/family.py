@@ -1,5 +1,5 @@
 """The placement family: an arena run's judged battles placed among the arena's human votes
-(:mod:`jurist.scoring.placement`), or, for a calibration run, each judge's temperature fitted to them.
+(:mod:`jurist.families.placement.fit`), or, for a calibration run, each judge's temperature fitted to them.
 
 Outcomes: the judged battles with each question's real arena opponent, then the human anchor battles, in
 JudgeArena's schema (``battles.jsonl``), or ``calibration.json`` (the fit needs each question's human vote,
@@ -15,16 +15,22 @@ import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
 from jurist.errors import JuristError
-from jurist.scoring.arena_battles import HARD_PREF, LABEL_GAP
-from jurist.scoring.common import ALL, r
-from jurist.scoring.door import FinishedRun, RecordedRun, RunEnd, ScoreRequest, Scores, ignored_note
-from jurist.scoring.family import FamilyName
-from jurist.scoring.placement import (
+from jurist.families.door import (
+    FinishedRun,
+    Headline,
+    RecordedRun,
+    RunEnd,
+    ScoreRequest,
+    Scores,
+    ignored_note,
+)
+from jurist.families.placement.arena_battles import HARD_PREF, LABEL_GAP
+from jurist.families.placement.fit import (
     CALIBRATION_FILE,
     ELO_FILE,
     evaluated_models,
@@ -32,6 +38,15 @@ from jurist.scoring.placement import (
     settings_for,
     summary_rows,
 )
+from jurist.families.registry import FamilyName
+from jurist.scoring.common import ALL, r
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from jurist.families.paired import PairedCells
+
+Row = dict[str, Any]
 
 
 @dataclass
@@ -52,7 +67,7 @@ class PlacementFamily:
     name: ClassVar[FamilyName] = "placement"
 
     def outcomes(self, run: FinishedRun) -> RunEnd:
-        from jurist.scoring.arena_battles import evaluated_name, judged_battles
+        from jurist.families.placement.arena_battles import evaluated_name, judged_battles
         from jurist.store.jsonl import rewrite_jsonl_atomic, write_json_atomic
 
         bench = run.bench
@@ -131,12 +146,32 @@ class PlacementFamily:
             ]
         return {**dict(zip(names, reports, strict=True)), "leaderboard.json": scores.rows}
 
+    def print_scores(
+        self, scores: Scores, fmt: str, title: str, out: Console, err: Console, detail: bool
+    ) -> None:
+        from jurist.families.placement.show import print_placement
+
+        print_placement(scores, fmt, title, out, err)
+
+    def summary(self, rows: Sequence[Row], method: Any) -> tuple[str, list[float] | None]:
+        from jurist.families.placement.show import TITLE
+
+        return TITLE, None
+
+    def headline(self, row: Mapping[str, Any]) -> Headline | None:
+        if row.get("baseline") or "rating" not in row:
+            return None
+        return Headline("rating", row["rating"], row.get("ci_low"), row.get("ci_high"))
+
+    def paired_cells(self, run: RecordedRun) -> PairedCells | None:
+        return None
+
 
 def _fit(
     run: RecordedRun, request: ScoreRequest
 ) -> tuple[list[dict[str, Any]], list[str], list[dict[str, Any]], dict[str, Any]]:
     """(reports, notes, battles, settings): the fit again from the run's (or one file's) battles."""
-    from jurist.scoring.arena_battles import find_battles, read_battles
+    from jurist.families.placement.arena_battles import find_battles, read_battles
 
     path = run.root
     source = find_battles(path) if path.is_dir() else path
@@ -176,7 +211,7 @@ def _calibration(run: RecordedRun) -> dict[str, Any]:
 
 
 def _stored_report(run: RecordedRun) -> dict[str, Any] | None:
-    from jurist.scoring.arena_battles import read_elo_report
+    from jurist.families.placement.arena_battles import read_elo_report
 
     folder = run.root if run.root.is_dir() else run.root.parent
     return read_elo_report(folder / ELO_FILE) if (folder / ELO_FILE).is_file() else None
@@ -188,7 +223,7 @@ def _invalid(run: RecordedRun, end: RunEnd | None) -> dict[tuple[str, str, str],
         return end.invalid
     if not run.root.is_dir():
         return {}
-    from jurist.scoring.run import invalid_counts
+    from jurist.families.pairwise.battles import invalid_counts
     from jurist.store.run_dir import RunDir
 
     return invalid_counts(RunDir(run.root), {})

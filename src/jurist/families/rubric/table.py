@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from jurist.benchmarks.base import rubric_suite
 from jurist.report.formats import render_csv, render_markdown
 from jurist.report.intervals import interval_text
 
@@ -135,6 +136,30 @@ def render_writingbench(rows: list[Row], *, title: str, ci_level: float) -> Tabl
     return table
 
 
+def _points_tables(console: Console, rows: list[Row], title: str, ci_level: float, detail: bool) -> None:
+    console.print(render_healthbench(rows, title=title, ci_level=ci_level))
+    console.print(render_breakdown(rows, "themes", "theme"))
+    console.print(render_breakdown(rows, "axes", "axis"))
+
+
+def _criteria_tables(console: Console, rows: list[Row], title: str, ci_level: float, detail: bool) -> None:
+    console.print(render_writingbench(rows, title=title, ci_level=ci_level))
+    console.print(render_breakdown(rows, "domain1", "domain (1-10)", 3))
+    if detail:
+        console.print(render_breakdown(rows, "domain2", "subdomain (1-10)", 3))
+
+
+_TABLES = {"points": _points_tables, "criteria": _criteria_tables}
+_COLUMNS = {"points": HEALTHBENCH_COLUMNS, "criteria": WRITINGBENCH_COLUMNS}
+"""A suite's grading -> its tables and its csv/markdown columns."""
+
+
+def _grading(rows: list[Row]) -> str:
+    """How the rows' suite grades (:class:`jurist.benchmarks.base.RubricSuite`); points when none is named."""
+    suite = rubric_suite(rows[0].get("suite")) if rows else None
+    return suite.grading if suite is not None else "points"
+
+
 def print_rubric_rows(
     console: Console,
     rows: list[Row],
@@ -146,17 +171,9 @@ def print_rubric_rows(
 ) -> None:
     """The rows in ``fmt``: tables on ``console`` (breakdowns too; domain2 only with ``detail``), other
     formats as plain text on stdout."""
-    suite = rows[0]["suite"] if rows else "healthbench"
+    grading = _grading(rows)
     if fmt == "table":
-        if suite == "healthbench":
-            console.print(render_healthbench(rows, title=title, ci_level=ci_level))
-            console.print(render_breakdown(rows, "themes", "theme"))
-            console.print(render_breakdown(rows, "axes", "axis"))
-        else:
-            console.print(render_writingbench(rows, title=title, ci_level=ci_level))
-            console.print(render_breakdown(rows, "domain1", "domain (1-10)", 3))
-            if detail:
-                console.print(render_breakdown(rows, "domain2", "subdomain (1-10)", 3))
+        _TABLES[grading](console, rows, title, ci_level, detail)
         unscored = sum(row["unscored_answers"] for row in rows)
         if unscored:
             console.print(
@@ -168,7 +185,7 @@ def print_rubric_rows(
     elif fmt == "json":
         print(json.dumps(rows, indent=2, ensure_ascii=False))
     elif fmt in ("csv", "markdown"):
-        columns = HEALTHBENCH_COLUMNS if suite == "healthbench" else WRITINGBENCH_COLUMNS
+        columns = _COLUMNS[grading]
         flat = [_flat(row) for row in rows]
         if fmt == "csv":
             print(render_csv(flat, columns), end="")

@@ -10,7 +10,7 @@ plus every human anchor battle, Bradley-Terry on the Elo scale with a bootstrap 
 Settings not in the battles (bootstrap rounds, seed, CI level, anchor) come from the run: a jurist run's
 run.json, a peer tool's elo_ratings.json, else JudgeArena's conventions (95% percentile interval, seed 0,
 100 rounds). The family around the fit (outcomes, calibration, documents) is
-:mod:`jurist.scoring.placement_family`.
+:mod:`jurist.families.placement.family`.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 
 from jurist.errors import JuristError
+from jurist.families.placement.arena_battles import HARD_PREF
+from jurist.families.runaway import RUNAWAY_FIELDS, mark_runaways
 from jurist.ratings.placement import place_models, rank_by_ci, rank_by_rating
-from jurist.scoring.arena_battles import HARD_PREF
 from jurist.scoring.common import r
-from jurist.scoring.runaway import RUNAWAY_FIELDS, mark_runaways
 
 Battle = dict[str, Any]
 
@@ -192,27 +192,6 @@ def _report(
 # Files
 
 
-def report_paths(root: Path, reports: Sequence[Mapping[str, Any]]) -> list[Path]:
-    """elo_ratings.json for a run with one (judge, model); ``elo_ratings/<judge>/<model>.json`` for more."""
-    if len(reports) == 1:
-        return [root / ELO_FILE]
-    from jurist.store.run_dir import file_stem
-
-    return [
-        root / "elo_ratings" / file_stem(str(rep["judge_model"])) / f"{file_stem(str(rep['model']))}.json"
-        for rep in reports
-    ]
-
-
-def write_reports(root: Path, reports: Sequence[Mapping[str, Any]]) -> list[Path]:
-    from jurist.store.jsonl import write_json_atomic
-
-    paths = report_paths(root, reports)
-    for path, report in zip(paths, reports, strict=True):
-        write_json_atomic(path, report)
-    return paths
-
-
 def summary_rows(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One leaderboard row per evaluated model: its rating, CI, rank among the arena's models, drift."""
     rows = []
@@ -249,8 +228,8 @@ def settings_for(
     """The fit settings of a run folder, then ``overrides`` that are not None (``jurist show --bootstrap/
     --seed/--ci``): a jurist run's from its run.json (``run_json``, else read), a peer tool's from its
     elo_ratings.json, else JudgeArena's conventions."""
-    from jurist.scoring.arena_battles import read_elo_report
-    from jurist.scoring.battles import read_json
+    from jurist.families.pairwise.battles import read_json
+    from jurist.families.placement.arena_battles import read_elo_report
 
     settings = PlacementSettings()
     if run_json is None:
@@ -291,29 +270,11 @@ def settings_for(
     return replace(settings, **given)
 
 
-def rescore(
-    path: Path, run_json: Mapping[str, Any] | None = None, **overrides: Any
-) -> tuple[list[dict[str, Any]], list[str], list[Battle]]:
-    """Reports fitted again from a run's (or one file's) battles: what ``jurist show`` prints."""
-    from jurist.scoring.arena_battles import find_battles, read_battles
-
-    folder = path if path.is_dir() else path.parent
-    source = find_battles(path) if path.is_dir() else path
-    if source is None:
-        raise JuristError(f"{path}: no battles.jsonl or battles.parquet")
-    battles = read_battles(source)
-    settings = settings_for(folder, run_json, **overrides)
-    if not any(b["source"] == "human" for b in battles):
-        return [], [f"{source}: no human battles, so nothing to place on the arena's scale"], battles
-    reports, notes = fit_reports(battles, settings)
-    return reports, notes, battles
-
-
 def is_arena_run(path: Path) -> bool:
     """Whether PATH holds an arena placement that names no family: a battles file in JudgeArena's schema,
-    or a folder holding one (or an elo_ratings.json, a calibration.json); :func:`jurist.scoring.family.
-    derived_family` asks, for a peer tool's output without run.json."""
-    from jurist.scoring.arena_battles import find_battles, is_arena_battles_file
+    or a folder holding one (or an elo_ratings.json, a calibration.json); :func:`jurist.families.registry.
+    family_of_run` asks, for a peer tool's output without run.json."""
+    from jurist.families.placement.arena_battles import find_battles, is_arena_battles_file
 
     if path.is_file():
         return is_arena_battles_file(path)

@@ -1,5 +1,6 @@
 """The pairwise family: battles scored against the baseline(s) as win rates, Bradley-Terry, style control
-or AlpacaEval's LC win rate (:mod:`jurist.scoring.run`), with the benchmark's official scoring by default.
+or AlpacaEval's LC win rate (:mod:`jurist.families.pairwise.run`), with the benchmark's official scoring
+by default.
 
 What "as the run scored" means for a pairwise run: the method run.json's ``scoring`` records (``--method``,
 ``--style-control``, ``--length-controlled``, ``--category``, ``--ensemble``), or, when the run chose none,
@@ -10,15 +11,28 @@ run.json recorded ``official`` take it from the benchmark facts in ``bench_info`
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from jurist.errors import JuristError
+from jurist.families.door import (
+    FinishedRun,
+    Headline,
+    InvalidCounts,
+    RecordedRun,
+    RunEnd,
+    ScoreRequest,
+    Scores,
+)
+from jurist.families.pairwise.options import Scored, ScoreOptions
+from jurist.families.registry import FamilyName
 from jurist.scoring.common import ALL, Battle, Row
-from jurist.scoring.door import FinishedRun, InvalidCounts, RecordedRun, RunEnd, ScoreRequest, Scores
-from jurist.scoring.family import FamilyName
-from jurist.scoring.options import Scored, ScoreOptions
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from jurist.families.paired import PairedCells
 
 METHOD_NAMES = {
     "winrate": "weighted win rate",
@@ -104,7 +118,7 @@ def score_options(
 def _scored_baselines(run: RecordedRun) -> tuple[str, ...]:
     """The baselines the run's last scoring used (ratings.json: a run scores the baselines of earlier
     runs' judgments in its directory too); empty: run.json's, else inferred (:func:`resolve_baselines`)."""
-    from jurist.scoring.battles import read_json
+    from jurist.families.pairwise.battles import read_json
 
     ratings = read_json(run.root / "ratings.json") if run.root.is_dir() else None
     listed = ratings.get("baselines") if isinstance(ratings, dict) else None
@@ -147,7 +161,7 @@ class PairwiseFamily:
     name: ClassVar[FamilyName] = "pairwise"
 
     def outcomes(self, run: FinishedRun) -> RunEnd:
-        from jurist.scoring.pairwise_outcomes import earlier_judgments, write_outcomes
+        from jurist.families.pairwise.outcomes import earlier_judgments, write_outcomes
 
         earlier, notes = earlier_judgments(run)
         counts = write_outcomes(run, run.judged(), earlier)
@@ -155,8 +169,13 @@ class PairwiseFamily:
         return RunEnd(counts.battles, counts.by_row(), baselines, run.answers, notes=notes)
 
     def score(self, run: RecordedRun, request: ScoreRequest, end: RunEnd | None) -> Scores:
-        from jurist.scoring.battles import load_battles, name_null_judges, read_battles_file
-        from jurist.scoring.run import check_options, invalid_counts, score_battles
+        from jurist.families.pairwise.battles import (
+            invalid_counts,
+            load_battles,
+            name_null_judges,
+            read_battles_file,
+        )
+        from jurist.families.pairwise.run import check_options, score_battles
         from jurist.store.run_dir import RunDir
 
         one_file = run.root.is_file()  # a battles file alone (jurist's schema), scored where it lies
@@ -188,7 +207,7 @@ class PairwiseFamily:
             raise JuristError(f"{run.root}: the run has no battles to score (from {source})")
         scored.notes.extend(end.notes if end else ())
         scored.notes.extend(hard_preference_notes(battles))
-        return Scores(
+        scores = Scores(
             self.name,
             scored.rows,
             headline(scored.settings),
@@ -199,17 +218,44 @@ class PairwiseFamily:
             detail=scored,
             scored=bool(battles),
         )
+        if scores.scored:  # re-anchored onto the published scale, or labelled not comparable
+            from jurist.families.pairwise.anchor import anchor_scores
+
+            anchor_scores(scores, run.fields, run.name, request.anchor)
+        return scores
 
     def documents(self, scores: Scores) -> dict[str, Any]:
-        from jurist.scoring.run import ratings_file
+        from jurist.families.pairwise.run import ratings_file
 
         return {"ratings.json": ratings_file(scores.detail), "leaderboard.json": scores.rows}
+
+    def print_scores(
+        self, scores: Scores, fmt: str, title: str, out: Console, err: Console, detail: bool
+    ) -> None:
+        from jurist.families.pairwise.show import print_pairwise
+
+        print_pairwise(scores, fmt, title, out, err)
+
+    def summary(self, rows: Sequence[Row], method: Any) -> tuple[str, list[float] | None]:
+        from jurist.families.pairwise.show import summary_title
+
+        return summary_title(rows, method), None
+
+    def headline(self, row: Mapping[str, Any]) -> Headline | None:
+        from jurist.families.pairwise.show import row_headline
+
+        return row_headline(row)
+
+    def paired_cells(self, run: RecordedRun) -> PairedCells | None:
+        from jurist.families.pairwise.paired import paired_cells
+
+        return paired_cells(run)
 
 
 def _no_battles(run: RecordedRun, opts: ScoreOptions, invalid: InvalidCounts) -> Scored:
     """Every verdict invalid (nothing to score): rows that say so, the baselines at 50, not an error."""
-    from jurist.scoring.run import _describe, _settings, resolve_baselines
-    from jurist.scoring.winrate import win_rate_leaderboard
+    from jurist.families.pairwise.run import _describe, _settings, resolve_baselines
+    from jurist.families.pairwise.winrate import win_rate_leaderboard
 
     settings = _settings(opts, run.fields)
     baselines = list(opts.baselines) or resolve_baselines(opts, run.fields, [])

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jurist.errors import InputError, JuristError
-from jurist.scoring.common import OUTCOME, Battle
+from jurist.scoring.common import ALL, OUTCOME, Battle
 
 if TYPE_CHECKING:
     from jurist.store.run_dir import RunDir
@@ -159,3 +161,29 @@ def _battles_from_judgments(run: RunDir) -> list[Battle]:
             else:
                 raise JuristError(f"{path}: judgment kind {kind!r} has no battles")
     return battles
+
+
+def invalid_counts(run: RunDir, run_json: Mapping[str, Any]) -> dict[tuple[str, str, str], int]:
+    """Invalid-question counts from run.json (imports), else from the rows of the run's leaderboard.json
+    (the last scoring's: per category where it scored each category alone)."""
+    counts: dict[tuple[str, str, str], int] = {}
+    recorded = run_json.get("invalid")
+    if isinstance(recorded, dict):
+        for judge, per_model in recorded.items():
+            for model, n in (per_model or {}).items():
+                counts[(judge, model, ALL)] = int(n)
+        for judge, per_model in (run_json.get("invalid_by_category") or {}).items():
+            for model, per_category in (per_model or {}).items():
+                for category, n in (per_category or {}).items():
+                    counts[(judge, model, category)] = int(n)
+        return counts
+    board = read_json(run.leaderboard)
+    for row in board if isinstance(board, list) else []:
+        if isinstance(row, dict) and row.get("invalid") and "model" in row:
+            key = (str(row.get("judge", "")), str(row["model"]), str(row.get("category", ALL)))
+            counts[key] = int(row["invalid"])
+    totals: dict[tuple[str, str, str], int] = defaultdict(int)
+    for (judge, model, category), n in counts.items():
+        if category != ALL and (judge, model, ALL) not in counts:  # scored by category: the run's total
+            totals[(judge, model, ALL)] += n
+    return counts | totals

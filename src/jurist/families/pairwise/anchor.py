@@ -24,7 +24,7 @@ from jurist.errors import InputError, JuristError
 from jurist.ratings import MonotoneMap, anchor_score
 
 if TYPE_CHECKING:
-    from jurist.scoring.door import Scores
+    from jurist.families.door import Scores
 
 REPLACEMENT_SCHEMA = "jurist.judge_replacement/1"
 NOT_COMPARABLE = "not comparable to the published leaderboard"

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from jurist.benchmarks.base import RubricSuite, rubric_suite
 from jurist.ratings.repeated import across_runs
 from jurist.ratings.winrate import WinRate, win_rate_from_entries
 
@@ -284,6 +285,50 @@ def score_writingbench(
     return row
 
 
+def _points_row(
+    group: Sequence[Point],
+    suite: RubricSuite,
+    variant: str | None,
+    seed: int,
+    n_bootstrap: int,
+    ci_level: float,
+    length: LengthAdjustment | None,
+) -> dict[str, Any]:
+    chosen = suite.variant(variant)
+    return {"variant": chosen} | score_healthbench(
+        group,
+        clip=chosen not in suite.unclipped_variants,
+        seed=seed,
+        n_bootstrap=n_bootstrap,
+        ci_level=ci_level,
+        length=length,
+    )
+
+
+def _criteria_row(
+    group: Sequence[Point],
+    suite: RubricSuite,
+    variant: str | None,
+    seed: int,
+    n_bootstrap: int,
+    ci_level: float,
+    length: LengthAdjustment | None,
+) -> dict[str, Any]:
+    return score_writingbench(group, seed=seed, n_bootstrap=n_bootstrap, ci_level=ci_level)
+
+
+_ROWS = {"points": _points_row, "criteria": _criteria_row}
+"""A suite's grading -> how one (model, judge)'s row is made."""
+
+
+def known_suite(name: object) -> RubricSuite:
+    """The rubric suite ``name`` (run.json's ``bench_info["suite"]``), or a one-line error."""
+    suite = rubric_suite(name)
+    if suite is None:
+        raise ValueError(f"no rubric scoring for {name!r}")
+    return suite
+
+
 def score_rubric_points(
     points: Iterable[Point],
     *,
@@ -294,42 +339,37 @@ def score_rubric_points(
     ci_level: float,
     length: LengthAdjustment | None = None,
 ) -> list[dict[str, Any]]:
-    """Rows per (model, judge), best headline first (HealthBench ``score``, WritingBench ``overall``)."""
+    """Rows per (model, judge), best headline first (the suite's ``headline_field``)."""
+    described = known_suite(suite)
     groups: dict[tuple[str, str], list[Point]] = defaultdict(list)
     for point in points:
         groups[(str(point["model"]), str(point.get("judge")))].append(point)
     rows = []
+    make_row = _ROWS[described.grading]
     for (model, judge), group in groups.items():
         row: dict[str, Any] = {"model": model, "judge": judge, "suite": suite}
-        if suite == "healthbench":
-            clip = variant != "eval-framework"
-            row["variant"] = variant or "simple-evals"
-            row |= score_healthbench(
-                group, clip=clip, seed=seed, n_bootstrap=n_bootstrap, ci_level=ci_level, length=length
-            )
-        elif suite == "writingbench":
-            row |= score_writingbench(group, seed=seed, n_bootstrap=n_bootstrap, ci_level=ci_level)
-        else:
-            raise ValueError(f"no rubric scoring for {suite!r}")
+        row |= make_row(group, described, variant, seed, n_bootstrap, ci_level, length)
         rows.append(row)
-    headline = "score" if suite == "healthbench" else "overall"
+    headline = described.headline_field
     rows.sort(key=lambda r: (r[headline] is None, -(r[headline] or 0.0), r["model"], r["judge"]))
     return rows
 
 
-def reference_summary(row: Mapping[str, Any]) -> dict[str, Any]:
-    """The row in the shape its reference reports (simple-evals' metrics, or eval_framework's summary)."""
-    if row["suite"] == "writingbench":
-        reqs = row["requirements"]
-        return {
-            "overall_avg": row["overall"],
-            "n_queries": row["n_answers"],
-            "domain1": row["domain1"],
-            "domain2": row["domain2"],
-            "requirement_R": {dim: value["R"] for dim, value in reqs.items()},
-            "requirement_C": {dim: value["C"] for dim, value in reqs.items()},
-        }
-    if row.get("variant") == "eval-framework":
+def _criteria_summary(row: Mapping[str, Any]) -> dict[str, Any]:
+    reqs = row["requirements"]
+    return {
+        "overall_avg": row["overall"],
+        "n_queries": row["n_answers"],
+        "domain1": row["domain1"],
+        "domain2": row["domain2"],
+        "requirement_R": {dim: value["R"] for dim, value in reqs.items()},
+        "requirement_C": {dim: value["C"] for dim, value in reqs.items()},
+    }
+
+
+def _points_summary(row: Mapping[str, Any]) -> dict[str, Any]:
+    suite = known_suite(row["suite"])
+    if row.get("variant") in suite.unclipped_variants:
         axes = {name: value["score"] for name, value in row["axes"].items()}
         return {"avg_score": row["score"], "axis_avg": axes, "n_examples": row["n_answers"]}
     metrics: dict[str, Any] = {}
@@ -338,3 +378,12 @@ def reference_summary(row: Mapping[str, Any]) -> dict[str, Any]:
         metrics[f"{name}:n_samples"] = value["n"]
         metrics[f"{name}:bootstrap_std"] = value["bootstrap_std"]
     return {"score": row["score"], "metrics": metrics}
+
+
+_SUMMARIES = {"points": _points_summary, "criteria": _criteria_summary}
+
+
+def reference_summary(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The row in the shape its reference reports (simple-evals' metrics, eval_framework's summary, or
+    WritingBench's averages)."""
+    return _SUMMARIES[known_suite(row["suite"]).grading](row)
