@@ -34,6 +34,7 @@ from jurist.families import (
     write_documents,
 )
 from jurist.families import registry as family_registry
+from jurist.plugins import Plugin
 
 
 class CoinFamily:
@@ -90,14 +91,15 @@ def fresh_registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def _installed(monkeypatch: pytest.MonkeyPatch, *points: metadata.EntryPoint) -> list[str]:
-    """Entry points as if a package declaring ``points`` were installed; the groups asked for, in order."""
+    """Entry points as if a package ``coin-scoring 0.1`` declaring ``points`` were installed (what
+    :func:`jurist.plugins.plugins` reads from its metadata); the groups asked for, in order."""
     asked: list[str] = []
 
-    def entry_points(*, group: str) -> list[metadata.EntryPoint]:
+    def installed(group: str) -> dict[str, Plugin]:
         asked.append(group)
-        return [point for point in points if point.group == group]
+        return {p.name: Plugin(p, "coin-scoring", "0.1") for p in points if p.group == group}
 
-    monkeypatch.setattr(metadata, "entry_points", entry_points)
+    monkeypatch.setattr(family_registry, "plugins", installed)
     return asked
 
 
@@ -144,7 +146,8 @@ def test_a_broken_entry_point_or_an_unknown_family_is_one_line(
 ) -> None:
     broken = BrokenEntryPoint("coin", "coin_scoring:CoinFamily", "jurist.families")
     _installed(monkeypatch, broken)
-    with pytest.raises(JuristError, match=r"entry point coin = coin_scoring:CoinFamily .* failed to load"):
+    said = r"plugin entry point coin = coin_scoring:CoinFamily \[jurist.families\] of coin-scoring 0.1: loading"
+    with pytest.raises(JuristError, match=said):
         family_of_run(tmp_path, {"score_family": "coin"})
     monkeypatch.setattr(family_registry, "_entry_points_read", False)
     _installed(monkeypatch)

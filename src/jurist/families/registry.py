@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable, Mapping
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from jurist.errors import JuristError
+from jurist.plugins import plugins
 
 if TYPE_CHECKING:
     from jurist.benchmarks.base import Benchmark
@@ -67,20 +67,13 @@ def unregister(name: str) -> None:
 
 
 def _read_entry_points() -> None:
-    """Load every ``jurist.families`` entry point once; a broken one is a one-line error naming it."""
+    """Load every ``jurist.families`` entry point once (:mod:`jurist.plugins` says a broken one in a line)."""
     global _entry_points_read
     if _entry_points_read:
         return
-    for point in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            loaded = point.load()
-        except Exception as exc:  # a plugin's own import error, whatever it is
-            where = f"{point.dist.name}'s " if point.dist is not None else ""
-            raise JuristError(
-                f"{where}entry point {point.name} = {point.value} (group {ENTRY_POINT_GROUP}) failed to "
-                f"load: {type(exc).__name__}: {exc}"
-            ) from None
-        name = str(getattr(loaded, "name", point.name))
+    for point_name, plugin in plugins(ENTRY_POINT_GROUP).items():
+        loaded = plugin.load()
+        name = str(getattr(loaded, "name", point_name))
         if name not in _BUILT_IN:
             _added.setdefault(name, loaded)
     _entry_points_read = True
