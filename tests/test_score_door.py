@@ -20,8 +20,6 @@ from jurist.commands.show import show
 from jurist.scoring.door import ScoreRequest, Scores, score_run_dir
 from jurist.scoring.family import derived_family, family_of_run
 
-FIXTURES = Path(__file__).parent / "fixtures"
-
 
 def run_then_show(run_quiet: Any, capsys: pytest.CaptureFixture[str], **config: Any) -> tuple[Any, Scores]:
     """Run, then ``jurist show`` the run directory with no option; asserts both printed the same tables
@@ -371,10 +369,9 @@ def test_judge_accuracy_run_and_show_agree(
 
 
 def test_runs_that_name_no_family_are_derived_from_run_json(tmp_path: Path) -> None:
-    old = json.loads((FIXTURES / "run_schema1" / "run.json").read_text())
-    assert "score_family" not in old and family_of_run(FIXTURES / "run_schema1", old) == "pairwise"
-    old_judgebench = json.loads((FIXTURES / "judgebench_schema1" / "run" / "run.json").read_text())
-    assert derived_family(tmp_path, old_judgebench) == "judge-accuracy"
+    old = {"bench": "starter", "scoring": {"method": "weighted-winrate"}, "judges": ["judge-good"]}
+    assert family_of_run(tmp_path, old) == "pairwise"
+    assert derived_family(tmp_path, {"bench": "judgebench", "split": "pairs"}) == "judge-accuracy"
     assert derived_family(tmp_path, {"scoring": {"metrics": ["rubric"]}}) == "rubric"
     assert derived_family(tmp_path, {"judge_kind": "rubric"}) == "rubric"
     assert derived_family(tmp_path, {"rule_suite": "ifeval"}) == "rules"

@@ -24,7 +24,6 @@ from jurist.engine.throttle import make_throttle
 from jurist.errors import JuristError
 from jurist.redact import mask
 from jurist.report.progress import StageProgress
-from jurist.run.adopt import adopt_schema1_judgments
 from jurist.run.batching import batch_report, batching_of
 from jurist.run.budget import BUDGET_STOPPED, RunLedger
 from jurist.run.card import card_wanted, check_gate, gate, probe_judges, show_card, skipped_probe_lines
@@ -153,15 +152,10 @@ class Pipeline:
         return run_session(Session({"": self}), self.console, self.config.progress)[""]
 
     def open_run(self, lock: RunDirLock) -> None:
-        """Everything before the first request: older judgments adopted, the endpoints probed, the lock
-        taken, run.json written as running."""
+        """Everything before the first request: the endpoints probed, the lock taken, run.json written
+        as running."""
         if self.plan.shard is not None:  # the first line: which part of the run this process is
             self.console.print(shard_line(self.plan), markup=False, highlight=False, soft_wrap=True)
-        if self.run_dir.root.is_dir():  # judgments an older jurist stored under other names and keys
-            for judge_alias, kind in self.kinds.items():
-                if adopt_schema1_judgments(self.run_dir, judge_alias, kind, self.bench):
-                    note = f"adopted {judge_alias}'s judgments from an older run"
-                    self.console.print(note, style="dim", markup=False, highlight=False)
         self._precheck()
         if not lock.held:
             lock.acquire()  # a new directory: made only now, so a refused check leaves nothing behind

@@ -114,6 +114,7 @@ def resolve(
     run_dir = RunDir(config.out or default_run_dir(bench.name, config.shard))
     if run_dir.root.exists() and not run_dir.root.is_dir():
         raise JuristError(f"--out: {run_dir.root} is a file, not a run directory")
+    run_dir.refuse_older_layout()  # an older jurist's directory is never resumed nor rewritten
     used = {*config.models, *config.judges, *bench.baselines(), *bench.candidates}
     specs: dict[str, ModelSpec] = (
         load_models_file(config.models_file, aliases=used) if config.models_file else {}

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
         sample_of,
         text_hash,
     )
-    from jurist.store.run_dir import CRASHED, RunDir, file_stem, legacy_stem
+    from jurist.store.run_dir import CRASHED, RunDir, file_stem, plain_stem
     from jurist.store.usage import (
         UsageLog,
         add_usage,
@@ -80,7 +80,7 @@ _HOMES = {
     "CRASHED": "run_dir",
     "RunDir": "run_dir",
     "file_stem": "run_dir",
-    "legacy_stem": "run_dir",
+    "plain_stem": "run_dir",
     "add_usage": "usage",
     "booked_batch_lines": "usage",
     "UsageLog": "usage",
@@ -121,9 +121,9 @@ __all__ = [
     "iter_jsonl_lines",
     "iter_numbered_jsonl",
     "judgment_kind",
-    "legacy_stem",
     "parse_jsonl_bytes",
     "parse_jsonl_line",
+    "plain_stem",
     "iter_usage_log",
     "read_input_jsonl",
     "read_jsonl_line",

@@ -5,8 +5,8 @@ to), so a reader tells what a line is from a field, and repeated samples never c
 TypedDicts: they are JSON lines on disk and plain dicts in memory (no conversion cost on a 100k-battle
 read), while mypy checks every field the code touches.
 
-Schema versions: 1 is what jurist wrote before kinds and samples (read as sample 0, kind from the file it
-sits in); 2 adds both.
+Schema versions: 2 (every record kind-tagged, with its sample); a run directory of schema 1 (before kinds
+and samples) is refused by :meth:`jurist.store.run_dir.RunDir.refuse_older_layout`.
 """
 
 from __future__ import annotations
