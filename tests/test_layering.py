@@ -31,6 +31,7 @@ ALLOWED: dict[str, set[str]] = {
     "benchmarks": {"config", "errors", "judging", "ratings", "rules", "store", "tokens"},
     "scoring": {"benchmarks", "errors", "judging", "ratings", "rules", "store", "tokens"},
     "report": {"benchmarks", "errors", "scoring"},
+    "contracts": {"benchmarks", "judging", "scoring", "store"},  # the shared types, re-exported
     "audit": {"config", "engine", "errors", "judging", "ratings", "rules", "store"},  # the judge card
     "plots": {"errors"},
     "track": {"errors", "redact"},  # experiment trackers: points in, a tracker's client out

@@ -23,14 +23,14 @@ from jurist.engine.client import Engine
 from jurist.report.progress import PrefixedProgress, StageProgress
 from jurist.run.config import RunResult
 from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
+from jurist.run.plan import RunPlan
 from jurist.store.lock import RunDirLock
-from jurist.store.run_dir import RunDir
 
 
 class Run(Protocol):
     """What a session drives: the steps of one run (:class:`jurist.run.pipeline.Pipeline`)."""
 
-    run_dir: RunDir
+    plan: RunPlan
 
     def open_run(self, lock: RunDirLock) -> None: ...
     def new_engine(self, shares: Engine | None = None) -> Engine: ...
@@ -77,12 +77,13 @@ class Session:
         self._labels = labels
 
     def open(self, stack: ExitStack) -> None:
-        """Each run directory locked (released when ``stack`` closes) and its run opened (older judgments
-        adopted, endpoints probed, run.json written as running); then each run's engine made."""
+        """Each run directory locked (released when ``stack`` closes) and its run opened (endpoints probed,
+        run.json written as running); then each run's engine made."""
         for run in self.runs.values():
-            lock = RunDirLock(run.run_dir.root)
+            folder = run.plan.run_dir.root
+            lock = RunDirLock(folder)
             stack.callback(lock.release)
-            if run.run_dir.root.is_dir():
+            if folder.is_dir():
                 lock.acquire()  # before anything is read for work or written
             run.open_run(lock)
         root = self._root

@@ -19,7 +19,7 @@ from jurist.errors import InputError, JuristError
 from jurist.store.jsonl import iter_numbered_jsonl, write_json_atomic
 from jurist.store.line_index import AnswerIndex, JudgmentIndex, normalized_answer
 from jurist.store.lock import is_held
-from jurist.store.records import SCHEMA_VERSION, AnswerRecord, judgment_kind
+from jurist.store.records import SCHEMA_VERSION, AnswerRecord, RunJson, judgment_kind
 
 log = logging.getLogger(__name__)
 
@@ -268,11 +268,8 @@ class RunDir:
         a full disk, a power cut), so it reads ``crashed``. ``holding_lock``: the caller holds the lock
         (a run starting), so a ``running`` there is an earlier run's that died. (None, None) without a
         readable run.json."""
-        try:
-            data = json.loads(self.run_json.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None, None
-        if not isinstance(data, dict):
+        data = self.read_run_json()
+        if data is None:
             return None, None
         status = data.get("status") if isinstance(data.get("status"), str) else None
         run_id = data.get("run_id") if isinstance(data.get("run_id"), str) else None
@@ -280,16 +277,21 @@ class RunDir:
             status = CRASHED
         return status, run_id
 
+    def read_run_json(self) -> RunJson | None:
+        """run.json as written; None when there is none or it is not a JSON object (a torn write)."""
+        try:
+            data = json.loads(self.run_json.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None  # type: ignore[return-value]
+
     def refuse_older_layout(self) -> None:
         """A :class:`JuristError` (one line) when run.json says an older jurist wrote the directory in a
         layout this one does not read (a schema before :data:`SCHEMA_VERSION`; schema 1 wrote none): its
         files would be read wrong or not at all, so it is never resumed nor rewritten in place."""
-        try:
-            data = json.loads(self.run_json.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        data = self.read_run_json()
+        if data is None:
             return  # no run.json (a new directory), or a torn one: the reader that needs it says so
-        if not isinstance(data, dict):
-            return
         schema = data.get("schema_version", 1)
         if isinstance(schema, int) and not isinstance(schema, bool) and schema >= SCHEMA_VERSION:
             return
@@ -299,8 +301,10 @@ class RunDir:
             f"{schema}; this jurist reads schema {SCHEMA_VERSION}): run it again into a new directory"
         )
 
-    def write_run_json(self, run_id: str, status: str, fields: dict[str, Any]) -> None:
-        """run.json, always through here: schema version, who ran it, how far it got, then ``fields``."""
+    def write_run_json(self, run_id: str, status: str, fields: Mapping[str, Any]) -> RunJson:
+        """run.json, always through here: schema version, who ran it, how far it got, then ``fields``.
+        Returns the document as a reader reads it back (JSON's lists for tuples), so the run that wrote
+        it need not read it again."""
         header = {
             "schema_version": SCHEMA_VERSION,
             "run_id": run_id,
@@ -309,4 +313,7 @@ class RunDir:
             "python": sys.version.split()[0],
             "platform": platform.platform(),
         }
-        write_json_atomic(self.run_json, {**header, **fields, "updated": time.time()})
+        document = {**header, **fields, "updated": time.time()}
+        write_json_atomic(self.run_json, document)
+        read_back: RunJson = json.loads(json.dumps(document))
+        return read_back
