@@ -10,7 +10,6 @@ sends only what was lost.
 from __future__ import annotations
 
 import asyncio
-import uuid
 from typing import Any
 
 from rich.console import Console
@@ -29,12 +28,13 @@ from jurist.run.budget import BUDGET_STOPPED, RunLedger
 from jurist.run.card import card_wanted, check_gate, gate, probe_judges, show_card, skipped_probe_lines
 from jurist.run.config import Mode, RunConfig, RunResult
 from jurist.run.finish import closing_lines, missing_lines, score_finished_run
-from jurist.run.generate import AnswerJob, FailureLog
+from jurist.run.generate import AnswerJob
 from jurist.run.indexes import RunIndexes
 from jurist.run.judge import Judging, answer_and_judge
 from jurist.run.kept_questions import keep_questions
 from jurist.run.plan import RunPlan, resolve
 from jurist.run.precheck import chat_probes_due
+from jurist.run.record import RunRecord
 from jurist.run.session import Session, run_session
 from jurist.run.shard_files import shard_line, write_shard_file
 from jurist.run.shipped import start_writing_shipped
@@ -42,7 +42,7 @@ from jurist.run.work import JudgeFeed, JudgeJobs, JudgeWork, answer_work
 from jurist.store import CRASHED
 from jurist.store.lock import RunDirLock
 
-__all__ = ["Mode", "Pipeline", "RunConfig", "RunResult", "run_pipeline"]
+__all__ = ["Mode", "Pipeline", "RunConfig", "RunResult", "run_pipeline", "run_plan"]
 
 
 class Pipeline:
@@ -53,9 +53,10 @@ class Pipeline:
         self.plan = plan
         """The run's facts: read from here, never copied."""
         self.console = console or Console(stderr=True)
-        self.run_id = uuid.uuid4().hex[:12]
         self.indexes = RunIndexes(plan.run_dir, plan.bench.shipped_answers)
         self.accounts = RunLedger(plan.budget)  # prices and the budget, known before the first request
+        self.record = RunRecord(plan.run_dir, self.accounts)
+        """run.json, the failure log and the usage log: what a session writes when the run stops."""
         self.batching = batching_of(plan)  # --batch, batch: true (jurist.run.batching); None: none
         check_gate(plan)
 
@@ -65,12 +66,6 @@ class Pipeline:
     """Whether the directory's last run had not finished (interrupted, crashed, stopped by the budget)."""
     card_stopped = False
     """Whether the budget ran out during the card's probes (after every judgment was made)."""
-    failures: FailureLog
-    """This run's failed requests (failures.jsonl), opened by :meth:`open_run`."""
-    _fields: dict[str, Any]
-    """run.json's fields of the plan and of this run, as written at open (:meth:`open_run`)."""
-    _opened: dict[str, Any]
-    """run.json as written at open and read back: what the end of the run scores by."""
 
     # -- set-up ---------------------------------------------------------------------------------------------
     def _say_notes(self) -> None:
@@ -115,10 +110,6 @@ class Pipeline:
         )
 
     # -- the life cycle's steps (jurist.run.session) -------------------------------------------------------
-    def run(self) -> RunResult:
-        """The run alone, holding the run directory's lock: one writer per directory, whatever else runs."""
-        return run_session(Session({"": self}), self.console, self.plan.config.progress)[""]
-
     def open_run(self, lock: RunDirLock) -> None:
         """Everything before the first request: the endpoints probed, the lock taken, run.json written
         as running."""
@@ -128,29 +119,25 @@ class Pipeline:
         self._precheck()
         if not lock.held:
             lock.acquire()  # a new directory: made only now, so a refused check leaves nothing behind
-        self.failures = FailureLog(run_dir.failures, self.run_id)
-        self.accounts.open_log(run_dir.root, self.run_id)  # the probes' usage, then every request's
-        self._fields = plan.run_fields()
-        self._note_a_crashed_run(lock)
+        self.record.open_logs()
+        fields = plan.run_fields()
+        fields |= self._note_a_crashed_run(lock)
         if plan.config.judge_prompt is not None:  # kept, so the run can be audited or re-judged
-            self._fields["judge_prompt_kept"] = run_dir.keep_file(plan.config.judge_prompt, "prompts")
+            fields["judge_prompt_kept"] = run_dir.keep_file(plan.config.judge_prompt, "prompts")
         if plan.config.bench not in benchmark_names():  # a question file: its path and questions kept
-            self._fields |= keep_questions(run_dir, plan.config.bench, plan.bench.questions)
-        # the directory's ledger so far, so that a run killed now does not lose what earlier runs spent
-        if self.plan.shard is not None:  # the whole run's facts and owners, for jurist merge
-            self._fields["shard"] = write_shard_file(self.plan.run_dir, self.plan.shard, self._fields)
-        opened = {**self._fields, **self.accounts.fields()}
-        self._opened = self.plan.run_dir.write_run_json(self.run_id, "running", opened)
+            fields |= keep_questions(run_dir, plan.config.bench, plan.bench.questions)
+        if plan.shard is not None:  # the whole run's facts and owners, for jurist merge
+            fields["shard"] = write_shard_file(run_dir, plan.shard, fields)
+        self.record.write_opened(fields)
         self._say_notes()
 
-    def _note_a_crashed_run(self, lock: RunDirLock) -> None:
+    def _note_a_crashed_run(self, lock: RunDirLock) -> dict[str, Any]:
         """The directory's last run died while running (its run.json says so, and this run now holds the
-        lock, so its holder is gone): said in one line, and kept in run.json as ``resumed``."""
+        lock, so its holder is gone): said in one line, and kept in run.json as ``resumed`` (returned)."""
         status, run_id = self.plan.run_dir.recorded_status(holding_lock=lock.held)
         self.resumed = status not in (None, "finished")  # interrupted, crashed or stopped by the budget
         if status != CRASHED:
-            return
-        self._fields["resumed"] = {"run_id": run_id, "status": CRASHED}
+            return {}
         self.console.print(
             f"note: the last run in {self.plan.run_dir.root} (run {run_id}) stopped without finishing "
             "(killed, or the disk was full); resuming from what it saved",
@@ -159,6 +146,7 @@ class Pipeline:
             highlight=False,
             soft_wrap=True,
         )
+        return {"resumed": {"run_id": run_id, "status": CRASHED}}
 
     def new_engine(self, shares: Engine | None = None) -> Engine:
         """This run's engine, or a sibling of another run's (``shares``), sharing its limits."""
@@ -179,33 +167,14 @@ class Pipeline:
             batching=self.batching,
         )
 
-    def interrupted(self, engine: Engine) -> None:
-        """run.json written as interrupted: what is on disk stays, a re-run resumes it."""
-        usage = {"failures": self.failures.count, "usage": engine.stats.summary(), **self.accounts.fields()}
-        self.plan.run_dir.write_run_json(self.run_id, "interrupted", {**self._fields, **usage})
-
-    def crashed(self, engine: Engine, error: BaseException) -> None:
-        """run.json written as crashed, saying why in one line (secrets masked); a re-run resumes it."""
-        usage = {"failures": self.failures.count, "usage": engine.stats.summary(), **self.accounts.fields()}
-        why = mask(f"{type(error).__name__}: {error}".splitlines()[0][:500])
-        self.plan.run_dir.write_run_json(self.run_id, CRASHED, {**self._fields, **usage, "error": why})
-
-    def close_engine(self, engine: Engine) -> None:
-        """The failure log closed, and the servers and cache when ``engine`` owns them (not a sibling)."""
-        self.failures.close()
-        self.accounts.close_log()
-        engine.close_servers()
-        if engine.cache is not None and engine.owns_shared():
-            engine.cache.close()
-
     def finish(self, engine: Engine) -> RunResult:
         """Score what is on disk, write run.json as finished, say what is still missing."""
-        failures, fields = self.failures, {**self._fields, **self.accounts.fields()}
+        failures, ledger_fields = self.record.failures, self.accounts.fields()
         # the budget ran out: all is saved, scored once a run completes it (unless only the card's probes
         # were left: the run's judgments are whole, the card says which probes the budget refused)
         stopped = self.accounts.stopped and not self.card_stopped
         outcome = score_finished_run(
-            self.plan, self.judge_work(), self._opened, self.console, partial=stopped
+            self.plan, self.judge_work(), self.record.opened, self.console, partial=stopped
         )
         self.indexes.release()  # scored: nothing reads them again
         exit_code = BUDGET_STOPPED if stopped else 1 if failures.count or not outcome.scored else 0
@@ -221,15 +190,13 @@ class Pipeline:
             "usage": usage,  # this run's requests
             "usage_total": self.accounts.usage_total(usage),  # every run in the directory
         }
-        self.plan.run_dir.write_run_json(
-            self.run_id, "stopped-by-budget" if stopped else "finished", {**fields, **summary}
-        )
+        self.record.ended("stopped-by-budget" if stopped else "finished", {**ledger_fields, **summary})
         self.accounts.report(self.console)
         for line in [*batch_report(engine, self.batching), *engine.cache_report()]:
             self.console.print(line, style="dim", markup=False, highlight=False, soft_wrap=True)
         for line in missing_lines(failures.current, self.plan.run_dir.failures):
             self.console.print(line, style="yellow", markup=False, highlight=False, soft_wrap=True)
-        ledger = fields["ledger"]
+        ledger = ledger_fields["ledger"]
         ends = closing_lines(
             self.plan.run_dir.root,
             ledger,
@@ -261,7 +228,7 @@ class Pipeline:
         files = {alias: self.plan.run_dir.answers(alias) for alias in work}
         judging = Judging(self.plan.judges, self._judge_feed, self.plan.run_dir) if self.plan.judges else None
         await answer_and_judge(
-            engine, work, files, judging, shipped, self.failures, progress, overlap=self.overlap_stages
+            engine, work, files, judging, shipped, self.record.failures, progress, overlap=self.overlap_stages
         )
         if card_wanted(self.plan) and not engine.ledger.stopped:  # the judge card (jurist.audit)
             self.card = await probe_judges(engine, self.plan, self.judge_work())
@@ -295,9 +262,16 @@ class Pipeline:
         return self.judge_work().todo(self.plan.config.rejudge_invalid)
 
 
+def run_plan(plan: RunPlan, console: Console | None = None) -> RunResult:
+    """The run ``plan`` describes, alone in its session, holding the run directory's lock: one writer
+    per directory, whatever else runs."""
+    pipeline = Pipeline(plan, console)
+    return run_session(Session({"": pipeline}), pipeline.console, plan.config.progress)[""]
+
+
 def run_pipeline(config: RunConfig, console: Console | None = None) -> RunResult:
     """``jurist run``: ``config``'s run resolved (:func:`resolve`), run, scored."""
     try:
-        return Pipeline(resolve(config), console).run()
+        return run_plan(resolve(config), console)
     except RequestFailed as exc:  # pragma: no cover - every stage catches these per item
         raise JuristError(mask(str(exc))) from None
