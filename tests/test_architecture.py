@@ -1,9 +1,9 @@
-"""The one runner: a benchmark added through the registry alone, old run directories, samples, the cache."""
+"""The one runner: a benchmark added through the registry alone, older run directories refused, samples, the
+cache."""
 
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,10 +14,7 @@ from conftest import write_models_file
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions, Question, take_options
 from jurist.benchmarks.registry import register, unregister
 from jurist.errors import JuristError
-from jurist.families import ScoreOptions, score_run
 from jurist.store.jsonl import read_jsonl
-
-FIXTURE = Path(__file__).parent / "fixtures" / "run_schema1"
 
 
 def toy_benchmark(options: BenchmarkOptions) -> Benchmark:
@@ -102,34 +99,23 @@ def test_records_carry_kind_and_sample_and_samples_are_judged_apiece(
     )
 
 
-def test_a_run_directory_written_before_kinds_and_samples_still_reads_and_resumes(
+def test_a_run_directory_of_an_older_layout_is_refused_in_one_line(
     models: tuple[Any, Path], tmp_path: Path, run_quiet: Any
 ) -> None:
-    """tests/fixtures/run_schema1 was written by jurist before this change (starter, limit 4, two judges)."""
+    """A directory jurist wrote before kinds and samples (schema 1: its run.json has no schema_version) is
+    neither resumed nor rewritten: one line names its run.json and the jurist that wrote it."""
     server, models_file = models
     out = tmp_path / "old"
-    shutil.copytree(FIXTURE, out)
-    old_board = json.loads((FIXTURE / "leaderboard.json").read_text())
-    shown = score_run(out, ScoreOptions())
-    key = ("judge", "model", "score", "ci_low", "ci_high", "n", "invalid")
-
-    def kept(row: dict[str, Any]) -> dict[str, Any]:  # the baseline's n now counts its questions (was 0)
-        return {k: row.get(k) for k in key if not (k == "n" and row.get("baseline"))}
-
-    assert [kept(r) for r in shown.rows] == [kept(r) for r in old_board]
-    assert {r["n"] for r in shown.rows if r.get("baseline")} == {4}
-    result = run_quiet(
-        models_file=models_file,
-        models=["strong", "mixed"],
-        judges=["judge-good", "judge-broken"],
-        out=out,
-        limit=4,
-    )
-    assert result.exit_code == 0 and server.stats.requests == 0  # every answer and judgment found again
-    new = {(r["judge"], r["model"]): r for r in result.leaderboard}
-    for row in old_board:
-        assert new[(row["judge"], row["model"])]["score"] == row["score"]
-        assert new[(row["judge"], row["model"])]["invalid"] == row["invalid"]
+    out.mkdir()
+    run_json = {"run_id": "83d5c65830b5", "status": "finished", "jurist_version": "0.0.9", "bench": "starter"}
+    (out / "run.json").write_text(json.dumps(run_json))
+    with pytest.raises(JuristError) as refused:
+        run_quiet(models_file=models_file, models=["strong"], judges=["judge-good"], out=out, limit=4)
+    line = str(refused.value)
+    assert "\n" not in line and line.startswith(f"{out / 'run.json'}: written by jurist 0.0.9")
+    assert "schema 1" in line and server.stats.requests == 0
+    assert sorted(p.name for p in out.iterdir()) == ["run.json"]  # nothing written, no lock left
+    assert json.loads((out / "run.json").read_text()) == run_json
 
 
 def test_inference_only_generates_the_baseline_for_a_later_judge_only(

@@ -146,7 +146,7 @@ def test_a_broken_entry_point_or_an_unknown_family_is_one_line(
 ) -> None:
     broken = BrokenEntryPoint("coin", "coin_scoring:CoinFamily", "jurist.families")
     _installed(monkeypatch, broken)
-    said = r"plugin entry point coin = coin_scoring:CoinFamily \[jurist.families\] of coin-scoring 0.1: loading"
+    said = r"plugin entry point coin = coin_scoring:CoinFamily \[jurist.families\] of coin-scoring 0.1: load"
     with pytest.raises(JuristError, match=said):
         family_of_run(tmp_path, {"score_family": "coin"})
     monkeypatch.setattr(family_registry, "_entry_points_read", False)

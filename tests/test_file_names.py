@@ -1,4 +1,4 @@
-"""Alias file names: injective, reversible, short, inside the run directory; old runs still found."""
+"""Alias file names: injective, reversible, short, inside the run directory."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from jurist.store.run_dir import (
     alias_from_stem,
     file_stem,
     is_hashed_stem,
-    legacy_stem,
+    plain_stem,
 )
 
 _PIECES = [
@@ -76,8 +76,8 @@ def test_names_really_create_distinct_files(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("one", "other"), [("a/b", "a__b"), ("my model", "my_model"), ("模型", "模式")])
-def test_aliases_the_old_names_merged_now_get_different_files(one: str, other: str) -> None:
-    assert legacy_stem(one) == legacy_stem(other)
+def test_aliases_arena_hards_plain_names_merge_get_different_files(one: str, other: str) -> None:
+    assert plain_stem(one) == plain_stem(other)
     assert file_stem(one) != file_stem(other)
 
 
@@ -122,18 +122,11 @@ def test_a_reader_of_a_missing_run_creates_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / "absent").exists()
 
 
-def test_legacy_files_are_still_found_and_new_ones_preferred(tmp_path: Path) -> None:
+def test_only_the_injective_name_is_read(tmp_path: Path) -> None:
+    """A file under Arena-Hard's plain name is not this run's: only ``file_stem``'s name is read."""
     run = RunDir(tmp_path)
-    old_answers = tmp_path / "answers" / "org__my_model.jsonl"
-    old_judgments = tmp_path / "judgments" / "judge_v1" / "org__my_model.jsonl"
-    for path in (old_answers, old_judgments):
-        path.parent.mkdir(parents=True)
-        path.write_text('{"uid": "1", "answer": "old"}\n')
-    assert run.answers("org/my model") == old_answers
-    assert run.judgments("judge v1", "org/my model") == old_judgments
-    assert run.load_answers("org/my model")[("1", 0)]["answer"] == "old"
-
-    new_answers = tmp_path / "answers" / "org%2Fmy%20model.jsonl"
-    new_answers.write_text('{"uid": "1", "answer": "new"}\n')
-    assert run.answers("org/my model") == new_answers
-    assert run.answers("fresh/model") == tmp_path / "answers" / "fresh%2Fmodel.jsonl"
+    plain = tmp_path / "answers" / "org__my_model.jsonl"
+    plain.parent.mkdir(parents=True)
+    plain.write_text('{"uid": "1", "answer": "plain"}\n')
+    assert run.answers("org/my model") == tmp_path / "answers" / "org%2Fmy%20model.jsonl"
+    assert run.load_answers("org/my model") == {}

@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import json
 import random
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,8 +17,6 @@ from rich.console import Console
 from jurist.families import ScoreOptions, print_scored, score_run
 from jurist.report.formats import print_notes, render_csv, render_markdown
 from jurist.store.run_dir import RunDir
-
-FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def jurist(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -114,24 +111,6 @@ def test_answers_without_token_len_are_counted_with_o200k(tmp_path: Path) -> Non
 
 
 # 14. JudgeBench runs and human battles ----------------------------------------------------------------------
-
-
-def test_show_and_judgebench_score_rescore_an_old_judgebench_run(tmp_path: Path) -> None:
-    shutil.copytree(FIXTURES / "judgebench_schema1", tmp_path / "jb")
-    run = tmp_path / "jb" / "run"
-    stored = json.loads((run / "judgebench.json").read_text())
-    shown = jurist("show", str(run), "--format", "json", cwd=tmp_path)  # its run.json names no family
-    assert shown.returncode == 2 and "run.json: no score_family" in shown.stderr
-    fields = json.loads((run / "run.json").read_text())
-    (run / "run.json").write_text(json.dumps({**fields, "score_family": "judge-accuracy"}))
-    shown = jurist("show", str(run), "--format", "json", cwd=tmp_path)
-    assert shown.returncode == 0, shown.stderr
-    assert json.loads(shown.stdout) == stored
-    table = jurist("show", str(run), cwd=tmp_path)
-    assert table.returncode == 0 and "judge-broken" in table.stdout and "50.00" in table.stdout
-    scored = jurist("judgebench", "score", str(run), "--format", "json", cwd=tmp_path)
-    assert scored.returncode == 0, scored.stderr
-    assert json.loads(scored.stdout) == stored
 
 
 def test_show_rescores_a_judgebench_run_of_the_one_runner(

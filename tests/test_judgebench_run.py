@@ -326,33 +326,3 @@ def test_cli_run_on_the_gpt_split(tmp_path: Path, mock_server: Any) -> None:
     assert server.stats.requests == 40 and server.stats.probes == 1
     misuse = jurist("run", "-B", "split=gpt", cwd=tmp_path)
     assert misuse.returncode == 2 and "-B split: starter has no such option" in misuse.stderr
-
-
-def test_a_judgebench_run_directory_of_the_old_runner_resumes_without_requests(
-    tmp_path: Path, mock_server: Any, run_quiet: Any
-) -> None:
-    """tests/fixtures/judgebench_schema1 was written by judgebench_run.py before the one runner."""
-    import shutil
-
-    fixture = Path(__file__).parent / "fixtures" / "judgebench_schema1"
-    shutil.copytree(fixture, tmp_path / "jb")
-    server = mock_server()
-    models = write_models_file(
-        tmp_path / "models.yaml", server.base_url, {"judge-p70": {}, "judge-broken": {}}
-    )
-    old = board(tmp_path / "jb" / "run")
-    args: dict[str, Any] = {
-        "bench": "judgebench",
-        "bench_options": {"split": str(tmp_path / "jb" / "pairs.jsonl")},
-        "models_file": models,
-        "judges": ["judge-p70", "judge-broken"],
-        "out": tmp_path / "jb" / "run",
-        # That runner's default "arena-hard" prompt was jurist's paraphrase, now named jurist-pairwise
-        # (hashed as before); the faithful arena-hard protocol would rightly judge again.
-        "judge_protocol": "jurist-pairwise",
-    }
-    result = run_quiet(**args)
-    assert result.exit_code == 0 and server.stats.requests == 0
-    assert board(tmp_path / "jb" / "run") == old
-    assert run_quiet(**args).requests == 0  # adopted once, not again
-    assert len(read_jsonl(tmp_path / "jb" / "run" / "judgments" / "judge-p70" / "response_B.jsonl")) == 6

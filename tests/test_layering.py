@@ -45,6 +45,7 @@ ALLOWED: dict[str, set[str]] = {
         "store",
         "tokens",
     },
+    "contracts": {"benchmarks", "families", "judging", "store"},  # the shared types, re-exported
     "audit": {"config", "engine", "errors", "judging", "ratings", "rules", "store"},  # the judge card
     "plots": {"errors"},
     "track": {"errors", "redact"},  # experiment trackers: points in, a tracker's client out

@@ -348,8 +348,8 @@ def test_show_usage_prints_one_run_or_the_sum_of_several(
     assert "$" in table.stdout
 
 
-def test_an_old_run_directory_shows_its_usage_counters() -> None:
-    old = Path(__file__).parent / "fixtures" / "run_schema1"
-    ledger = ledger_of_run(json.loads((old / "run.json").read_text()))
+def test_a_run_json_without_a_ledger_shows_its_usage_counters() -> None:
+    per_model = {"strong": {"requests": 4, "prompt_tokens": 134}, "judge-good": {"requests": 16}}
+    ledger = ledger_of_run({"usage": {"requests": 20, "per_model": per_model}})
     assert ledger is not None and ledger["rows"] and {row["phase"] for row in ledger["rows"]} == {"all"}
     assert ledger["total"]["requests"] == sum(row["requests"] for row in ledger["rows"])

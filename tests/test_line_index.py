@@ -9,10 +9,15 @@ from pathlib import Path
 import pytest
 
 from jurist.benchmarks.base import Benchmark, Question
+from jurist.benchmarks.presets import JudgePreset
 from jurist.config import ModelSpec
 from jurist.errors import InputError
+from jurist.judging.base import JudgeKind
 from jurist.judging.pairwise import PairwiseJudge
 from jurist.judging.protocols import protocol_set
+from jurist.run.budget import BudgetPlan
+from jurist.run.config import RunConfig
+from jurist.run.plan import RunPlan
 from jurist.run.work import JudgeWork
 from jurist.store.jsonl import JsonlAppender, iter_jsonl_lines, read_jsonl_line
 from jurist.store.line_index import AnswerIndex, JudgmentIndex
@@ -103,7 +108,27 @@ def _work(tmp_path: Path, n: int, answer_size: int) -> JudgeWork:
     spec = ModelSpec(alias="j", model="j")
     protocol, by_category = protocol_set("structured", spec, None, "structured")
     kind = PairwiseJudge(protocol, spec, by_category=by_category)
-    return JudgeWork(bench, run, ["j"], ["m"], ["base"], 1, {"j": kind})
+    return JudgeWork(_plan(bench, run, kind, samples=1))
+
+
+def _plan(bench: Benchmark, run: RunDir, kind: JudgeKind, samples: int) -> RunPlan:
+    """The plan of a run of ``bench`` with one candidate ``m`` judged by ``j`` against ``base``."""
+    return RunPlan(
+        config=RunConfig(),
+        bench=bench,
+        run_dir=run,
+        specs={"j": ModelSpec(alias="j", model="j")},
+        candidates=("m",),
+        baselines=("base",),
+        judges=("j",),
+        kinds={"j": kind},
+        samples=samples,
+        mode="all",
+        preset=JudgePreset(None, {}),
+        budget=BudgetPlan({}, None),
+        family="pairwise",
+        scoring={"metrics": ["winrate"]},
+    )
 
 
 def test_judge_jobs_read_each_answer_when_taken(tmp_path: Path) -> None:
@@ -195,7 +220,7 @@ def test_the_feed_hands_each_sample_of_each_job_out_once(tmp_path: Path) -> None
     spec = ModelSpec(alias="j", model="j")
     protocol, by_category = protocol_set("structured", spec, None, "structured")
     kind = PairwiseJudge(protocol, spec, by_category=by_category)
-    feed = JudgeFeed(JudgeWork(bench, run, ["j"], ["m"], ["base"], 2, {"j": kind}), rejudge_invalid=False)
+    feed = JudgeFeed(JudgeWork(_plan(bench, run, kind, samples=2)), rejudge_invalid=False)
     handed: list[tuple[str, int]] = []
     parts = feed.todo_parts(questions=3)
     for jobs in next(parts).values():  # q0..q2 have both answers

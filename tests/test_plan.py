@@ -40,6 +40,7 @@ def test_the_default_run_is_the_embedded_model_against_the_starter_reference(tmp
     assert (plan.samples, plan.mode) == (1, "all")
     assert plan.run_dir.root == tmp_path / "run" and not plan.run_dir.root.exists()  # nothing written
     assert plan.scoring["metrics"] == ["winrate"] and plan.scoring["bootstrap"] == 100
+    assert plan.family == "pairwise" and plan.run_fields()["score_family"] == "pairwise"
     assert plan.budget.prices == {} and plan.budget.earlier is None and not plan.budget.bounded
     assert plan.preset.reference is None  # the starter names no reference judge
 
@@ -50,7 +51,7 @@ def test_the_plan_is_frozen_plain_data(tmp_path: Path) -> None:
     names = [field.name for field in dataclasses.fields(plan)]
     assert names == [
         "config", "bench", "run_dir", "specs", "candidates", "baselines", "judges", "kinds", "samples",
-        "mode", "preset", "budget", "shard",
+        "mode", "preset", "budget", "family", "scoring", "shard",
     ]  # fmt: skip
     with pytest.raises(dataclasses.FrozenInstanceError):
         plan.samples = 3  # type: ignore[misc]

@@ -23,7 +23,7 @@ from jurist.benchmarks.healthbench import read_questions as read_healthbench
 from jurist.engine.transport import _parse_completion
 from jurist.errors import InputError
 from jurist.families import score_run_dir
-from jurist.store import CRASHED, RunDir, file_stem, legacy_stem
+from jurist.store import CRASHED, RunDir, file_stem, plain_stem
 from jurist.view.collect import Files, read_run
 
 RUN_ARGS = ["--model", "strong", "--judge", "judge-good", "--no-progress", "--no-check", "--limit", "4"]
@@ -126,15 +126,15 @@ def test_long_aliases_sharing_a_prefix_and_multibyte_ones_run_judge_and_score(
 
 
 def test_a_long_alias_in_an_existing_run_directory_is_no_os_error(tmp_path: Path) -> None:
-    """The crash the probe found: with ``answers/`` present, looking for an older jurist's (too long) name
-    raised ``File name too long``."""
+    """The crash the probe found: with ``answers/`` present, a too long name raised ``File name too long``;
+    Arena-Hard's plain names (its export) are cut to fit as well."""
     (tmp_path / "answers").mkdir()
     (tmp_path / "judgments").mkdir()
     run = RunDir(tmp_path)
     assert run.answers(LONG).name == file_stem(LONG) + ".jsonl"
     assert run.judgments("中" * 100, LONG).parent.name == file_stem("中" * 100)
-    assert len(legacy_stem(LONG).encode()) <= 249 and legacy_stem(LONG) != legacy_stem(LONG + "x")
-    assert legacy_stem("org/model") == "org__model" and legacy_stem("a" * 249) == "a" * 249  # names that fit
+    assert len(plain_stem(LONG).encode()) <= 249 and plain_stem(LONG) != plain_stem(LONG + "x")
+    assert plain_stem("org/model") == "org__model" and plain_stem("a" * 249) == "a" * 249  # names that fit
 
 
 def question_file(tmp_path: Path, rows: list[dict[str, Any]]) -> Path:

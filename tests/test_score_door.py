@@ -21,8 +21,6 @@ from jurist.errors import JuristError
 from jurist.families.door import ScoreRequest, Scores, score_run_dir
 from jurist.families.registry import family_of_run
 
-FIXTURES = Path(__file__).parent / "fixtures"
-
 
 def run_then_show(run_quiet: Any, capsys: pytest.CaptureFixture[str], **config: Any) -> tuple[Any, Scores]:
     """Run, then ``jurist show`` the run directory with no option; asserts both printed the same tables
@@ -372,10 +370,10 @@ def test_judge_accuracy_run_and_show_agree(
 
 
 def test_a_run_json_without_a_family_is_refused_in_one_line(tmp_path: Path) -> None:
-    old = json.loads((FIXTURES / "run_schema1" / "run.json").read_text())
-    assert "score_family" not in old
-    with pytest.raises(JuristError, match=r"run_schema1/run.json: no score_family") as refused:
-        family_of_run(FIXTURES / "run_schema1", old)
+    old = {"schema_version": 2, "bench": "starter", "judges": ["judge-good"]}
+    (tmp_path / "run.json").write_text(json.dumps(old))
+    with pytest.raises(JuristError, match=r"run.json: no score_family") as refused:
+        family_of_run(tmp_path, old)
     assert "\n" not in str(refused.value)
     with pytest.raises(JuristError, match="score_family 'elo' is not one of pairwise"):
         family_of_run(tmp_path, {"score_family": "elo"})

@@ -124,12 +124,12 @@ def run_study(request: StudyRequest, panel: Panel, bench: Benchmark, console: Co
     leaderboard table is not printed: the study prints its own."""
     from jurist.engine.client import RequestFailed
     from jurist.redact import mask
-    from jurist.run import Pipeline, resolve
+    from jurist.run import resolve, run_plan
 
     config = study_config(request, panel.bench_options)
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            result = Pipeline(resolve(config, loaded=bench), console).run()
+            result = run_plan(resolve(config, loaded=bench), console)
     except RequestFailed as exc:  # pragma: no cover - every stage catches these per item
         raise JuristError(mask(str(exc))) from None
     return result.exit_code

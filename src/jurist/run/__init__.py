@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
     from jurist.run.merge import MergeReport, checked_shards, merge_shards
     from jurist.run.merge_checks import ShardDir
-    from jurist.run.pipeline import Pipeline, run_pipeline
+    from jurist.run.pipeline import Pipeline, run_pipeline, run_plan
     from jurist.run.plan import RunPlan, default_run_dir, judges_against_baselines, resolve
     from jurist.run.ray_shards import run_on_ray
     from jurist.run.session import Session, all_or_none
@@ -56,6 +56,7 @@ _HOMES = {
     "run_interruptibly": "interrupts",
     "Pipeline": "pipeline",
     "run_pipeline": "pipeline",
+    "run_plan": "pipeline",
     "judges_against_baselines": "plan",
     "RunPlan": "plan",
     "resolve": "plan",
@@ -124,6 +125,7 @@ __all__ = [
     "resolve_budget",
     "run_interruptibly",
     "run_pipeline",
+    "run_plan",
     "run_tasks",
     "show_usage",
     "split_per_task",

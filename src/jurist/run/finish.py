@@ -16,61 +16,55 @@ from typing import Any
 from rich.console import Console
 
 from jurist.errors import JuristError
-from jurist.families import (
-    FinishedRun,
-    RecordedRun,
-    Scores,
-    family_of_metrics,
-    print_scores,
-    run_scoring_fields,
-    score_family,
-    score_run_dir,
-    write_documents,
-)
+from jurist.families import FinishedRun, Scores, print_scores, score_family, score_run_dir, write_documents
 from jurist.report.formats import table_console
-from jurist.run.outcomes import Outcome, RunView
+from jurist.run.outcomes import Outcome
+from jurist.run.plan import RunPlan
 from jurist.run.work import JudgeWork
 
 
 def score_finished_run(
-    view: RunView, work: JudgeWork, samples: int, console: Console, *, partial: bool = False
+    plan: RunPlan,
+    work: JudgeWork,
+    recorded: Mapping[str, Any],
+    console: Console,
+    *,
+    partial: bool = False,
 ) -> Outcome:
-    """Score the run directory of ``view`` (``samples`` answers per question) and print the scores: the
-    tables on stdout (``--format``: the rows instead), notes on ``console``. ``partial``: the budget stopped
+    """Score the run directory of ``plan`` and print the scores: the tables on stdout (``--format``: the
+    rows instead), notes on ``console``. ``recorded``: run.json as the run wrote it when it opened (its
+    family and scoring as the plan resolved them, never derived again). ``partial``: the budget stopped
     the run; what is judged so far is printed, with its n, and no score file is written (the run's
     documents stay those of its last complete scoring)."""
-    bench, config = view.bench, view.config
+    bench, config = plan.bench, plan.config
     rule_checked = bench.rule_suite is not None and config.mode != "inference-only"
-    if not rule_checked and not view.judges:
+    if not rule_checked and not plan.judges:
         return Outcome([], scored=True)  # answers only: nothing to score, nothing missing
-    name = family_of_metrics(bench.metrics)
     finished = FinishedRun(
         bench,
-        view.run_dir,
-        view.judges,
-        view.candidates,
-        view.baselines,
-        view.kinds,
+        plan.run_dir,
+        plan.judges,
+        plan.candidates,
+        plan.baselines,
+        plan.kinds,
         work.judged,
         work.indexes.built_answers(),
-        samples,
+        plan.samples,
         config.strong_weight,
     )
-    end = score_family(name).outcomes(finished)
-    # what run.json records (written when the run opened), its scoring fields as this run resolves them
-    opened = RecordedRun.read(view.run_dir.root).fields
-    recorded = {**opened, **run_scoring_fields(bench, config.scoring_settings())}
+    end = score_family(plan.family).outcomes(finished)
+    root = plan.run_dir.root
     said = {str(note) for note in bench.info.get("notes") or ()}  # said when the run started
     if partial:
         try:
-            scores = score_run_dir(view.run_dir.root, recorded=recorded, end=end)
+            scores = score_run_dir(root, recorded=recorded, end=end)
         except JuristError:  # nothing judged yet: nothing to show
             return Outcome([], scored=False)
         console.print(PARTIAL, style="yellow", markup=False, highlight=False, soft_wrap=True)
         print_scores(_unsaid(scores, said), config.output_format, out=table_console(), err=console)
         return Outcome(scores.rows, scored=False)
-    scores = score_run_dir(view.run_dir.root, recorded=recorded, end=end)
-    written = write_documents(view.run_dir.root, scores)
+    scores = score_run_dir(root, recorded=recorded, end=end)
+    written = write_documents(root, scores)
     print_scores(_unsaid(scores, said), config.output_format, out=table_console(), err=console)
     return Outcome(scores.rows, scored=scores.scored, documents=tuple(path.name for path in written))
 

@@ -10,7 +10,6 @@ sends only what was lost.
 from __future__ import annotations
 
 import asyncio
-import uuid
 from typing import Any
 
 from rich.console import Console
@@ -22,22 +21,20 @@ from jurist.engine.local import LocalModels
 from jurist.engine.pool import ServerPool
 from jurist.engine.throttle import make_throttle
 from jurist.errors import JuristError
-from jurist.families.registry import run_scoring_fields
 from jurist.redact import mask
 from jurist.report.progress import StageProgress
-from jurist.run.adopt import adopt_schema1_judgments
 from jurist.run.batching import batch_report, batching_of
 from jurist.run.budget import BUDGET_STOPPED, RunLedger
 from jurist.run.card import card_wanted, check_gate, gate, probe_judges, show_card, skipped_probe_lines
 from jurist.run.config import Mode, RunConfig, RunResult
 from jurist.run.finish import closing_lines, missing_lines, score_finished_run
-from jurist.run.generate import AnswerJob, FailureLog
+from jurist.run.generate import AnswerJob
 from jurist.run.indexes import RunIndexes
 from jurist.run.judge import Judging, answer_and_judge
 from jurist.run.kept_questions import keep_questions
-from jurist.run.outcomes import RunView
 from jurist.run.plan import RunPlan, resolve
 from jurist.run.precheck import chat_probes_due
+from jurist.run.record import RunRecord
 from jurist.run.session import Session, run_session
 from jurist.run.shard_files import shard_line, write_shard_file
 from jurist.run.shipped import start_writing_shipped
@@ -45,7 +42,7 @@ from jurist.run.work import JudgeFeed, JudgeJobs, JudgeWork, answer_work
 from jurist.store import CRASHED
 from jurist.store.lock import RunDirLock
 
-__all__ = ["Mode", "Pipeline", "RunConfig", "RunResult", "run_pipeline"]
+__all__ = ["Mode", "Pipeline", "RunConfig", "RunResult", "run_pipeline", "run_plan"]
 
 
 class Pipeline:
@@ -54,14 +51,12 @@ class Pipeline:
 
     def __init__(self, plan: RunPlan, console: Console | None = None) -> None:
         self.plan = plan
+        """The run's facts: read from here, never copied."""
         self.console = console or Console(stderr=True)
-        # The plan's parts, under the names the run's steps use.
-        self.config, self.bench, self.run_dir, self.specs = plan.config, plan.bench, plan.run_dir, plan.specs
-        self.candidates, self.baselines, self.judges = plan.candidates, plan.baselines, plan.judges
-        self.samples, self.kinds, self.preset = plan.samples, plan.kinds, plan.preset
-        self.run_id = uuid.uuid4().hex[:12]
-        self.indexes = RunIndexes(self.run_dir, self.bench.shipped_answers)
+        self.indexes = RunIndexes(plan.run_dir, plan.bench.shipped_answers)
         self.accounts = RunLedger(plan.budget)  # prices and the budget, known before the first request
+        self.record = RunRecord(plan.run_dir, self.accounts)
+        """run.json, the failure log and the usage log: what a session writes when the run stops."""
         self.batching = batching_of(plan)  # --batch, batch: true (jurist.run.batching); None: none
         check_gate(plan)
 
@@ -71,17 +66,14 @@ class Pipeline:
     """Whether the directory's last run had not finished (interrupted, crashed, stopped by the budget)."""
     card_stopped = False
     """Whether the budget ran out during the card's probes (after every judgment was made)."""
-    failures: FailureLog
-    """This run's failed requests (failures.jsonl), opened by :meth:`open_run`."""
-    _fields: dict[str, Any]
 
     # -- set-up ---------------------------------------------------------------------------------------------
     def _say_notes(self) -> None:
         """What the benchmark left out or estimated, and where a judge departs from the benchmark's
         reference judge: said once, when the run starts (before its first request, while it can still be
         stopped); run.json keeps them (``bench_info.notes``, ``judge_preset``)."""
-        lines = [str(note) for note in self.bench.info.get("notes") or ()]
-        for line in lines + self.preset.lines(self.bench.name):
+        lines = [str(note) for note in self.plan.bench.info.get("notes") or ()]
+        for line in lines + self.plan.preset.lines(self.plan.bench.name):
             self.console.print(f"note: {line}", style="yellow", markup=False, highlight=False, soft_wrap=True)
 
     def _precheck(self) -> None:
@@ -97,161 +89,92 @@ class Pipeline:
         server that is down is probed and refuses (:mod:`jurist.run.precheck`).
         ``--cache-only`` probes nothing: it sends nothing, and answers from the cache under what each
         server last said it serves."""
-        if not self.config.check or self.config.cache_only:  # a server jurist starts is never probed
+        plan, config = self.plan, self.plan.config
+        if not config.check or config.cache_only:  # a server jurist starts is never probed
             return
         from jurist.engine.check import require_ready
 
         busy = {alias for alias, jobs in self._pending_work().items() if jobs}
         if busy:
-            busy.update(self.judges)
-        elif self.judges:
+            busy.update(plan.judges)
+        elif plan.judges:
             busy.update(judge for (judge, _), jobs in self._judging_work().items() if jobs)
-        config = self.config
         due = chat_probes_due(
-            self.specs, self._pending_work(), busy, self.judges, config.cache_path, config.cache
+            plan.specs, self._pending_work(), busy, plan.judges, config.cache_path, config.cache
         )
         require_ready(
-            self.specs,
-            [alias for alias in self.specs if alias in due],
+            plan.specs,
+            [alias for alias in plan.specs if alias in due],
             ledger=self.accounts.ledger,
             remedies="pass --no-check to skip, or --cache-only to answer from the request cache alone",
         )
 
-    def _run_fields(self) -> dict[str, Any]:
-        config = self.config
-        involved = list(dict.fromkeys(self.candidates + self.judges + self.baselines))
-        return {
-            "bench": config.bench if config.bench in benchmark_names() else self.bench.name,
-            "bench_name": self.bench.name,
-            "bench_options": config.bench_options,
-            "bench_info": dict(self.bench.info),
-            "n_questions": len(self.bench.questions),
-            "samples": self.samples,
-            "models": self.candidates,
-            "baseline": self.baselines[0] if len(self.baselines) == 1 else None,
-            "baselines": self.baselines,
-            "judges": self.judges,
-            "judge_kind": self.bench.judge_kind,
-            "rule_suite": self.bench.rule_suite,
-            "mode": config.mode,
-            "judge_protocol": config.judge_protocol,
-            "judge_prompt": str(config.judge_prompt) if config.judge_prompt else None,
-            "protocols": {judge: kind.protocol_name for judge, kind in self.kinds.items()},
-            "judge_preset": self.preset.record(),
-            "min_interval": config.min_interval,
-            "max_concurrency": config.max_concurrency,
-            "limit": config.limit,
-            "cache": config.cache,
-            "local": config.local,  # served models ran in-process (--local), not on servers
-            **run_scoring_fields(self.bench, config.scoring_settings()),  # score_family and scoring
-            "model_specs": {a: self.specs[a].public_dict() for a in involved if a in self.specs},
-        }
-
     # -- the life cycle's steps (jurist.run.session) -------------------------------------------------------
-    def run(self) -> RunResult:
-        """The run alone, holding the run directory's lock: one writer per directory, whatever else runs."""
-        return run_session(Session({"": self}), self.console, self.config.progress)[""]
-
     def open_run(self, lock: RunDirLock) -> None:
-        """Everything before the first request: older judgments adopted, the endpoints probed, the lock
-        taken, run.json written as running."""
-        if self.plan.shard is not None:  # the first line: which part of the run this process is
-            self.console.print(shard_line(self.plan), markup=False, highlight=False, soft_wrap=True)
-        if self.run_dir.root.is_dir():  # judgments an older jurist stored under other names and keys
-            for judge_alias, kind in self.kinds.items():
-                if adopt_schema1_judgments(self.run_dir, judge_alias, kind, self.bench):
-                    note = f"adopted {judge_alias}'s judgments from an older run"
-                    self.console.print(note, style="dim", markup=False, highlight=False)
+        """Everything before the first request: the endpoints probed, the lock taken, run.json written
+        as running."""
+        plan, run_dir = self.plan, self.plan.run_dir
+        if plan.shard is not None:  # the first line: which part of the run this process is
+            self.console.print(shard_line(plan), markup=False, highlight=False, soft_wrap=True)
         self._precheck()
         if not lock.held:
             lock.acquire()  # a new directory: made only now, so a refused check leaves nothing behind
-        self.failures = FailureLog(self.run_dir.failures, self.run_id)
-        self.accounts.open_log(self.run_dir.root, self.run_id)  # the probes' usage, then every request's
-        self._fields = self._run_fields()
-        self._note_a_crashed_run(lock)
-        if self.config.judge_prompt is not None:  # kept, so the run can be audited or re-judged
-            self._fields["judge_prompt_kept"] = self.run_dir.keep_file(self.config.judge_prompt, "prompts")
-        if self.config.bench not in benchmark_names():  # a question file: its path and questions kept
-            self._fields |= keep_questions(self.run_dir, self.config.bench, self.bench.questions)
-        # the directory's ledger so far, so that a run killed now does not lose what earlier runs spent
-        if self.plan.shard is not None:  # the whole run's facts and owners, for jurist merge
-            self._fields["shard"] = write_shard_file(self.run_dir, self.plan.shard, self._fields)
-        self.run_dir.write_run_json(self.run_id, "running", {**self._fields, **self.accounts.fields()})
+        self.record.open_logs()
+        fields = plan.run_fields()
+        fields |= self._note_a_crashed_run(lock)
+        if plan.config.judge_prompt is not None:  # kept, so the run can be audited or re-judged
+            fields["judge_prompt_kept"] = run_dir.keep_file(plan.config.judge_prompt, "prompts")
+        if plan.config.bench not in benchmark_names():  # a question file: its path and questions kept
+            fields |= keep_questions(run_dir, plan.config.bench, plan.bench.questions)
+        if plan.shard is not None:  # the whole run's facts and owners, for jurist merge
+            fields["shard"] = write_shard_file(run_dir, plan.shard, fields)
+        self.record.write_opened(fields)
         self._say_notes()
 
-    def _note_a_crashed_run(self, lock: RunDirLock) -> None:
+    def _note_a_crashed_run(self, lock: RunDirLock) -> dict[str, Any]:
         """The directory's last run died while running (its run.json says so, and this run now holds the
-        lock, so its holder is gone): said in one line, and kept in run.json as ``resumed``."""
-        status, run_id = self.run_dir.recorded_status(holding_lock=lock.held)
+        lock, so its holder is gone): said in one line, and kept in run.json as ``resumed`` (returned)."""
+        status, run_id = self.plan.run_dir.recorded_status(holding_lock=lock.held)
         self.resumed = status not in (None, "finished")  # interrupted, crashed or stopped by the budget
         if status != CRASHED:
-            return
-        self._fields["resumed"] = {"run_id": run_id, "status": CRASHED}
+            return {}
         self.console.print(
-            f"note: the last run in {self.run_dir.root} (run {run_id}) stopped without finishing "
+            f"note: the last run in {self.plan.run_dir.root} (run {run_id}) stopped without finishing "
             "(killed, or the disk was full); resuming from what it saved",
             style="yellow",
             markup=False,
             highlight=False,
             soft_wrap=True,
         )
+        return {"resumed": {"run_id": run_id, "status": CRASHED}}
 
     def new_engine(self, shares: Engine | None = None) -> Engine:
         """This run's engine, or a sibling of another run's (``shares``), sharing its limits."""
         if shares is not None:
-            return shares.sibling(dict(self.specs), ledger=self.accounts.ledger, batching=self.batching)
+            return shares.sibling(dict(self.plan.specs), ledger=self.accounts.ledger, batching=self.batching)
         notify = lambda text: self.console.print(text, style="dim", markup=False, highlight=False)  # noqa: E731
+        config = self.plan.config
         return Engine(
-            dict(self.specs),
-            max_concurrency=self.config.max_concurrency,
-            policy=self.config.retry,
-            throttle=make_throttle(self.config.min_interval, self.config.throttle_file),
-            cache=open_cache(self.config.cache_path, enabled=self.config.cache),
-            pool=ServerPool(notify=notify, log_dir=self.run_dir.root / "logs"),
+            dict(self.plan.specs),
+            max_concurrency=config.max_concurrency,
+            policy=config.retry,
+            throttle=make_throttle(config.min_interval, config.throttle_file),
+            cache=open_cache(config.cache_path, enabled=config.cache),
+            pool=ServerPool(notify=notify, log_dir=self.plan.run_dir.root / "logs"),
             ledger=self.accounts.ledger,
-            local=LocalModels(notify=notify) if self.config.local else None,
-            cache_only=self.config.cache_only,
+            local=LocalModels(notify=notify) if config.local else None,
+            cache_only=config.cache_only,
             batching=self.batching,
-        )
-
-    def interrupted(self, engine: Engine) -> None:
-        """run.json written as interrupted: what is on disk stays, a re-run resumes it."""
-        usage = {"failures": self.failures.count, "usage": engine.stats.summary(), **self.accounts.fields()}
-        self.run_dir.write_run_json(self.run_id, "interrupted", {**self._fields, **usage})
-
-    def crashed(self, engine: Engine, error: BaseException) -> None:
-        """run.json written as crashed, saying why in one line (secrets masked); a re-run resumes it."""
-        usage = {"failures": self.failures.count, "usage": engine.stats.summary(), **self.accounts.fields()}
-        why = mask(f"{type(error).__name__}: {error}".splitlines()[0][:500])
-        self.run_dir.write_run_json(self.run_id, CRASHED, {**self._fields, **usage, "error": why})
-
-    def close_engine(self, engine: Engine) -> None:
-        """The failure log closed, and the servers and cache when ``engine`` owns them (not a sibling)."""
-        self.failures.close()
-        self.accounts.close_log()
-        engine.close_servers()
-        if engine.cache is not None and engine.owns_shared():
-            engine.cache.close()
-
-    def _view(self) -> RunView:
-        return RunView(
-            self.bench,
-            self.config,
-            self.run_dir,
-            self.judges,
-            self.candidates,
-            self.baselines,
-            dict(self.kinds),
         )
 
     def finish(self, engine: Engine) -> RunResult:
         """Score what is on disk, write run.json as finished, say what is still missing."""
-        failures, fields = self.failures, {**self._fields, **self.accounts.fields()}
+        failures, ledger_fields = self.record.failures, self.accounts.fields()
         # the budget ran out: all is saved, scored once a run completes it (unless only the card's probes
         # were left: the run's judgments are whole, the card says which probes the budget refused)
         stopped = self.accounts.stopped and not self.card_stopped
         outcome = score_finished_run(
-            self._view(), self.judge_work(), self.samples, self.console, partial=stopped
+            self.plan, self.judge_work(), self.record.opened, self.console, partial=stopped
         )
         self.indexes.release()  # scored: nothing reads them again
         exit_code = BUDGET_STOPPED if stopped else 1 if failures.count or not outcome.scored else 0
@@ -267,17 +190,15 @@ class Pipeline:
             "usage": usage,  # this run's requests
             "usage_total": self.accounts.usage_total(usage),  # every run in the directory
         }
-        self.run_dir.write_run_json(
-            self.run_id, "stopped-by-budget" if stopped else "finished", {**fields, **summary}
-        )
+        self.record.ended("stopped-by-budget" if stopped else "finished", {**ledger_fields, **summary})
         self.accounts.report(self.console)
         for line in [*batch_report(engine, self.batching), *engine.cache_report()]:
             self.console.print(line, style="dim", markup=False, highlight=False, soft_wrap=True)
-        for line in missing_lines(failures.current, self.run_dir.failures):
+        for line in missing_lines(failures.current, self.plan.run_dir.failures):
             self.console.print(line, style="yellow", markup=False, highlight=False, soft_wrap=True)
-        ledger = fields["ledger"]
+        ledger = ledger_fields["ledger"]
         ends = closing_lines(
-            self.run_dir.root,
+            self.plan.run_dir.root,
             ledger,
             outcome.documents,
             resumed=self.resumed,
@@ -288,7 +209,9 @@ class Pipeline:
             ends[1:1] = skipped_probe_lines(self.card, self.plan)
         for line in ends:
             self.console.print(line, markup=False, highlight=False, soft_wrap=True)
-        return RunResult(exit_code, outcome.rows, failures.count, engine.stats.requests, self.run_dir.root)
+        return RunResult(
+            exit_code, outcome.rows, failures.count, engine.stats.requests, self.plan.run_dir.root
+        )
 
     # -- the stages -----------------------------------------------------------------------------------------
     overlap_stages = True
@@ -299,13 +222,13 @@ class Pipeline:
         their bars in ``progress``."""
         # A baseline's shipped answers are written where they are judged against; answers only, they would
         # cost the first requests ~0.1 s of GIL (8 MB of JSON for Arena-Hard v2.0) and serve nothing.
-        judged = () if self.plan.mode == "inference-only" else self.baselines
-        shipped = asyncio.ensure_future(self._write_shipped([*self.candidates, *judged]))
+        judged = () if self.plan.mode == "inference-only" else self.plan.baselines
+        shipped = asyncio.ensure_future(self._write_shipped([*self.plan.candidates, *judged]))
         work, self._work = self._pending_work(), None
-        files = {alias: self.run_dir.answers(alias) for alias in work}
-        judging = Judging(self.judges, self._judge_feed, self.run_dir) if self.judges else None
+        files = {alias: self.plan.run_dir.answers(alias) for alias in work}
+        judging = Judging(self.plan.judges, self._judge_feed, self.plan.run_dir) if self.plan.judges else None
         await answer_and_judge(
-            engine, work, files, judging, shipped, self.failures, progress, overlap=self.overlap_stages
+            engine, work, files, judging, shipped, self.record.failures, progress, overlap=self.overlap_stages
         )
         if card_wanted(self.plan) and not engine.ledger.stopped:  # the judge card (jurist.audit)
             self.card = await probe_judges(engine, self.plan, self.judge_work())
@@ -314,7 +237,7 @@ class Pipeline:
     async def _write_shipped(self, aliases: list[str]) -> None:
         """The benchmark's own answers written (in a thread), their files' indexes kept for the judge
         stage."""
-        self.indexes.put_answers(await start_writing_shipped(self.run_dir, self.bench, aliases))
+        self.indexes.put_answers(await start_writing_shipped(self.plan.run_dir, self.plan.bench, aliases))
 
     _work: dict[str, list[AnswerJob]] | None = None
 
@@ -328,20 +251,27 @@ class Pipeline:
     def judge_work(self) -> JudgeWork:
         """Which answers each judge judges, and the stored judgments of the current ones, read through the
         run's indexes: no answer or judgment file is parsed twice in a run."""
-        return JudgeWork.of(self.plan, self.indexes)
+        return JudgeWork(self.plan, self.indexes)
 
     def _judge_feed(self) -> JudgeFeed:
         """The judge stage's work, followed as answers are written."""
-        return JudgeFeed(self.judge_work(), self.config.rejudge_invalid)
+        return JudgeFeed(self.judge_work(), self.plan.config.rejudge_invalid)
 
     def _judging_work(self) -> dict[tuple[str, str], JudgeJobs]:
         """Per (judge, model): answers with no judgment yet (or an invalid one, with --rejudge-invalid)."""
-        return self.judge_work().todo(self.config.rejudge_invalid)
+        return self.judge_work().todo(self.plan.config.rejudge_invalid)
+
+
+def run_plan(plan: RunPlan, console: Console | None = None) -> RunResult:
+    """The run ``plan`` describes, alone in its session, holding the run directory's lock: one writer
+    per directory, whatever else runs."""
+    pipeline = Pipeline(plan, console)
+    return run_session(Session({"": pipeline}), pipeline.console, plan.config.progress)[""]
 
 
 def run_pipeline(config: RunConfig, console: Console | None = None) -> RunResult:
     """``jurist run``: ``config``'s run resolved (:func:`resolve`), run, scored."""
     try:
-        return Pipeline(resolve(config), console).run()
+        return run_plan(resolve(config), console)
     except RequestFailed as exc:  # pragma: no cover - every stage catches these per item
         raise JuristError(mask(str(exc))) from None

@@ -22,7 +22,7 @@ from jurist.benchmarks.answers_file import read_answers_file, with_answers_file
 from jurist.benchmarks.base import Benchmark
 from jurist.benchmarks.baseline_file import baseline_from
 from jurist.benchmarks.presets import JudgePreset, judge_preset, reference_sampling
-from jurist.benchmarks.registry import load_benchmark
+from jurist.benchmarks.registry import benchmark_names, load_benchmark
 from jurist.config import (
     ModelSpec,
     labelled,
@@ -33,6 +33,7 @@ from jurist.config import (
 )
 from jurist.engine.embedded import EMBEDDED_ALIAS, embedded_model_spec
 from jurist.errors import JuristError
+from jurist.families import FamilyName, run_scoring_fields
 from jurist.judging.base import JudgeKind
 from jurist.judging.kinds import judge_kind_for, judge_kind_outcome
 from jurist.run.budget import BudgetPlan, resolve_budget
@@ -82,6 +83,11 @@ class RunPlan:
     """The judges measured against the benchmark's reference judge (run.json, and the notes)."""
     budget: BudgetPlan
     """Prices, what earlier runs of the directory spent, and ``--max-cost`` / ``--max-tokens``."""
+    family: FamilyName
+    """The scoring family of the benchmark's metrics: derived here once, written to run.json at open."""
+    scoring: Mapping[str, Any]
+    """The options the scores are computed with (run.json's ``scoring``: the metrics, the command line's
+    settings, the benchmark's official scoring)."""
     shard: ShardPlan | None = None
     """``--shard I/N``: the part of the whole run this one is (``bench`` holds only its questions)."""
 
@@ -89,10 +95,37 @@ class RunPlan:
         """Whether the benchmark brings ``alias``'s answers itself (nothing to generate)."""
         return alias in self.bench.shipped_answers
 
-    @property
-    def scoring(self) -> dict[str, Any]:
-        """The options the scores are computed with (run.json's ``scoring``)."""
-        return {"metrics": list(self.bench.metrics), **self.config.scoring_settings()}
+    def run_fields(self) -> dict[str, Any]:
+        """What run.json records of the plan (its header and the run's progress are added by the run)."""
+        config, bench = self.config, self.bench
+        involved = list(dict.fromkeys(self.candidates + self.judges + self.baselines))
+        return {
+            "bench": config.bench if config.bench in benchmark_names() else bench.name,
+            "bench_name": bench.name,
+            "bench_options": config.bench_options,
+            "bench_info": dict(bench.info),
+            "n_questions": len(bench.questions),
+            "samples": self.samples,
+            "models": self.candidates,
+            "baseline": self.baselines[0] if len(self.baselines) == 1 else None,
+            "baselines": self.baselines,
+            "judges": self.judges,
+            "judge_kind": bench.judge_kind,
+            "rule_suite": bench.rule_suite,
+            "mode": config.mode,
+            "judge_protocol": config.judge_protocol,
+            "judge_prompt": str(config.judge_prompt) if config.judge_prompt else None,
+            "protocols": {judge: kind.protocol_name for judge, kind in self.kinds.items()},
+            "judge_preset": self.preset.record(),
+            "min_interval": config.min_interval,
+            "max_concurrency": config.max_concurrency,
+            "limit": config.limit,
+            "cache": config.cache,
+            "local": config.local,  # served models ran in-process (--local), not on servers
+            "score_family": self.family,
+            "scoring": dict(self.scoring),
+            "model_specs": {a: self.specs[a].public_dict() for a in involved if a in self.specs},
+        }
 
 
 def resolve(
@@ -114,6 +147,7 @@ def resolve(
     run_dir = RunDir(config.out or default_run_dir(bench.name, config.shard))
     if run_dir.root.exists() and not run_dir.root.is_dir():
         raise JuristError(f"--out: {run_dir.root} is a file, not a run directory")
+    run_dir.refuse_older_layout()  # an older jurist's directory is never resumed nor rewritten
     used = {*config.models, *config.judges, *bench.baselines(), *bench.candidates}
     specs: dict[str, ModelSpec] = (
         load_models_file(config.models_file, aliases=used) if config.models_file else {}
@@ -145,6 +179,7 @@ def resolve(
         {judge: kind.protocol_name for judge, kind in kinds.items()},
         config.judge_prompt,
     )
+    scoring = run_scoring_fields(bench, config.scoring_settings())  # the family, derived once
     return RunPlan(
         config=config,
         bench=bench,
@@ -158,6 +193,8 @@ def resolve(
         mode=config.mode,
         preset=preset,
         budget=budget,
+        family=scoring["score_family"],
+        scoring=scoring["scoring"],
         shard=shard,
     )
 

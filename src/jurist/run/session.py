@@ -23,21 +23,22 @@ from jurist.engine.client import Engine
 from jurist.report.progress import PrefixedProgress, StageProgress
 from jurist.run.config import RunResult
 from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
+from jurist.run.plan import RunPlan
+from jurist.run.record import RunRecord
 from jurist.store.lock import RunDirLock
-from jurist.store.run_dir import RunDir
 
 
 class Run(Protocol):
-    """What a session drives: the steps of one run (:class:`jurist.run.pipeline.Pipeline`)."""
+    """What a session drives: one run's plan, its record and its steps (a
+    :class:`jurist.run.pipeline.Pipeline`). A stopped or crashed run is written, and its logs closed,
+    through its record alone."""
 
-    run_dir: RunDir
+    plan: RunPlan
+    record: RunRecord
 
     def open_run(self, lock: RunDirLock) -> None: ...
     def new_engine(self, shares: Engine | None = None) -> Engine: ...
     async def stages(self, engine: Engine, progress: StageProgress) -> None: ...
-    def interrupted(self, engine: Engine) -> None: ...
-    def crashed(self, engine: Engine, error: BaseException) -> None: ...
-    def close_engine(self, engine: Engine) -> None: ...
     def finish(self, engine: Engine) -> RunResult: ...
 
 
@@ -77,12 +78,13 @@ class Session:
         self._labels = labels
 
     def open(self, stack: ExitStack) -> None:
-        """Each run directory locked (released when ``stack`` closes) and its run opened (older judgments
-        adopted, endpoints probed, run.json written as running); then each run's engine made."""
+        """Each run directory locked (released when ``stack`` closes) and its run opened (endpoints probed,
+        run.json written as running); then each run's engine made."""
         for run in self.runs.values():
-            lock = RunDirLock(run.run_dir.root)
+            folder = run.plan.run_dir.root
+            lock = RunDirLock(folder)
             stack.callback(lock.release)
-            if run.run_dir.root.is_dir():
+            if folder.is_dir():
                 lock.acquire()  # before anything is read for work or written
             run.open_run(lock)
         root = self._root
@@ -123,7 +125,7 @@ class Session:
     def interrupted(self) -> None:
         """Each opened run's run.json written as interrupted: a re-run resumes it."""
         for key, engine in self.engines.items():
-            self.runs[key].interrupted(engine)
+            self.runs[key].record.interrupted(engine)
 
     def crashed(self, error: BaseException) -> None:
         """Each opened run's run.json written as crashed, with the error in one line, so no reader has
@@ -131,7 +133,7 @@ class Session:
         Best effort: the error may be the full disk that this write meets too."""
         for key, engine in self.engines.items():
             try:
-                self.runs[key].crashed(engine, error)
+                self.runs[key].record.crashed(engine, error)
             except OSError:
                 pass
 
@@ -147,7 +149,11 @@ class Session:
         """Outside the event loop: failure logs closed, the shared servers stopped and the cache closed
         (by the engine that owns them), however the stages ended."""
         for key in reversed(list(self.engines)):  # the first run's engine, the root when none was given, last
-            self.runs[key].close_engine(self.engines[key])
+            self.runs[key].record.close()
+            engine = self.engines[key]
+            engine.close_servers()  # a sibling's are its root's: it stops none
+            if engine.cache is not None and engine.owns_shared():
+                engine.cache.close()
         if self._root is not None and self._owns_root:
             self._root.close_servers()
             if self._root.cache is not None:

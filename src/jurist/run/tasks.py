@@ -103,7 +103,7 @@ def run_tasks(
         )
         for task in tasks
     }
-    labels = {task: f"{run.bench.name}: " for task, run in runs.items()}
+    labels = {task: f"{run.plan.bench.name}: " for task, run in runs.items()}
     results = list(run_session(Session(runs, labels=labels), console, config.progress).values())
     modes = [run.plan.mode for run in runs.values()]
     rows = summary_rows(tasks, results, modes)

@@ -12,15 +12,14 @@ as its answers exist, so the two stages run at once instead of one after the oth
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from jurist.benchmarks.base import Benchmark, Question
+from jurist.benchmarks.base import Question
 from jurist.judging.base import CacheMode, JudgeItem, JudgeKind
 from jurist.run.generate import AnswerJob, JudgeJob, PartialGames
 from jurist.run.indexes import RunIndexes
 from jurist.store.line_index import AnswerIndex, JudgmentIndex
-from jurist.store.run_dir import RunDir
 
 if TYPE_CHECKING:
     from jurist.run.plan import RunPlan
@@ -54,29 +53,13 @@ def answer_work(plan: RunPlan, indexes: RunIndexes) -> dict[str, list[AnswerJob]
 
 
 class JudgeWork:
-    """The judging side of one run: which answers each judge judges, and against what; answers and
-    judgments are found through ``indexes``, the run's own (a fresh set when none is given)."""
+    """The judging side of the run ``plan`` describes: which answers each judge judges, and against what;
+    answers and judgments are found through ``indexes``, the run's own (a fresh set when none is given)."""
 
-    def __init__(
-        self,
-        bench: Benchmark,
-        run_dir: RunDir,
-        judges: Sequence[str],
-        candidates: Sequence[str],
-        baselines: Sequence[str],
-        samples: int,
-        kinds: Mapping[str, JudgeKind],
-        indexes: RunIndexes | None = None,
-    ) -> None:
-        self.bench, self.run_dir, self.samples, self.kinds = bench, run_dir, samples, kinds
-        self.judges, self.candidates, self.baselines = judges, candidates, baselines
-        self.indexes = indexes if indexes is not None else RunIndexes(run_dir, bench.shipped_answers)
-
-    @classmethod
-    def of(cls, plan: RunPlan, indexes: RunIndexes) -> JudgeWork:
-        """The judging side of the run ``plan`` describes, read through the run's ``indexes``."""
-        names = (plan.judges, plan.candidates, plan.baselines)
-        return cls(plan.bench, plan.run_dir, *names, plan.samples, plan.kinds, indexes)
+    def __init__(self, plan: RunPlan, indexes: RunIndexes | None = None) -> None:
+        self.plan = plan
+        run_dir, shipped = plan.run_dir, plan.bench.shipped_answers
+        self.indexes = indexes if indexes is not None else RunIndexes(run_dir, shipped)
 
     def _index(self, alias: str) -> AnswerIndex:
         return self.indexes.answers(alias)
@@ -85,7 +68,7 @@ class JudgeWork:
         return self.indexes.judgments(judge, model)
 
     def _baseline_indexes(self) -> dict[str, AnswerIndex]:
-        return {alias: self._index(alias) for alias in self.baselines}
+        return {alias: self._index(alias) for alias in self.plan.baselines}
 
     def item_at(
         self,
@@ -101,7 +84,9 @@ class JudgeWork:
         if found is None:
             return None
         question, baseline, answer, base = found
-        written = answers.written(question.uid, sample) if _reads_written(self.kinds.get(judge)) else None
+        written = (
+            answers.written(question.uid, sample) if _reads_written(self.plan.kinds.get(judge)) else None
+        )
         return JudgeItem(judge, model, question, sample, answer, baseline, base, written=written)
 
     def keyed_at(
@@ -130,11 +115,11 @@ class JudgeWork:
         get: Callable[[AnswerIndex, str, int], str | None],
     ) -> tuple[Question, str | None, str, str | None] | None:
         """(question, its baseline, ``get`` of the answer, of the baseline's answer); None when missing."""
-        question = self.bench.questions[position]
+        question = self.plan.bench.questions[position]
         answer = get(answers, question.uid, sample)
         if answer is None:
             return None
-        baseline = self.bench.baseline_for(question)
+        baseline = self.plan.bench.baseline_for(question)
         base: str | None = None
         if baseline is not None:
             index = baselines.get(baseline)
@@ -152,9 +137,9 @@ class JudgeWork:
         positions: range | None = None,
     ) -> Iterator[tuple[int, JudgeItem]]:
         """Keyed items (:meth:`keyed_at`) of every answer on disk at ``positions`` (default: all)."""
-        for position in positions if positions is not None else range(len(self.bench.questions)):
-            question = self.bench.questions[position]
-            for sample in range(self.samples):
+        for position in positions if positions is not None else range(len(self.plan.bench.questions)):
+            question = self.plan.bench.questions[position]
+            for sample in range(self.plan.samples):
                 if (question.uid, sample) in answers:
                     item = self.keyed_at(judge, model, position, sample, answers, baselines)
                     if item is not None:
@@ -172,9 +157,9 @@ class JudgeWork:
         """:meth:`judged` before any judgment is read: each item with a stored judgment, the index that
         holds it and its key."""
         baselines = self._baseline_indexes()
-        for judge in self.judges:
-            kind = self.kinds[judge]
-            for model in self.candidates:
+        for judge in self.plan.judges:
+            kind = self.plan.kinds[judge]
+            for model in self.plan.candidates:
                 stored = self._judgments(judge, model)
                 if not len(stored):
                     continue
@@ -201,35 +186,35 @@ class JudgeFeed:
     def __init__(self, work: JudgeWork, rejudge_invalid: bool) -> None:
         self.work = work
         self.rejudge_invalid = rejudge_invalid
-        self.paid = PartialGames.load(work.run_dir.partial_games)
+        self.paid = PartialGames.load(work.plan.run_dir.partial_games)
         self.baselines = work._baseline_indexes()
-        self.answers = {model: work._index(model) for model in work.candidates}
-        pairs = [(judge, model) for model in work.candidates for judge in work.judges]
+        self.answers = {model: work._index(model) for model in work.plan.candidates}
+        pairs = [(judge, model) for model in work.plan.candidates for judge in work.plan.judges]
         self.stored = {pair: work._judgments(*pair) for pair in pairs}
         self._positions: dict[str, int] | None = None
         # Per (judge, model), a byte per (position, sample) whose job was handed out: a baseline answer
         # written while todo_parts is still reading would otherwise hand out its waiting candidates' jobs
         # twice, once through answered() and again when todo_parts reaches that question.
-        slots = len(work.bench.questions) * work.samples
+        slots = len(work.plan.bench.questions) * work.plan.samples
         self._handed = {pair: bytearray(slots) for pair in pairs}
 
     def todo(self) -> dict[Pair, JudgeJobs]:
         """Per (judge, model): the jobs whose answers are on disk now."""
-        everything = range(len(self.work.bench.questions))
+        everything = range(len(self.work.plan.bench.questions))
         return {pair: self._jobs(pair, self._todo_entries(pair, everything)) for pair in self._pairs()}
 
     def todo_parts(self, questions: int = 64) -> Iterator[dict[Pair, JudgeJobs]]:
         """:meth:`todo` ``questions`` questions at a time, so that the caller can let requests go out
         between parts: the judge stage reads every answer already written (their texts give the keys
         of their judgments), which held the event loop for ~0.4 s in one piece."""
-        total = len(self.work.bench.questions)
+        total = len(self.work.plan.bench.questions)
         for start in range(0, total, questions):
             part = range(start, min(start + questions, total))
             found = {pair: self._todo_entries(pair, part) for pair in self._pairs()}
             yield {pair: self._jobs(pair, entries) for pair, entries in found.items() if entries}
 
     def _pairs(self) -> list[Pair]:
-        return [(judge, model) for model in self.answers for judge in self.work.judges]
+        return [(judge, model) for model in self.answers for judge in self.work.plan.judges]
 
     def _todo_entries(self, pair: Pair, positions: range) -> list[Entry]:
         judge, model = pair
@@ -244,13 +229,13 @@ class JudgeFeed:
             waiting = [(alias, sample)]
         elif alias in self.baselines and sample == 0:
             self.baselines[alias].catch_up()
-            question = self.work.bench.questions[self._position(uid)]
-            if self.work.bench.baseline_for(question) != alias:
+            question = self.work.plan.bench.questions[self._position(uid)]
+            if self.work.plan.bench.baseline_for(question) != alias:
                 return {}
             waiting = [
                 (model, s)
                 for model, answers in self.answers.items()
-                for s in range(self.work.samples)
+                for s in range(self.work.plan.samples)
                 if (uid, s) in answers
             ]
         else:
@@ -258,7 +243,7 @@ class JudgeFeed:
         position = self._position(uid)
         entries: dict[Pair, list[Entry]] = {}
         for model, s in waiting:
-            for judge in self.work.judges:
+            for judge in self.work.plan.judges:
                 item = self.work.keyed_at(judge, model, position, s, self.answers[model], self.baselines)
                 entry = None if item is None else self._entry((judge, model), position, item)
                 if entry is not None:
@@ -267,13 +252,13 @@ class JudgeFeed:
 
     def _position(self, uid: str) -> int:
         if self._positions is None:
-            self._positions = {q.uid: n for n, q in enumerate(self.work.bench.questions)}
+            self._positions = {q.uid: n for n, q in enumerate(self.work.plan.bench.questions)}
         return self._positions[uid]
 
     def _entry(self, pair: Pair, position: int, item: JudgeItem) -> Entry | None:
         """``item``'s job, or None when its current judgment is stored (and valid, or kept as it is) or the
         job was handed out already."""
-        handed, slot = self._handed[pair], position * self.work.samples + item.sample
+        handed, slot = self._handed[pair], position * self.work.plan.samples + item.sample
         if handed[slot]:
             return None
         entry = self._new_entry(pair, position, item)
@@ -282,7 +267,7 @@ class JudgeFeed:
         return entry
 
     def _new_entry(self, pair: Pair, position: int, item: JudgeItem) -> Entry | None:
-        key = self.work.kinds[pair[0]].key(item)
+        key = self.work.plan.kinds[pair[0]].key(item)
         stored = self.stored[pair]
         if key not in stored:
             return (position, item.sample, "use", self.paid.get(key))
@@ -292,7 +277,7 @@ class JudgeFeed:
 
     def _jobs(self, pair: Pair, entries: list[Entry]) -> JudgeJobs:
         judge, model = pair
-        kind = self.work.kinds[judge]
+        kind = self.work.plan.kinds[judge]
         return JudgeJobs(self.work, judge, model, kind, entries, self.answers[model], self.baselines)
 
 

@@ -26,8 +26,11 @@ if TYPE_CHECKING:
     from jurist.store.locations import DATA_DIR_ENV, cache_root, data_dirs
     from jurist.store.lock import LOCK_NAME, RunDirLock, is_held
     from jurist.store.records import (
+        AnswerRecord,
         PointRecord,
         Question,
+        RunJson,
+        Usage,
         answer_record,
         category_field,
         content_text,
@@ -36,7 +39,7 @@ if TYPE_CHECKING:
         sample_of,
         text_hash,
     )
-    from jurist.store.run_dir import CRASHED, RunDir, file_stem, legacy_stem
+    from jurist.store.run_dir import CRASHED, RunDir, file_stem, plain_stem
     from jurist.store.usage import (
         UsageLog,
         add_usage,
@@ -68,8 +71,11 @@ _HOMES = {
     "LOCK_NAME": "lock",
     "RunDirLock": "lock",
     "is_held": "lock",
+    "AnswerRecord": "records",
     "PointRecord": "records",
     "Question": "records",
+    "RunJson": "records",
+    "Usage": "records",
     "answer_record": "records",
     "category_field": "records",
     "content_text": "records",
@@ -80,7 +86,7 @@ _HOMES = {
     "CRASHED": "run_dir",
     "RunDir": "run_dir",
     "file_stem": "run_dir",
-    "legacy_stem": "run_dir",
+    "plain_stem": "run_dir",
     "add_usage": "usage",
     "booked_batch_lines": "usage",
     "UsageLog": "usage",
@@ -97,6 +103,7 @@ __all__ = [
     "unpack",
     "CRASHED",
     "AnswerIndex",
+    "AnswerRecord",
     "DATA_DIR_ENV",
     "JsonlAppender",
     "JudgmentIndex",
@@ -105,6 +112,8 @@ __all__ = [
     "Question",
     "RunDir",
     "RunDirLock",
+    "RunJson",
+    "Usage",
     "UsageLog",
     "add_usage",
     "booked_batch_lines",
@@ -121,9 +130,9 @@ __all__ = [
     "iter_jsonl_lines",
     "iter_numbered_jsonl",
     "judgment_kind",
-    "legacy_stem",
     "parse_jsonl_bytes",
     "parse_jsonl_line",
+    "plain_stem",
     "iter_usage_log",
     "read_input_jsonl",
     "read_jsonl_line",

@@ -1,12 +1,13 @@
-"""The records a run reads and writes, typed: questions, answers, judgments, battles and points.
+"""The records a run reads and writes, typed: questions, answers, points and run.json (judgments are
+kind-tagged dicts, each judge kind's own: :func:`judgment_kind`).
 
 Each record carries a ``kind`` tag and a ``sample`` index (which of the N answers to one prompt it belongs
 to), so a reader tells what a line is from a field, and repeated samples never collide. Records are
-TypedDicts: they are JSON lines on disk and plain dicts in memory (no conversion cost on a 100k-battle
+TypedDicts: they are JSON lines on disk and plain dicts in memory (no conversion cost on a 100k-line
 read), while mypy checks every field the code touches.
 
-Schema versions: 1 is what jurist wrote before kinds and samples (read as sample 0, kind from the file it
-sits in); 2 adds both.
+Schema versions: 2 (every record kind-tagged, with its sample); a run directory of schema 1 (before kinds
+and samples) is refused by :meth:`jurist.store.run_dir.RunDir.refuse_older_layout`.
 """
 
 from __future__ import annotations
@@ -19,13 +20,6 @@ from typing import Any, Literal, TypedDict
 from jurist.errors import InputError
 
 SCHEMA_VERSION = 2
-
-RecordKind = Literal["answer", "pairwise", "preference", "rubric", "battle", "point"]
-JudgmentKindName = Literal["pairwise", "preference", "rubric"]
-"""``pairwise``: two position-swapped games; ``preference``: one soft preference (AlpacaEval's judge
-and its imports);
-``rubric``: one graded entry per rubric item or criterion (:mod:`jurist.judging.rubric`)."""
-Winner = Literal["model_a", "model_b", "tie"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,64 +67,38 @@ class AnswerRecord(_AnswerRecordFields, total=False):
     content_head: str  # what the engine moved out of the content's start: content_head + answer as written
 
 
-class _GameRecordFields(TypedDict):
-    game: int
-    a: str
-    b: str
-    label: str | None
-    raw: str
-    usage: Usage
+class RunJson(TypedDict, total=False):
+    """run.json: its header (written by :meth:`jurist.store.run_dir.RunDir.write_run_json`), then the
+    plan's facts (``jurist.run``'s ``RunPlan.run_fields``) and the run's progress. The fields a reader
+    relies on are named here; the resolved configuration holds more (docs/run-directory.md)."""
 
-
-class GameRecord(_GameRecordFields, total=False):
-    """One judge call on one ordering of a pair: ``a`` is shown first."""
-
-    reask_raw: str
-    raw_chars: int  # the reply's length when ``raw`` keeps only its head and tail
-    reask_raw_chars: int
-    reask_usage: Usage
-    verdict_source: str
-    probs: dict[str, float]
-    p_b_better: float
-    verdict_mass: float
-
-
-class PairwiseJudgment(TypedDict):
-    """Both games of one (judge, model, question, sample) against the baseline, keyed for resume."""
-
-    kind: Literal["pairwise"]
-    key: str
-    uid: str
-    sample: int
-    category: str
-    judge: str
-    model: str
-    baseline: str
-    protocol: str
-    prompt_hash: str
-    answer_hash: str
-    baseline_hash: str
-    games: list[GameRecord]
-    invalid: bool
-    tstamp: float
-
-
-class _BattleRecordFields(TypedDict):
-    model_a: str
-    model_b: str
-    winner: Winner
-    weight: float
-    uid: str
-
-
-class BattleRecord(_BattleRecordFields, total=False):
-    """One game as an outcome for ratings: ``weight`` counts a strong verdict several times."""
-
-    kind: Literal["battle"]
-    sample: int
-    category: str
-    judge: str
-    source: str
+    schema_version: int
+    run_id: str
+    status: str
+    """``running``, ``finished``, ``interrupted``, ``crashed``, ``stopped-by-budget``, ``imported``."""
+    jurist_version: str
+    python: str
+    platform: str
+    bench: str
+    bench_name: str
+    bench_info: dict[str, Any]
+    n_questions: int
+    samples: int
+    models: list[str]
+    baselines: list[str]
+    judges: list[str]
+    judge_kind: str | None
+    rule_suite: str | None
+    mode: str
+    score_family: str
+    scoring: dict[str, Any]
+    model_specs: dict[str, dict[str, Any]]
+    exit_code: int
+    failures: int
+    usage: dict[str, Any]
+    usage_total: dict[str, Any]
+    ledger: dict[str, Any]
+    updated: float
 
 
 class _PointRecordFields(TypedDict):
@@ -168,15 +136,16 @@ def answer_record(
 
 
 def judgment_kind(record: dict[str, Any]) -> str:
-    """The kind of a judgment record: its ``kind`` field; schema-1 records had none, and were pairwise
-    games (``games``) or, imported from AlpacaEval, a soft preference."""
+    """The kind of a judgment record: its ``kind`` field (``pairwise``: two position-swapped games;
+    ``preference``: one soft preference, AlpacaEval's judge and its imports; ``rubric``: one graded entry
+    per rubric item or criterion); records with none are pairwise games (``games``) or a preference."""
     kind = record.get("kind")
     if isinstance(kind, str):
         return kind
     return "pairwise" if "games" in record else "preference"
 
 
-def sample_of(record: dict[str, Any] | BattleRecord | AnswerRecord | PairwiseJudgment) -> int:
+def sample_of(record: Mapping[str, Any]) -> int:
     """A record's sample index; schema-1 records have none and are sample 0."""
     value = record.get("sample", 0)
     return value if isinstance(value, int) and not isinstance(value, bool) else 0

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from jurist import __version__
-from jurist.errors import InputError
+from jurist.errors import InputError, JuristError
 from jurist.store.jsonl import iter_numbered_jsonl, write_json_atomic
 from jurist.store.line_index import AnswerIndex, JudgmentIndex, normalized_answer
 from jurist.store.lock import is_held
-from jurist.store.records import SCHEMA_VERSION, AnswerRecord, judgment_kind
+from jurist.store.records import SCHEMA_VERSION, AnswerRecord, RunJson, judgment_kind
 
 log = logging.getLogger(__name__)
 
@@ -113,19 +113,19 @@ def alias_from_stem(stem: str) -> str:
         raise ValueError(f"{stem!r}: not UTF-8 ({exc})") from None
 
 
-LEGACY_MAX_BYTES = 255 - len(".jsonl")
-"""Longest legacy name an older jurist could have written (the 255-byte name limit, less ``.jsonl``)."""
+PLAIN_MAX_BYTES = 255 - len(".jsonl")
+"""Longest plain name that fits the filesystem (the 255-byte name limit, less ``.jsonl``)."""
 
 
-def legacy_stem(alias: str) -> str:
-    """The lossy name jurist used before :func:`file_stem` was injective; kept to find old runs' files
-    (and for Arena-Hard's own folders, which use it).
+def plain_stem(alias: str) -> str:
+    """Arena-Hard's own file names (``org/model`` -> ``org__model``, other unsafe runs -> ``_``): lossy,
+    so only for folders in Arena-Hard's layout (:mod:`jurist.interop.arena_hard_export`); a run directory
+    names its files with :func:`file_stem`.
 
-    A name too long for the filesystem cannot belong to an old run (it could not be written), so it is
-    cut and ends with ``-`` and 16 hex digits of sha256 of the alias instead of failing with ``File name
-    too long``; every name that fits is unchanged. The result is ASCII."""
+    A name too long for the filesystem is cut and ends with ``-`` and 16 hex digits of sha256 of the
+    alias instead of failing with ``File name too long``; every name that fits is unchanged. ASCII."""
     stem = _UNSAFE.sub("_", alias.replace("/", "__")) or "_"
-    if len(stem) <= LEGACY_MAX_BYTES:
+    if len(stem) <= PLAIN_MAX_BYTES:
         return stem
     digest = hashlib.sha256(alias.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return f"{stem[: MAX_STEM_BYTES - len(digest) - 1]}-{digest}"
@@ -138,36 +138,27 @@ class RunDir:
         self.root = Path(root)
 
     def answers(self, model: str) -> Path:
-        """``answers/<model>.jsonl``; an older jurist's lossy name when only that file exists (resume)."""
+        """``answers/<model>.jsonl``."""
         self._remember(model)
-        return self._pick(
-            self.root / "answers" / f"{file_stem(model)}.jsonl",
-            self.root / "answers" / f"{legacy_stem(model)}.jsonl",
-        )
+        return self._inside(self.root / "answers" / f"{file_stem(model)}.jsonl")
 
     def judgments(self, judge: str, model: str) -> Path:
-        """``judgments/<judge>/<model>.jsonl``; the legacy pair of names when only that file exists."""
+        """``judgments/<judge>/<model>.jsonl``."""
         self._remember(judge)
         self._remember(model)
-        return self._pick(
-            self.root / "judgments" / file_stem(judge) / f"{file_stem(model)}.jsonl",
-            self.root / "judgments" / legacy_stem(judge) / f"{legacy_stem(model)}.jsonl",
-        )
+        return self._inside(self.root / "judgments" / file_stem(judge) / f"{file_stem(model)}.jsonl")
 
     def points(self, model: str) -> Path:
         """``points/<model>.jsonl``: per-answer scores (rule checks), rewritten whole by each run."""
         self._remember(model)
-        path = self.root / "points" / f"{file_stem(model)}.jsonl"
-        return self._pick(path, path)  # no legacy name: points are new in schema 2
+        return self._inside(self.root / "points" / f"{file_stem(model)}.jsonl")
 
-    def _pick(self, new: Path, legacy: Path) -> Path:
-        """``new`` unless it is absent and ``legacy`` (a run written before names were injective) exists."""
-        # os.path.exists, not Path.exists: a name the filesystem refuses (too long) is one that is absent
-        chosen = legacy if new != legacy and not os.path.exists(new) and os.path.exists(legacy) else new
+    def _inside(self, path: Path) -> Path:
+        """``path``, which :func:`file_stem` keeps inside the run directory (checked, never expected)."""
         inside = os.path.normpath(self.root.absolute())
-        if os.path.commonpath([inside, os.path.normpath(chosen.absolute())]) != inside:
-            raise ValueError(f"{chosen} is outside the run directory {self.root}")  # cannot happen
-        return chosen
+        if os.path.commonpath([inside, os.path.normpath(path.absolute())]) != inside:
+            raise ValueError(f"{path} is outside the run directory {self.root}")  # cannot happen
+        return path
 
     def _remember(self, alias: str) -> None:
         """Record a truncated long name in ``names.json`` so readers can map the file back to its alias.
@@ -277,11 +268,8 @@ class RunDir:
         a full disk, a power cut), so it reads ``crashed``. ``holding_lock``: the caller holds the lock
         (a run starting), so a ``running`` there is an earlier run's that died. (None, None) without a
         readable run.json."""
-        try:
-            data = json.loads(self.run_json.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None, None
-        if not isinstance(data, dict):
+        data = self.read_run_json()
+        if data is None:
             return None, None
         status = data.get("status") if isinstance(data.get("status"), str) else None
         run_id = data.get("run_id") if isinstance(data.get("run_id"), str) else None
@@ -289,8 +277,34 @@ class RunDir:
             status = CRASHED
         return status, run_id
 
-    def write_run_json(self, run_id: str, status: str, fields: dict[str, Any]) -> None:
-        """run.json, always through here: schema version, who ran it, how far it got, then ``fields``."""
+    def read_run_json(self) -> RunJson | None:
+        """run.json as written; None when there is none or it is not a JSON object (a torn write)."""
+        try:
+            data = json.loads(self.run_json.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None  # type: ignore[return-value]
+
+    def refuse_older_layout(self) -> None:
+        """A :class:`JuristError` (one line) when run.json says an older jurist wrote the directory in a
+        layout this one does not read (a schema before :data:`SCHEMA_VERSION`; schema 1 wrote none): its
+        files would be read wrong or not at all, so it is never resumed nor rewritten in place."""
+        data = self.read_run_json()
+        if data is None:
+            return  # no run.json (a new directory), or a torn one: the reader that needs it says so
+        schema = data.get("schema_version", 1)
+        if isinstance(schema, int) and not isinstance(schema, bool) and schema >= SCHEMA_VERSION:
+            return
+        version = data.get("jurist_version") or "an unknown version"
+        raise JuristError(
+            f"{self.run_json}: written by jurist {version} in an older run-directory layout (schema "
+            f"{schema}; this jurist reads schema {SCHEMA_VERSION}): run it again into a new directory"
+        )
+
+    def write_run_json(self, run_id: str, status: str, fields: Mapping[str, Any]) -> RunJson:
+        """run.json, always through here: schema version, who ran it, how far it got, then ``fields``.
+        Returns the document as a reader reads it back (JSON's lists for tuples), so the run that wrote
+        it need not read it again."""
         header = {
             "schema_version": SCHEMA_VERSION,
             "run_id": run_id,
@@ -299,4 +313,7 @@ class RunDir:
             "python": sys.version.split()[0],
             "platform": platform.platform(),
         }
-        write_json_atomic(self.run_json, {**header, **fields, "updated": time.time()})
+        document = {**header, **fields, "updated": time.time()}
+        write_json_atomic(self.run_json, document)
+        read_back: RunJson = json.loads(json.dumps(document))
+        return read_back
