@@ -20,6 +20,7 @@ detector on IFEval's answers and their loose variants.
 
 from __future__ import annotations
 
+import random
 import threading
 from typing import Any
 
@@ -60,6 +61,7 @@ class _Profiles:
         order = np.argsort(keys)
         self.keys = keys[order]
         self.rows = np.array([row for row, _ in words], dtype=np.intp)[order]
+        _draws_as_choice()
 
     def rows_of(self, keys: Any) -> Any:
         """The table rows of the n-grams whose keys are given (in their order), unknown ones left out."""
@@ -113,25 +115,60 @@ def _ngram_rows(text: str, profiles: _Profiles) -> list[int]:
     return profiles.rows_of(grams[wanted]).tolist()  # type: ignore[no-any-return]
 
 
+def _drawn(rng: random.Random, rows: list[int], count: int) -> list[int]:
+    """``count`` draws of ``rng.choice(rows)``, the same numbers from the same generator state: CPython's
+    ``choice`` indexes by ``_randbelow``, ``getrandbits`` of the length's bit count until one is below
+    the length (:func:`_draws_as_choice` checks this once per process; otherwise ``choice`` is called)."""
+    if not _DRAWS_AS_CHOICE:
+        return [rng.choice(rows) for _ in range(count)]
+    size = len(rows)
+    bits, getrandbits = size.bit_length(), rng.getrandbits
+    drawn = []
+    for _ in range(count):
+        at = getrandbits(bits)
+        while at >= size:
+            at = getrandbits(bits)
+        drawn.append(rows[at])
+    return drawn
+
+
+def _draws_as_choice() -> bool:
+    """Whether :func:`_drawn` repeats ``random.Random.choice`` on this Python."""
+    global _DRAWS_AS_CHOICE
+    _DRAWS_AS_CHOICE = True
+    for size in (1, 2, 3, 5, 64, 1000, 4097):
+        rows = list(range(size))
+        ours, theirs = random.Random(size), random.Random(size)
+        if _drawn(ours, rows, 50) != [theirs.choice(rows) for _ in range(50)]:
+            _DRAWS_AS_CHOICE = False
+            break
+    return _DRAWS_AS_CHOICE
+
+
+_DRAWS_AS_CHOICE = False
+
+
 def _trial(detector: Any, table: Any, rows: list[int], start: Any) -> Any:
     """One of upstream's trials: updates drawn at random until the leading language passes
-    ``CONV_THRESHOLD`` at a check, or the ``ITERATION_LIMIT``. Returns the trial's final probabilities."""
+    ``CONV_THRESHOLD`` at a check, or the ``ITERATION_LIMIT``. Returns the trial's final probabilities.
+    (Division by the positive sum rounds monotonically, so the largest share is the largest value
+    divided by the sum, as upstream finds it one share at a time.)"""
     rng = detector.random
     weight = (detector.alpha + rng.gauss(0.0, 1.0) * detector.ALPHA_WIDTH) / detector.BASE_FREQ
     steps = np.empty((_UPDATES_BETWEEN_CHECKS + 1, table.shape[1]), dtype=np.float64)
     steps[0] = start
     done, count = 0, 1  # update 0 is checked alone, then every fifth
     while True:
-        drawn = [rng.choice(rows) for _ in range(count)]
-        np.add(table[drawn], weight, out=steps[1 : count + 1])
+        np.add(table[_drawn(rng, rows, count)], weight, out=steps[1 : count + 1])
         np.multiply.accumulate(steps[: count + 1], axis=0, out=steps[: count + 1])
         prob = steps[count]
         done += count
-        total = sum(prob.tolist())
+        values = prob.tolist()
+        total = sum(values)
         if total == 0.0:
             raise ZeroDivisionError("float division by zero")  # where upstream's division would raise
         np.divide(prob, total, out=prob)
-        if max(0.0, float(prob.max())) > detector.CONV_THRESHOLD or done - 1 >= detector.ITERATION_LIMIT:
+        if max(0.0, max(values) / total) > detector.CONV_THRESHOLD or done - 1 >= detector.ITERATION_LIMIT:
             return prob.copy()
         steps[0] = prob
         count = _UPDATES_BETWEEN_CHECKS
