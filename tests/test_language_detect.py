@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from jurist.rules.evaluate import loose_variants
-from jurist.rules.language_detect import _detect_block, _loaded, detect
+from jurist.rules.language_detect import _loaded, detect, detected
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ifeval"
 LANGUAGE_IDS = {"language:response_language", "change_case:english_capital", "change_case:english_lowercase"}
@@ -37,6 +37,9 @@ EDGE_TEXTS = [
     "x" * 12000,  # past upstream's 10,000 characters
     "Eine Übersetzung ins Deutsche, bitte. Grüße aus München!",
     "emoji 😀 and a lone surrogate \ud83d here",
+    "Ελληνικά γράμματα with some Latin words [brackets] and ^carets^ `ticks`",  # [\\]^_` are "Latin"
+    "ấầẩẫậ ắằẳẵặ ẹẻẽ ab",  # Latin Extended Additional counts as non-Latin (upstream's slip)
+    ("word " * 2500) + "   tail after the cut",
 ]
 
 
@@ -66,17 +69,11 @@ def _upstream(text: str) -> Any:
 
 
 def _jurist(text: str) -> Any:
-    from langdetect.detector import Detector
-
-    detector = Detector(_loaded().factory)
-    detector.seed = 0
-    detector.append(text)
     try:
-        _detect_block(detector)
-        language = detector.detect()
+        detector = detected(text, seed=0)
+        return detector.langprob, detector.detect()
     except Exception as exc:  # noqa: BLE001
         return repr(exc)
-    return detector.langprob, language
 
 
 def test_ifeval_texts_get_upstreams_probabilities_exactly() -> None:

@@ -21,6 +21,7 @@ detector on IFEval's answers and their loose variants.
 from __future__ import annotations
 
 import random
+import re
 import threading
 from typing import Any
 
@@ -174,12 +175,36 @@ def _trial(detector: Any, table: Any, rows: list[int], start: Any) -> Any:
         count = _UPDATES_BETWEEN_CHECKS
 
 
+_SPACE_RUNS = re.compile(" {2,}")
+
+
+def _append(detector: Any, text: str) -> None:
+    """Upstream's ``Detector.append`` on a fresh detector: URLs and e-mail addresses blanked, Vietnamese
+    letters with combining marks composed, the text cut at ``max_text_length``, runs of spaces as one
+    (upstream's character loop, as one substitution)."""
+    from langdetect.utils.ngram import NGram
+
+    text = NGram.normalize_vi(detector.MAIL_RE.sub(" ", detector.URL_RE.sub(" ", text)))
+    detector.text = _SPACE_RUNS.sub(" ", text[: detector.max_text_length])
+
+
+def _clean(detector: Any) -> None:
+    """Upstream's ``Detector.cleaning_text``: where the characters from U+0300 on are more than twice
+    the Latin ones (``A``..``z``), the Latin ones are dropped. Upstream means to leave Latin Extended
+    Additional out of that count, but compares the block's number with its name, so every character from
+    U+0300 on counts; so it does here."""
+    points = np.frombuffer(detector.text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    latin = (points >= ord("A")) & (points <= ord("z"))
+    if 2 * int(latin.sum()) < int((points >= 0x300).sum()):
+        detector.text = re.sub("[A-z]+", "", detector.text)
+
+
 def _detect_block(detector: Any) -> None:
     """Upstream's ``Detector._detect_block`` on ``detector``, its result left in ``detector.langprob``."""
     from langdetect.lang_detect_exception import ErrorCode, LangDetectException
 
     profiles = _loaded()
-    detector.cleaning_text()
+    _clean(detector)
     rows = _ngram_rows(detector.text, profiles)
     if not rows:
         raise LangDetectException(ErrorCode.CantDetectError, "No features in text.")
@@ -195,17 +220,21 @@ def _detect_block(detector: Any) -> None:
     detector.langprob = langprob.tolist()
 
 
-def detect(text: str, seed: int = 0) -> str:
-    """What ``langdetect.detect(text)`` returns with ``DetectorFactory.seed = seed``; raises its
-    ``LangDetectException`` where it does (a text with no n-gram langdetect knows)."""
+def detected(text: str, seed: int = 0) -> Any:
+    """A langdetect ``Detector`` for ``text`` whose probabilities (``langprob``) are computed here;
+    raises langdetect's ``LangDetectException`` where it does (no n-gram it knows)."""
     from langdetect.detector import Detector
 
-    profiles = _loaded()
-    detector = Detector(profiles.factory)
+    detector = Detector(_loaded().factory)
     detector.seed = seed
-    detector.append(text)
+    _append(detector, text)
     _detect_block(detector)
-    return str(detector.detect())
+    return detector
 
 
-__all__ = ["detect"]
+def detect(text: str, seed: int = 0) -> str:
+    """What ``langdetect.detect(text)`` returns with ``DetectorFactory.seed = seed``."""
+    return str(detected(text, seed).detect())
+
+
+__all__ = ["detect", "detected"]
