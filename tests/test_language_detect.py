@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from jurist.rules.evaluate import loose_variants
-from jurist.rules.language_detect import _loaded, detect, detected
+from jurist.rules.language_detect import _draws_as_choice, _loaded, detect, detected
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ifeval"
 LANGUAGE_IDS = {"language:response_language", "change_case:english_capital", "change_case:english_lowercase"}
@@ -96,3 +96,10 @@ def test_detect_names_the_language_and_raises_where_upstream_does() -> None:
     for featureless in ("12345 678", "😀😀", "someone@example.com"):
         with pytest.raises(LangDetectException):
             detect(featureless)
+
+
+def test_the_fast_draws_are_the_ones_in_use_here() -> None:
+    """On this Python, drawing by ``getrandbits`` repeats ``random.Random.choice``, so the fast path (not
+    the ``choice`` fallback) is what the probabilities above were compared on."""
+    _loaded()
+    assert _draws_as_choice()
