@@ -70,8 +70,21 @@ def check_instruction(
             return False
 
     strict = passes(response)
-    loose = strict or any(passes(variant) for variant in loose_variants(response)[1:])
+    loose = strict or any(passes(variant) for variant in _new_variants(response))
     return InstructionResult(instruction_id, strict, loose, error)
+
+
+def _new_variants(response: str) -> list[str]:
+    """The loose variants after the response itself, each text once: a checker is a pure function of
+    its text, so a variant equal to one already tried (no ``*`` to remove, one line...) cannot change the
+    outcome, and checking it again would only repeat the work (a langdetect run, a tokenisation)."""
+    seen = {response}
+    fresh = []
+    for variant in loose_variants(response)[1:]:
+        if variant not in seen:
+            seen.add(variant)
+            fresh.append(variant)
+    return fresh
 
 
 def check_response(

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import random
-import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -85,22 +84,17 @@ def fallback_words(instruction_id: str, argument: str, k: int) -> list[str]:
     return seeded(instruction_id, argument).sample(FALLBACK_WORDS, k)
 
 
-_langdetect_lock = threading.Lock()
-
-
 def language_is(text: str, code: str) -> bool:
     """Whether langdetect (seeded with 0, as the reference outputs were made) names ``code`` for
-    ``text``. Text langdetect finds no features in (digits, emoji, an e-mail address) raises
-    ``LangDetectException`` there; the reference logs it and counts the instruction as followed, so
-    this returns True."""
-    import langdetect
-    from langdetect.detector_factory import DetectorFactory, init_factory
+    ``text``, computed by :mod:`jurist.rules.language_detect` (the same answer, faster). Text langdetect
+    finds no features in (digits, emoji, an e-mail address) raises ``LangDetectException`` there; the
+    reference logs it and counts the instruction as followed, so this returns True."""
+    from langdetect import LangDetectException
 
-    with _langdetect_lock:  # the profiles load once; two threads loading them at once would clash
-        DetectorFactory.seed = 0
-        init_factory()
+    from jurist.rules.language_detect import detect
+
     try:
-        return bool(langdetect.detect(text) == code)
-    except langdetect.LangDetectException as exc:
+        return detect(text, seed=0) == code
+    except LangDetectException as exc:
         log.debug("langdetect found no language in %r (%s): counted as followed, as upstream", text, exc)
         return True

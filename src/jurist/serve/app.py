@@ -112,16 +112,14 @@ class RewardRoutes:
 
     async def _judge(self, items: list[RewardItem]) -> list[RewardOutcome]:
         """Every item checked before any is sent (a bad one refuses the request), then all judged at once
-        within the engine's limits."""
+        within the engine's limits (rule items: checked as one batch)."""
         prepared = []
         for n, item in enumerate(items):
             try:
                 prepared.append(self.service.prepare(item))
             except BadItem as exc:
                 raise BadRequest(f"item {n}: {exc}") from None
-        outcomes = await asyncio.gather(
-            *(self.service.reward(i, p) for i, p in zip(items, prepared, strict=True))
-        )
+        outcomes = await self.service.reward_many(items, prepared)
         for item, outcome in zip(items, outcomes, strict=True):
             self.metrics.item(item, outcome)
         return list(outcomes)

@@ -1,11 +1,14 @@
 """Rule rewards: each answer checked by :mod:`jurist.rules` exactly as ``jurist run`` checks it, inline or
-spread over worker processes (``--rule-workers``): the reference checkers are pure Python (IFEval's
-language checks run langdetect, ~50 ms a call), so one process is bound by one core."""
+spread over worker processes (``--rule-workers``): the reference checkers are pure Python (NLTK's Punkt,
+langdetect), so one process is bound by one core. A request's batch goes to the workers in a few slices
+(one pickled task per slice, not per answer), off the server's event loop, so other clients' requests
+are read and answered while a batch is checked."""
 
 from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
@@ -37,12 +40,31 @@ def check_answer(
     return checks
 
 
+RuleJob = tuple[str, Sequence[str], Sequence[Mapping[str, Any]], str]
+"""One answer to check: (answer, instruction ids, their kwargs, the prompt)."""
+
+SLICES_PER_WORKER = 4
+"""Slices a batch is cut into per worker: few enough that pickling and waking a worker is paid seldom,
+enough that a slower slice does not leave the other workers idle at the end."""
+
+
+def check_answers(suite: str, jobs: Sequence[RuleJob]) -> list[tuple[list[dict[str, Any]], float]]:
+    """Each job's checks and the seconds they took (a worker's task: one slice of a batch)."""
+    done = []
+    for answer, ids, kwargs, prompt in jobs:
+        started = time.perf_counter()
+        checks = check_answer(suite, answer, ids, kwargs, prompt)
+        done.append((checks, time.perf_counter() - started))
+    return done
+
+
 class RuleChecks:
     """Checks in this process (``workers`` 1) or in a pool of spawned processes."""
 
     def __init__(self, suite: str, workers: int = 1) -> None:
         self.suite = suite
         self.known = frozenset(table(suite))
+        self._workers = workers
         self._pool = (
             ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
             if workers > 1
@@ -59,10 +81,26 @@ class RuleChecks:
             self._pool, check_answer, self.suite, answer, list(ids), [dict(k) for k in kwargs], prompt
         )
 
+    async def check_many(self, jobs: Sequence[RuleJob]) -> list[tuple[list[dict[str, Any]], float]]:
+        """Each job's checks and seconds, in order: inline, or over the pool in a few slices."""
+        if self._pool is None:
+            return check_answers(self.suite, jobs)
+        workers = self._workers
+        size = max(1, -(-len(jobs) // (workers * SLICES_PER_WORKER)))
+        loop = asyncio.get_running_loop()
+        plain = [
+            (answer, list(ids), [dict(k) for k in kwargs], prompt) for answer, ids, kwargs, prompt in jobs
+        ]
+        slices = [plain[at : at + size] for at in range(0, len(plain), size)]
+        done = await asyncio.gather(
+            *(loop.run_in_executor(self._pool, check_answers, self.suite, piece) for piece in slices)
+        )
+        return [result for piece in done for result in piece]
+
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 
 
-__all__ = ["RuleChecks", "check_answer"]
+__all__ = ["RuleChecks", "RuleJob", "check_answer", "check_answers"]

@@ -10,6 +10,7 @@ baseline answer), a reward per family (:mod:`jurist.serve.rewards`) and what eac
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import hashlib
 import time
@@ -27,7 +28,7 @@ from jurist.judging import JudgeItem, PartialJudgment
 from jurist.redact import mask
 from jurist.run import RunConfig, RunLedger, RunPlan, resolve, resolve_budget
 from jurist.serve.rewards import RewardRule, pairwise_reward, preference_reward, rubric_reward, rules_reward
-from jurist.serve.rule_checks import RuleChecks
+from jurist.serve.rule_checks import RuleChecks, RuleJob
 from jurist.store import RunDirLock
 
 CANDIDATE = "policy"
@@ -286,10 +287,37 @@ class RewardService:
             return item.instructions
         return question.metadata["instruction_id_list"], question.metadata["kwargs"]
 
+    async def reward_many(
+        self, items: Sequence[RewardItem], prepared: Sequence[JudgeItem | Question]
+    ) -> list[RewardOutcome]:
+        """The outcomes of a request's items, in order: judged items all at once within the engine's
+        limits; rule items checked as one batch (:meth:`RuleChecks.check_many`), each outcome with the
+        seconds its own checks took."""
+        if self.rules is None:
+            return list(
+                await asyncio.gather(*(self.reward(i, p) for i, p in zip(items, prepared, strict=True)))
+            )
+        questions = [work for work in prepared if isinstance(work, Question)]
+        assert len(questions) == len(items)
+        jobs = [self._rule_job(item, question) for item, question in zip(items, questions, strict=True)]
+        done = await self.rules.check_many(jobs)
+        outcomes = []
+        for question, (checks, seconds) in zip(questions, done, strict=True):
+            outcome = self._rules_outcome(question, checks)
+            outcome.seconds = seconds
+            outcomes.append(outcome)
+        return outcomes
+
+    def _rule_job(self, item: RewardItem, question: Question) -> RuleJob:
+        ids, kwargs = self.instructions_of(item, question)
+        return item.answer, ids, [k or {} for k in kwargs], question.prompt
+
     async def _rules(self, item: RewardItem, question: Question) -> RewardOutcome:
         assert self.rules is not None
-        ids, kwargs = self.instructions_of(item, question)
-        checks = await self.rules.check(item.answer, ids, [k or {} for k in kwargs], question.prompt)
+        checks = await self.rules.check(*self._rule_job(item, question))
+        return self._rules_outcome(question, checks)
+
+    def _rules_outcome(self, question: Question, checks: list[dict[str, Any]]) -> RewardOutcome:
         reward = rules_reward(checks, loose=self.settings.loose)
         record = {"instructions": checks, "prompt_strict": all(c["strict"] for c in checks)}
         return RewardOutcome("rules", question.uid, reward, record=record)
