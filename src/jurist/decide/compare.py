@@ -146,7 +146,7 @@ def compare_task(
             "p_bootstrap": result.p,
             "mdd": result.mdd,
         }
-        if outcomes_a.family == "rules":
+        if outcomes_a.exact_test:
             pairs = sorted(set(cells_a.passed) & set(cells_b.passed))
             exact = mcnemar_exact([cells_a.passed[k] for k in pairs], [cells_b.passed[k] for k in pairs])
             row |= {"test": "McNemar exact", "p": exact.p, "discordant": [exact.a_only, exact.b_only]}

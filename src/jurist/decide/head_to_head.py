@@ -51,9 +51,10 @@ def head_to_head(
 
     outcomes_a, outcomes_b = read_outcomes(a.root), read_outcomes(b.root)
     check_same(outcomes_a, outcomes_b, settings.replacement)
-    if outcomes_a.family != "pairwise":
+    if not outcomes_a.head_to_head:
         raise JuristError(
-            f"--head-to-head: {a.root} is a {outcomes_a.family} run; only pairwise runs are judged"
+            f"--head-to-head: {a.root} is a {outcomes_a.family} run; only runs judged against a baseline "
+            "(pairwise) are judged head to head"
         )
     fields = RecordedRun.read(a.root).fields
     (judge,) = outcomes_a.judges()[:1] or [""]

@@ -207,6 +207,8 @@ class Family(Protocol):
     and the paired statistic ``compare`` decides on."""
 
     name: ClassVar[FamilyName]
+    # optional: ``warnings_in_table: ClassVar[bool]``, True where the family's warnings are part of its
+    # table (printed whole by ``jurist run`` and ``jurist show``; else a warning the run said is not repeated)
 
     def outcomes(self, run: FinishedRun) -> RunEnd:
         """Write the outcomes of ``run``'s current judgments (or answers) to its directory."""

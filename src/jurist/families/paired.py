@@ -50,6 +50,11 @@ class PairedCells:
     cells: Mapping[tuple[str, str], Cells]
     units: str
     scale: float
+    exact_test: bool = False
+    """Each cell's ``passed`` holds one pass or fail per prompt: McNemar's exact test applies."""
+    head_to_head: bool = False
+    """The outcomes are games against a baseline, so two candidates' answers can be judged against each
+    other by the same protocol (``compare --head-to-head``)."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,8 @@ class RunOutcomes:
     cells: dict[tuple[str, str], Cells]
     n_questions: int
     samples: int
+    exact_test: bool = False
+    head_to_head: bool = False
 
     def judges(self) -> list[str]:
         return sorted({judge for judge, _ in self.cells})
@@ -127,4 +134,6 @@ def read_outcomes(path: Path) -> RunOutcomes:
         cells=dict(paired.cells),
         n_questions=int(fields.get("n_questions") or 0),
         samples=int(fields.get("samples") or 1),
+        exact_test=paired.exact_test,
+        head_to_head=paired.head_to_head,
     )

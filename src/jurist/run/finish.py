@@ -71,11 +71,11 @@ def score_finished_run(
 
 def _unsaid(scores: Scores, said: set[str]) -> Scores:
     """``scores`` without the notes the run already said when it started (the benchmark's notes): no
-    note is printed twice. A pairwise table's warnings (AlpacaEval's estimated LC) stay: they are part of
-    the table, which ``jurist run`` and ``jurist show`` print alike, line for line."""
-    warnings = (
-        scores.warnings if scores.family == "pairwise" else [w for w in scores.warnings if w not in said]
-    )
+    note is printed twice. A family's warnings that are part of its table (``warnings_in_table``: the
+    pairwise one's, AlpacaEval's estimated LC) stay: ``jurist run`` and ``jurist show`` print the table
+    alike, line for line."""
+    in_table = bool(getattr(score_family(scores.family), "warnings_in_table", False))
+    warnings = scores.warnings if in_table else [w for w in scores.warnings if w not in said]
     return replace(scores, notes=[note for note in scores.notes if note not in said], warnings=warnings)
 
 

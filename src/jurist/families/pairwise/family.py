@@ -159,6 +159,8 @@ class PairwiseFamily:
     """Battles against the baseline(s); ratings.json and leaderboard.json."""
 
     name: ClassVar[FamilyName] = "pairwise"
+    warnings_in_table: ClassVar[bool] = True
+    """Its warnings (AlpacaEval's estimated LC) are part of its table, printed by run and show alike."""
 
     def outcomes(self, run: FinishedRun) -> RunEnd:
         from jurist.families.pairwise.outcomes import earlier_judgments, write_outcomes

@@ -29,4 +29,4 @@ def paired_cells(run: RecordedRun) -> PairedCells:
             continue
         key = (str(battle.get("judge") or ""), str(model))
         cells[key].add(str(battle["uid"]), p_model, float(battle.get("weight", 1)))
-    return PairedCells(dict(cells), "win-rate points", 100.0)
+    return PairedCells(dict(cells), "win-rate points", 100.0, head_to_head=True)
