@@ -14,7 +14,7 @@ import pytest
 
 from conftest import FAST_RETRY, write_models_file
 from jurist.config import Endpoint, ModelSpec, ServeSpec
-from jurist.engine.cache import legacy_request_key, open_cache
+from jurist.engine.cache import open_cache
 from jurist.engine.client import Completion, Engine, RequestFailed
 from jurist.engine.identity import Identity, from_models_listing, managed_identity, normalise_base_url
 from jurist.errors import JuristError
@@ -210,19 +210,6 @@ async def _ask_one(engine: Engine, prompt: str) -> list[Completion | RequestFail
         return [exc]
     finally:
         await engine.aclose()
-
-
-def test_entries_of_an_older_jurist_are_counted_never_reused(tmp_path: Path, mock_server: Any) -> None:
-    server = mock_server(root="/ckpt/x", served=("model",))
-    cache = open_cache(tmp_path)
-    assert cache is not None
-    engine = engine_for(server.base_url, cache=cache)
-    body = engine.client("model").build_body("model", [{"role": "user", "content": PROMPTS[0]}])
-    cache.put(legacy_request_key("model", body, 0), {"text": "an answer of unknown weights"})
-    fresh = answers(engine)
-    assert fresh[0].text == own_answer("/ckpt/x", PROMPTS[0]) and not fresh[0].cached
-    (line,) = engine.cache_report()
-    assert line.startswith("1 request(s) cached by an older jurist were sent again")
 
 
 def test_failures_keep_no_identity_and_break_nothing(tmp_path: Path, mock_server: Any) -> None:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from jurist.engine.local import LocalModels
     from jurist.engine.pool import KeptServer, ServerFactory, ServerPool
     from jurist.engine.retry import RetryPolicy
+    from jurist.engine.sending import HttpTransport, Transport, WireRequest
     from jurist.engine.throttle import make_throttle
     from jurist.engine.tokenizers import TokenCounter, counter_for, merge_labels
 
@@ -72,6 +73,9 @@ _HOMES = {
     "ServerFactory": "pool",
     "ServerPool": "pool",
     "RetryPolicy": "retry",
+    "HttpTransport": "sending",
+    "Transport": "sending",
+    "WireRequest": "sending",
     "make_throttle": "throttle",
     "TokenCounter": "tokenizers",
     "counter_for": "tokenizers",
@@ -98,6 +102,7 @@ __all__ = [
     "EndpointClient",
     "Engine",
     "FALLBACK_MAX_TOKENS",
+    "HttpTransport",
     "KeptServer",
     "Ledger",
     "LocalModels",
@@ -110,6 +115,8 @@ __all__ = [
     "ServerFactory",
     "ServerPool",
     "TokenCounter",
+    "Transport",
+    "WireRequest",
     "add_rows",
     "check_visible",
     "counter_for",

@@ -1,11 +1,11 @@
-"""One request on the wire for a model client: its concurrency slot, the throttle, the endpoint chosen,
-the attempts and the retries between them.
+"""How a model client's requests leave the process: the :class:`Transport` seam and its HTTP default.
 
-:class:`WireSender` is the part of :class:`~jurist.engine.client.ModelClient` below the cache and the
-ledger: it sees one request body and the endpoints that may answer it, and returns a
-:class:`~jurist.engine.transport.Completion` or raises :class:`~jurist.engine.transport.RequestFailed`.
-Kept apart so the client reads as the life of a request (cache, batch, spend, store) and this as the
-sending of it.
+:class:`~jurist.engine.client.ModelClient` owns the life of a request above the wire (the cache, batches,
+the ledger's budget, storing the answer) and hands what must really be sent to a transport as a
+:class:`WireRequest`. :class:`HttpTransport`, the default, holds the request's concurrency slot, spaces
+it with the throttle, picks the endpoint, posts it and retries what is worth retrying. Another transport
+is passed in where nothing may be sent: ``jurist run --dry-run`` records each request instead
+(:mod:`jurist.run.dry`), through this protocol, not by overriding the client.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 import aiohttp
 
@@ -23,85 +23,152 @@ from jurist.engine.anthropic import with_shared_prefix
 from jurist.engine.ledger import Ledger
 from jurist.engine.ledger_rows import Phase
 from jurist.engine.limits import ConcurrencyLimits
-from jurist.engine.reply_cap import cut_to
+from jurist.engine.reply_cap import cap_bytes, cut_to
 from jurist.engine.retry import RetryPolicy
 from jurist.engine.throttle import Throttle
 from jurist.engine.transport import Completion, EndpointClient, RequestFailed, _Transient, completion_or_raise
 
+if TYPE_CHECKING:
+    from jurist.engine.client import ModelClient
+    from jurist.engine.connections import ConnectionBudget
 
-class WireSender:
-    """The sending half of a model client (its base class): the attributes below are the client's."""
 
-    spec: ModelSpec
-    alias: str
-    endpoints: list[EndpointClient]
-    context_length: int | None
-    _limits: ConcurrencyLimits
-    _policy: RetryPolicy
-    _throttle: Throttle | None
-    _ledger: Ledger
-    _timeout: aiohttp.ClientTimeout
-    _rng: random.Random
-    _served_name: str
+@dataclass(frozen=True, slots=True)
+class WireRequest:
+    """One request past the cache and the budget check, as the client hands it to its transport.
 
-    build_body: Callable[..., bytes]
-    """The client's: the request body exactly as sent, for an endpoint's own model name."""
+    ``body``: built already for the served name (reused when the chosen endpoint serves that name), or
+    None; ``shared_prefix``: the leading characters an Anthropic endpoint is told to cache."""
 
-    def _pick_endpoint(self) -> EndpointClient:
+    messages: list[dict[str, Any]]
+    params: dict[str, Any]
+    body: bytes | None
+    phase: Phase
+    shared_prefix: int = 0
+
+
+class Transport(Protocol):
+    """What a model client sends through (:class:`HttpTransport` unless another is passed in)."""
+
+    starts_servers: bool
+    """Whether a managed (``serve:``) model's server is started before its first request is sent."""
+
+    def endpoints(self, spec: ModelSpec, budget: ConnectionBudget | None) -> list[EndpointClient]:
+        """The endpoints that answer ``spec``'s requests; their names and identities key the cache."""
+        ...
+
+    async def send(self, client: ModelClient, request: WireRequest) -> Completion:
+        """The completion of ``request``, or :class:`~jurist.engine.transport.RequestFailed`."""
+        ...
+
+    def answered_from_cache(self, phase: Phase, alias: str, completion: Completion) -> None:
+        """Told of each request the cache answered in its stead (a dry run counts their lengths)."""
+        ...
+
+
+def wire_endpoints(spec: ModelSpec, budget: ConnectionBudget | None) -> list[EndpointClient]:
+    """The endpoints of ``spec`` in its API's wire format (OpenAI chat, Responses, Anthropic, LiteLLM)."""
+    if spec.api_type == "litellm":
+        from jurist.engine.providers import litellm_endpoints  # optional and heavy: only when used
+
+        return litellm_endpoints(spec)
+    if spec.api_type == "anthropic":
+        from jurist.engine.anthropic import anthropic_endpoints
+
+        return anthropic_endpoints(spec, budget)
+    if spec.api_type == "openai-responses":  # OpenAI's Responses API (engine/responses.py)
+        from jurist.engine.responses import responses_endpoints
+
+        return responses_endpoints(spec, budget)
+    endpoints = [
+        EndpointClient(ep.base_url, ep.api_key, ep.model_name or spec.model, spec.parallel, budget)
+        for ep in spec.resolved_endpoints()
+    ]
+    for endpoint in endpoints:
+        endpoint.max_reply_bytes = cap_bytes(spec.max_reply_mb)
+    return endpoints
+
+
+class HttpTransport:
+    """Requests on the wire: a concurrency slot, the throttle, the endpoint chosen, attempts and retries."""
+
+    starts_servers = True
+
+    def __init__(
+        self,
+        limits: ConcurrencyLimits,
+        policy: RetryPolicy,
+        ledger: Ledger,
+        throttle: Throttle | None = None,
+    ) -> None:
+        self._limits = limits
+        self._policy = policy
+        self._ledger = ledger
+        self._throttle = throttle
+        self._rng = random.Random()
+
+    def endpoints(self, spec: ModelSpec, budget: ConnectionBudget | None) -> list[EndpointClient]:
+        return wire_endpoints(spec, budget)
+
+    def answered_from_cache(self, phase: Phase, alias: str, completion: Completion) -> None:
+        """Nothing to do: the ledger counts the hit."""
+
+    def _pick_endpoint(self, endpoints: list[EndpointClient]) -> EndpointClient:
         """The least busy endpoint, then the fastest lately; ties at random so load spreads at once.
 
         Called once the request holds its concurrency slot: chosen earlier, every queued request would
         pick while nothing is in flight yet, and a slow endpoint would take as many as a fast one.
         """
-        if len(self.endpoints) == 1:
-            return self.endpoints[0]
-        fewest = min(ep.in_flight for ep in self.endpoints)
-        idle = [ep for ep in self.endpoints if ep.in_flight == fewest]
+        if len(endpoints) == 1:
+            return endpoints[0]
+        fewest = min(ep.in_flight for ep in endpoints)
+        idle = [ep for ep in endpoints if ep.in_flight == fewest]
         fastest = min(ep.recent_latency for ep in idle)
         return self._rng.choice([ep for ep in idle if ep.recent_latency <= fastest * 1.25])
 
-    async def _send(
-        self,
-        messages: list[dict[str, Any]],
-        params: dict[str, Any],
-        built: bytes | None,
-        phase: Phase,
-        shared_prefix: int = 0,
+    async def _attempt(
+        self, client: ModelClient, request: WireRequest, attempt: int, timeout: aiohttp.ClientTimeout
     ) -> Completion:
+        """One attempt: raises :class:`_Transient` where another may succeed."""
+        spec = client.spec
+        async with self._limits.slot(client.alias, spec.parallel):
+            if self._throttle is not None:  # spacing of request starts, across processes
+                await self._throttle.wait()
+            endpoint = self._pick_endpoint(client.endpoints)
+            if request.body is not None and endpoint.model_name == client.served_name:
+                body = request.body
+            else:
+                body = client.build_body(endpoint.model_name, request.messages, **request.params)
+            body = with_shared_prefix(body, request.shared_prefix)  # Anthropic's: see complete()
+            endpoint.in_flight += 1
+            slots = spec.parallel, self._limits.max_concurrency
+            try:
+                with self._ledger.on_wire(request.phase, client.alias, attempt, *slots):
+                    sent = time.monotonic()
+                    status, payload, retry_after = await endpoint.post(body, timeout)
+                    latency = time.monotonic() - sent
+                endpoint.observe(latency)
+            finally:
+                endpoint.in_flight -= 1
+        payload = cut_to(payload, endpoint.max_reply_bytes)  # an in-process reply, over the cap
+        completion = completion_or_raise(
+            status, payload, retry_after, latency, attempt, client.context_length
+        )
+        completion.answered_by = endpoint.identity
+        return completion
+
+    async def send(self, client: ModelClient, request: WireRequest) -> Completion:
+        timeout = aiohttp.ClientTimeout(total=client.spec.timeout)
         attempt = 0
         started = time.monotonic()
         while True:
             attempt += 1
             try:
-                async with self._limits.slot(self.alias, self.spec.parallel):
-                    if self._throttle is not None:  # spacing of request starts, across processes
-                        await self._throttle.wait()
-                    endpoint = self._pick_endpoint()
-                    if built is not None and endpoint.model_name == self._served_name:
-                        body = built
-                    else:
-                        body = self.build_body(endpoint.model_name, messages, **params)
-                    body = with_shared_prefix(body, shared_prefix)  # Anthropic's: see complete()
-                    endpoint.in_flight += 1
-                    slots = self.spec.parallel, self._limits.max_concurrency
-                    try:
-                        with self._ledger.on_wire(phase, self.alias, attempt, *slots):
-                            sent = time.monotonic()
-                            status, payload, retry_after = await endpoint.post(body, self._timeout)
-                            latency = time.monotonic() - sent
-                        endpoint.observe(latency)
-                    finally:
-                        endpoint.in_flight -= 1
-                payload = cut_to(payload, endpoint.max_reply_bytes)  # an in-process reply, over the cap
-                completion = completion_or_raise(
-                    status, payload, retry_after, latency, attempt, self.context_length
-                )
-                completion.answered_by = endpoint.identity
-                return completion
+                return await self._attempt(client, request, attempt, timeout)
             except _Transient as exc:
                 failure = exc
             except (asyncio.TimeoutError, TimeoutError):
-                failure = _Transient(f"timed out after {self.spec.timeout:g} s", "timeout")
+                failure = _Transient(f"timed out after {client.spec.timeout:g} s", "timeout")
             except aiohttp.InvalidURL as exc:
                 raise RequestFailed(f"invalid URL {exc}", kind="config", attempts=attempt) from None
             except aiohttp.ClientPayloadError as exc:
@@ -117,5 +184,6 @@ class WireSender:
                     kind=failure.kind,
                     status=failure.status,
                     attempts=attempt,
+                    retry_after=failure.retry_after,
                 )
             await asyncio.sleep(self._policy.delay(attempt, failure.retry_after, self._rng))

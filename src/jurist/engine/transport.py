@@ -142,12 +142,24 @@ class Completion:
 
 
 class RequestFailed(Exception):
-    """A request that did not produce a completion, after retries where retrying made sense."""
+    """A request that did not produce a completion, after retries where retrying made sense.
 
-    def __init__(self, message: str, *, kind: str, status: int | None = None, attempts: int = 1) -> None:
+    ``retry_after``: the seconds the last reply's ``Retry-After`` asked for, if it did (the pre-run check
+    tells a busy server from a broken one by it); not part of :meth:`record`."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str,
+        status: int | None = None,
+        attempts: int = 1,
+        retry_after: float | None = None,
+    ) -> None:
         self.kind = kind
         self.status = status
         self.attempts = attempts
+        self.retry_after = retry_after
         super().__init__(mask(message))
 
     def record(self) -> dict[str, Any]:

@@ -2,8 +2,8 @@
 
 Everything is resolved as the run would resolve it (models, benchmark, run directory, request cache), and
 every request is built by the code that would send it: the answer stage's messages, the judge kinds' own
-games and rubric items, the same bodies and cache keys. A client that never sends (:class:`DryClient`)
-stands in for the engine's: a cache hit answers as in a run, a miss is written down instead of sent.
+games and rubric items, the same bodies and cache keys. The engine's own clients ask, through a transport
+that never sends (:class:`RecordingTransport`): a cache hit answers as in a run, a miss is written down.
 Answers not generated yet are stand-ins in the judges' prompts, counted as the tokens they are expected to
 have (the mean that earlier runs of this directory observed, else ``max_tokens``; at most ``max_tokens``).
 A reply is expected at the mean completion that earlier runs of the directory observed for its phase and
@@ -28,15 +28,25 @@ from rich.console import Console
 
 from jurist.benchmarks.base import Benchmark, Question
 from jurist.config import ModelSpec
-from jurist.engine.cache import RequestCache, default_cache_path, open_cache
-from jurist.engine.check import PROBE_MESSAGES
-from jurist.engine.client import EndpointClient, ModelClient, RequestFailed
-from jurist.engine.ledger import Ledger, worst_prompt_tokens
-from jurist.engine.ledger_rows import Phase, row_order
-from jurist.engine.limits import ConcurrencyLimits
-from jurist.engine.retry import RetryPolicy
-from jurist.engine.tokenizers import TokenCounter, counter_for
-from jurist.engine.transport import Completion
+from jurist.engine import (
+    PROBE_MESSAGES,
+    Completion,
+    ConcurrencyLimits,
+    EndpointClient,
+    Ledger,
+    ModelClient,
+    Phase,
+    RequestCache,
+    RequestFailed,
+    RetryPolicy,
+    TokenCounter,
+    WireRequest,
+    counter_for,
+    default_cache_path,
+    open_cache,
+    row_order,
+    worst_prompt_tokens,
+)
 from jurist.judging.base import CacheMode, JudgeItem, JudgeKind, PartialJudgment
 from jurist.prices import Price
 from jurist.report.formats import table_console
@@ -77,35 +87,18 @@ class Planned:
     params: dict[str, Any]
 
 
-class DryClient(ModelClient):
-    """A model client that consults the cache exactly as a run's would and writes a miss down unsent."""
+class RecordingTransport:
+    """The engine's transport for a dry run (:class:`jurist.engine.Transport`): each request that would be
+    sent is written down in ``plan`` and fails as not sent; the cache's answers are counted, per phase and
+    model ([completion tokens, replies] in ``cached_replies``), as observations of how long replies are."""
 
-    def __init__(
-        self,
-        spec: ModelSpec,
-        cache: RequestCache | None,
-        ledger: Ledger,
-        plan: list[Planned],
-        cached_replies: dict[tuple[str, str], list[int]],
-    ):
-        super().__init__(spec, ConcurrencyLimits(1), RetryPolicy(), cache=cache, ledger=ledger)
+    starts_servers = False  # a managed server is not started: nothing is sent
+
+    def __init__(self, plan: list[Planned], cached_replies: dict[tuple[str, str], list[int]]) -> None:
         self._plan = plan
         self._cached_replies = cached_replies
 
-    def _lookup(
-        self, store: RequestCache, identities: list[Any], body: bytes, sample: int, phase: Phase
-    ) -> Completion | None:
-        """The run's own lookup; a hit's completion tokens are kept (per phase and model: [tokens,
-        replies]) as an observation of how long this model's replies are."""
-        completion = super()._lookup(store, identities, body, sample, phase)
-        if completion is not None and isinstance(completion.completion_tokens, int):
-            seen = self._cached_replies.setdefault((phase, self.alias), [0, 0])
-            seen[0] += completion.completion_tokens
-            seen[1] += 1 + len(completion.more)
-        return completion
-
-    @staticmethod
-    def _endpoints(spec: ModelSpec, budget: Any) -> list[EndpointClient]:
+    def endpoints(self, spec: ModelSpec, budget: object) -> list[EndpointClient]:
         """Named as the real ones are (the cache key holds what answers there), never sent a completion;
         with the key, for the one ``GET /models`` that says what answers there (engine/identity.py)."""
         return [
@@ -113,23 +106,19 @@ class DryClient(ModelClient):
             for ep in spec.resolved_endpoints()
         ]
 
-    async def _start_server(self) -> None:
-        """A managed server is not started: nothing is sent."""
-
-    async def _send(
-        self,
-        messages: list[dict[str, Any]],
-        params: dict[str, Any],
-        built: bytes | None,
-        phase: Phase,
-        shared_prefix: int = 0,
-    ) -> Completion:
-        self._plan.append(Planned(phase, self.alias, messages, dict(params)))
+    async def send(self, client: ModelClient, request: WireRequest) -> Completion:
+        self._plan.append(Planned(request.phase, client.alias, request.messages, dict(request.params)))
         raise _NotSent
+
+    def answered_from_cache(self, phase: Phase, alias: str, completion: Completion) -> None:
+        if isinstance(completion.completion_tokens, int):
+            seen = self._cached_replies.setdefault((phase, alias), [0, 0])
+            seen[0] += completion.completion_tokens
+            seen[1] += 1 + len(completion.more)
 
 
 class Planner:
-    """Walks a run's work as :class:`~jurist.run.pipeline.Pipeline` would, with :class:`DryClient` s."""
+    """Walks a run's work as :class:`~jurist.run.pipeline.Pipeline` would, with clients that record."""
 
     def __init__(self, plan: RunPlan, cache: RequestCache | None) -> None:
         self.run = plan
@@ -140,7 +129,7 @@ class Planner:
         self.ledger = Ledger()  # the dry clients' cache hits, by phase and model
         self.plan: list[Planned] = []
         self.done: Counter[tuple[str, str]] = Counter()
-        self.clients: dict[str, DryClient] = {}
+        self.clients: dict[str, ModelClient] = {}
         self.planned: dict[str, dict[tuple[str, int], str | None]] = {}  # generated now: text, or unknown
         self.stand_ins: list[str] = []  # alias of stand-in number i
         self.counters: dict[str, TokenCounter] = {}  # by alias, as used
@@ -160,10 +149,15 @@ class Planner:
         counted = counter.count_prompt(messages)
         return counted, counted if counter.exact else max(counted, worst_prompt_tokens(messages))
 
-    def client(self, alias: str) -> DryClient:
+    def client(self, alias: str) -> ModelClient:
         if alias not in self.clients:
-            self.clients[alias] = DryClient(
-                self.run.specs[alias], self.cache, self.ledger, self.plan, self.cached_replies
+            self.clients[alias] = ModelClient(
+                self.run.specs[alias],
+                ConcurrencyLimits(1),
+                RetryPolicy(),
+                cache=self.cache,
+                ledger=self.ledger,
+                transport=RecordingTransport(self.plan, self.cached_replies),
             )
         return self.clients[alias]
 
@@ -199,7 +193,7 @@ class Planner:
                 )
 
     async def _ask(
-        self, client: DryClient, messages: list[dict[str, Any]], sample: int, params: dict[str, Any]
+        self, client: ModelClient, messages: list[dict[str, Any]], sample: int, params: dict[str, Any]
     ) -> Completion | None:
         try:
             return await client.complete(messages, sample=sample, phase="generate", **params)
@@ -254,7 +248,11 @@ class Planner:
 
     @staticmethod
     async def _judge(
-        kind: JudgeKind, client: DryClient, item: JudgeItem, cache: CacheMode, earlier: dict[int, Any] | None
+        kind: JudgeKind,
+        client: ModelClient,
+        item: JudgeItem,
+        cache: CacheMode,
+        earlier: dict[int, Any] | None,
     ) -> None:
         try:
             await kind.judge(client, item, cache=cache, earlier=earlier)
