@@ -165,7 +165,7 @@ class ModelSpec(BaseModel):
     price: Price | None = None  # USD per 1M tokens (input, output, cached_input); never sent to the server
     tokenizer: str | None = Field(default=None, min_length=1)
     """What counts this model's tokens where no server does (dry run, replies without usage): o200k,
-    cl100k, a GGUF file, a tokenizer.json or its directory, or a hub id (see jurist.engine.tokenizers)."""
+    cl100k, a GGUF file, a tokenizer.json or its directory, or a hub id (see jurist.tokens.counters)."""
 
     @field_validator("endpoints", mode="before")
     @classmethod

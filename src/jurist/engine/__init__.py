@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from jurist.engine.retry import RetryPolicy
     from jurist.engine.sending import HttpTransport, Transport, WireRequest
     from jurist.engine.throttle import make_throttle
-    from jurist.engine.tokenizers import TokenCounter, counter_for, merge_labels
 
 _HOMES = {
     "JOURNAL_FILE": "batch",
@@ -77,9 +76,6 @@ _HOMES = {
     "Transport": "sending",
     "WireRequest": "sending",
     "make_throttle": "throttle",
-    "TokenCounter": "tokenizers",
-    "counter_for": "tokenizers",
-    "merge_labels": "tokenizers",
 }
 
 __getattr__ = lazy_face(__name__, _HOMES)
@@ -114,16 +110,13 @@ __all__ = [
     "RetryPolicy",
     "ServerFactory",
     "ServerPool",
-    "TokenCounter",
     "Transport",
     "WireRequest",
     "add_rows",
     "check_visible",
-    "counter_for",
     "default_cache_path",
     "embedded_model_spec",
     "make_throttle",
-    "merge_labels",
     "open_cache",
     "pick_gpus",
     "require_ready",

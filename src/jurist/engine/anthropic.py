@@ -26,7 +26,7 @@ import aiohttp
 
 from jurist.config import ANTHROPIC_API_BASE
 from jurist.engine.transport import EndpointClient, RequestFailed
-from jurist.prices import count_text_tokens
+from jurist.tokens import count_text_tokens
 
 if TYPE_CHECKING:
     from jurist.config import ModelSpec

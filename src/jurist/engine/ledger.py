@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any
 from jurist.engine.budget import Budget, BudgetExhausted
 from jurist.engine.ledger_rows import Phase, Row, row_order, total_of
 from jurist.engine.reply_fields import token_count
-from jurist.engine.tokenizers import counter_or_approximate, merge_labels
 from jurist.engine.transport import RequestFailed
 from jurist.prices import Price
+from jurist.tokens import counter_or_approximate, merge_labels
 
 if TYPE_CHECKING:
     from jurist.config import ModelSpec

@@ -10,7 +10,7 @@ A reply is expected at the mean completion that earlier runs of the directory ob
 model, else at the mean of the replies the cache holds for this very run, else, for a judge whose protocol
 replies with a label alone, at that protocol's cap (:data:`REPLY_CAPS`), else at ``max_tokens`` (the
 model's, or the benchmark's reference judge's); the cost range's top is ``max_tokens`` whatever the guess.
-Prompts are counted with each model's own tokenizer (:mod:`jurist.engine.tokenizers`); where it is not
+Prompts are counted with each model's own tokenizer (:mod:`jurist.tokens.counters`); where it is not
 known, o200k stands in, and the cost range's top counts every byte of such a prompt as a token.
 """
 
@@ -39,9 +39,7 @@ from jurist.engine import (
     RequestCache,
     RequestFailed,
     RetryPolicy,
-    TokenCounter,
     WireRequest,
-    counter_for,
     default_cache_path,
     open_cache,
     row_order,
@@ -59,6 +57,7 @@ from jurist.run.generate import PartialGames, answer_messages, sample_params
 from jurist.run.indexes import RunIndexes
 from jurist.run.plan import RunPlan, resolve
 from jurist.run.work import answer_work
+from jurist.tokens import TokenCounter, counter_for
 
 _STAND_IN = re.compile(r"JURISTPLANNEDANSWER(\d+)X")
 

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from jurist.engine.ledger_rows import COUNTS, LABELS, add_rows, row_order, total_of
-from jurist.engine.tokenizers import merge_labels
 from jurist.errors import JuristError
 from jurist.prices import Price
 from jurist.store.usage import add_usage, iter_usage_log, usage_log_path, usage_record_problem
+from jurist.tokens import merge_labels
 
 log = logging.getLogger("jurist.run.budget")
 
