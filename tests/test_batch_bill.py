@@ -19,10 +19,8 @@ import pytest
 from jurist.engine.batch import Batching, BatchSettings, dispatcher_for, send_batched
 from jurist.engine.batch.dispatcher import BatchDispatcher
 from jurist.engine.batch.journal import BatchJournal
-from jurist.engine.budget import Budget
 from jurist.engine.cache import RequestCache
-from jurist.engine.ledger import Ledger
-from jurist.prices import Price
+from jurist.money import Budget, Ledger, Price
 from mock_batch import MockBatchServer
 from test_batch_faults import body, spec_of
 

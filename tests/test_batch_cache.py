@@ -20,7 +20,7 @@ from jurist.engine import anthropic
 from jurist.engine.anthropic import SHARED_PREFIX, chat_reply, messages_params
 from jurist.engine.batch import BatchSettings
 from jurist.engine.reply_parse import parse_completion
-from jurist.prices import Price
+from jurist.money import Price
 from jurist.report.ledger_table import ledger_notes
 from jurist.run.batching import BatchChoice
 from jurist.run.budget import resolve_prices

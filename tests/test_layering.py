@@ -22,11 +22,11 @@ ALLOWED: dict[str, set[str]] = {
     "redact": set(),
     "ratings": set(),  # pure statistics: arrays in, numbers out
     "tokens": {"errors"},
-    "prices": {"errors", "tokens"},
-    "config": {"errors", "prices", "redact"},
     "store": {"errors", "redact"},
+    "money": {"errors", "store", "tokens"},  # prices, the ledger, the budget, what a directory spent
+    "config": {"errors", "money", "redact"},
     "rules": {"errors"},
-    "engine": {"config", "errors", "prices", "redact", "tokens"},  # the only code that talks to models
+    "engine": {"config", "errors", "money", "redact", "tokens"},  # the only code that talks to models
     "judging": {"config", "engine", "errors", "rules", "store"},  # no benchmark module
     "benchmarks": {"config", "errors", "judging", "ratings", "rules", "store", "tokens"},
     "scoring": {"benchmarks", "errors", "judging", "ratings", "rules", "store", "tokens"},
@@ -49,7 +49,7 @@ ALLOWED: dict[str, set[str]] = {
         "engine",
         "errors",
         "judging",
-        "prices",
+        "money",
         "redact",
         "report",
         "rules",
@@ -104,7 +104,7 @@ ALLOWED: dict[str, set[str]] = {
         "interop",
         "judging",
         "plots",
-        "prices",
+        "money",
         "ratings",
         "redact",
         "replace",

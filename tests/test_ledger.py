@@ -18,9 +18,8 @@ from conftest import FAST_RETRY, write_models_file
 from jurist.config import ModelSpec, load_models_file
 from jurist.engine.cache import open_cache
 from jurist.engine.client import Engine, RequestFailed
-from jurist.engine.ledger import Ledger
 from jurist.errors import InputError
-from jurist.prices import Price, load_prices
+from jurist.money import Ledger, Price, load_prices
 from jurist.run.budget import add_ledgers, ledger_of_run, resolve_prices, usage_of_runs
 from jurist.tokens import TiktokenCounter, count_text_tokens, o200k_encoding
 from mock_openai import MockOpenAI

@@ -18,9 +18,9 @@ from aiohttp import web
 from conftest import write_models_file
 from jurist.config import ModelSpec, ServeSpec, load_models_file
 from jurist.engine.embedded import EMBEDDED_ALIAS, embedded_gguf_path, embedded_model_spec
-from jurist.engine.ledger import Ledger
 from jurist.engine.transport import Completion
 from jurist.errors import InputError, JuristError
+from jurist.money import Ledger
 from jurist.report.ledger_table import ledger_notes
 from jurist.run.budget import add_ledgers, usage_of_runs
 from jurist.tokens import APPROXIMATE, TiktokenCounter, count_tokens, counter_for

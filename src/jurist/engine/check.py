@@ -32,10 +32,10 @@ from jurist.config import (
     retirement_phrase,
 )
 from jurist.engine.client import ModelClient, RequestFailed
-from jurist.engine.ledger import Ledger
 from jurist.engine.limits import ConcurrencyLimits
 from jurist.engine.retry import RetryPolicy
 from jurist.errors import JuristError
+from jurist.money import Ledger
 from jurist.redact import mask
 
 log = logging.getLogger("jurist.check")

@@ -20,14 +20,14 @@ from jurist.engine.anthropic import SHARED_PREFIX
 from jurist.engine.cache import RequestCache, request_key
 from jurist.engine.connections import ConnectionBudget
 from jurist.engine.identity import Identities, Identity, cache_report
-from jurist.engine.ledger import EngineStats, Ledger
-from jurist.engine.ledger_rows import Phase
 from jurist.engine.limits import ConcurrencyLimits, fit_fd_limit
 from jurist.engine.retry import RetryPolicy
 from jurist.engine.sending import HttpTransport, Transport, WireRequest
+from jurist.engine.spending import spend
 from jurist.engine.throttle import Throttle
 from jurist.engine.transport import Completion, EndpointClient, RequestFailed
 from jurist.errors import JuristError
+from jurist.money import EngineStats, Ledger, Phase
 
 if TYPE_CHECKING:
     from jurist.engine.batch import BatchDispatcher, Batching
@@ -134,7 +134,7 @@ class ModelClient:
         from the cache when it can (no slot, no server, no request), else sends and stores; "refresh"
         sends and stores (e.g. to re-judge an invalid verdict); "off" neither looks up nor stores.
         ``phase`` (generate, judge, reask, check): the ledger row it counts in. Under a budget, a request
-        that could exceed it is not sent (:class:`~jurist.engine.budget.BudgetExhausted`).
+        that could exceed it is not sent (:class:`~jurist.engine.transport.BudgetExhausted`).
         ``shared_prefix``: leading characters of the first user message that the question's other requests
         share; a provider that takes explicit prompt-cache marks (Anthropic) is told, nothing else is (not
         part of the request's cache key).
@@ -174,7 +174,7 @@ class ModelClient:
         prefix = shared_prefix if self.spec.api_type == "anthropic" else 0
         request = WireRequest(messages, params, body, phase, prefix)
         send = functools.partial(self._transport.send, self, request)
-        completion = await self._ledger.spend(phase, self.spec, messages, params, send)
+        completion = await spend(self._ledger, phase, self.spec, messages, params, send)
         if store is not None and body is not None:
             answered = await self._identities.answered(self.endpoints, completion.answered_by)
             if answered is not None:  # keyed by what answered it

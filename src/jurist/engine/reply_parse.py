@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jurist.engine.reply_cap import MIB, CutBody, cut_message
-from jurist.engine.reply_fields import logprobs_problem, shown, token_count
+from jurist.engine.reply_fields import logprobs_problem
+from jurist.tokens import shown, token_count
 
 _THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.DOTALL)
 _OPEN_THINK = re.compile(r"^\s*<think>")

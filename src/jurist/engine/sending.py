@@ -20,13 +20,12 @@ import aiohttp
 
 from jurist.config import ModelSpec
 from jurist.engine.anthropic import with_shared_prefix
-from jurist.engine.ledger import Ledger
-from jurist.engine.ledger_rows import Phase
 from jurist.engine.limits import ConcurrencyLimits
 from jurist.engine.reply_cap import cap_bytes, cut_to
 from jurist.engine.retry import RetryPolicy
 from jurist.engine.throttle import Throttle
 from jurist.engine.transport import Completion, EndpointClient, RequestFailed, _Transient, completion_or_raise
+from jurist.money import Ledger, Phase
 
 if TYPE_CHECKING:
     from jurist.engine.client import ModelClient

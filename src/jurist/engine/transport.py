@@ -166,6 +166,14 @@ class RequestFailed(Exception):
         return {"error": str(self), "kind": self.kind, "status": self.status, "attempts": self.attempts}
 
 
+class BudgetExhausted(RequestFailed):
+    """A request the budget refused (:class:`jurist.money.NoRoom`): nothing was sent. Not a failure of the
+    item: the next run with a larger budget asks it (``kind`` "budget")."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind="budget", attempts=0)
+
+
 class _Transient(Exception):
     def __init__(self, message: str, kind: str, status: int | None = None, retry_after: float | None = None):
         super().__init__(message)

@@ -33,20 +33,16 @@ from jurist.engine import (
     Completion,
     ConcurrencyLimits,
     EndpointClient,
-    Ledger,
     ModelClient,
-    Phase,
     RequestCache,
     RequestFailed,
     RetryPolicy,
     WireRequest,
     default_cache_path,
     open_cache,
-    row_order,
-    worst_prompt_tokens,
 )
 from jurist.judging.base import CacheMode, JudgeItem, JudgeKind, PartialJudgment
-from jurist.prices import Price
+from jurist.money import Ledger, Phase, Price, row_order, worst_prompt_tokens
 from jurist.report.formats import table_console
 from jurist.report.ledger_table import dry_run_table
 from jurist.run.batching import batch_phases, dry_batch_note

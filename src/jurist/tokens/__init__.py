@@ -4,7 +4,8 @@ What other packages use is exported here; :mod:`~jurist.tokens.encoding` builds 
 ranks jurist ships, :mod:`~jurist.tokens.count` counts with it (exactly, or flagged approximate on
 degenerate text), :mod:`~jurist.tokens.counters` picks each model's own tokenizer (tiktoken's encodings,
 or the model's files through :mod:`~jurist.tokens.files`) for the dry run and for replies without usage,
-:mod:`~jurist.tokens.style` adds Arena-Hard's markdown counts.
+:mod:`~jurist.tokens.reported` checks the counts a server reports, :mod:`~jurist.tokens.style` adds
+Arena-Hard's markdown counts.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
         merge_labels,
     )
     from jurist.tokens.encoding import O200K_SHA256, find_o200k_ranks_file, o200k_encoding, read_o200k_ranks
+    from jurist.tokens.reported import MAX_REPLY_TOKENS, shown, token_count
     from jurist.tokens.style import (
         answer_style_metadata,
         markdown_counts,
@@ -47,6 +49,9 @@ _HOMES = {
     "counter_or_approximate": "counters",
     "merge_labels": "counters",
     "measure_tokens": "count",
+    "MAX_REPLY_TOKENS": "reported",
+    "shown": "reported",
+    "token_count": "reported",
     "O200K_SHA256": "encoding",
     "find_o200k_ranks_file": "encoding",
     "o200k_encoding": "encoding",
@@ -64,6 +69,7 @@ __getattr__ = lazy_face(__name__, _HOMES)
 __all__ = [
     "APPROXIMATE",
     "CountedModel",
+    "MAX_REPLY_TOKENS",
     "O200K_SHA256",
     "TiktokenCounter",
     "TokenCount",
@@ -77,10 +83,12 @@ __all__ = [
     "find_o200k_ranks_file",
     "markdown_counts",
     "merge_labels",
+    "shown",
     "measure_tokens",
     "o200k_encoding",
     "read_o200k_ranks",
     "stored_style_metadata",
     "strip_code_blocks",
     "style_vector",
+    "token_count",
 ]

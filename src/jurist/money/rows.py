@@ -1,4 +1,4 @@
-"""A ledger row: one (phase, model)'s counts, and how rows add up across runs (:mod:`jurist.engine.ledger`
+"""A ledger row: one (phase, model)'s counts, and how rows add up across runs (:mod:`jurist.money.ledger`
 keeps them; a run directory's usage log is rebuilt into them)."""
 
 from __future__ import annotations

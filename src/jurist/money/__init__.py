@@ -1,0 +1,124 @@
+"""What requests cost: prices, the ledger that counts each request, the budget that bounds them, and what
+a run directory's earlier runs spent, rebuilt from its usage log.
+
+Below the engine and the models file: :mod:`~jurist.money.prices` (a model's ``price``, ``--prices``
+files), :mod:`~jurist.money.ledger` (rows per phase and model, kept where requests are sent, against
+:mod:`~jurist.money.budget`), :mod:`~jurist.money.rows` (how rows add up), :mod:`~jurist.money.history`
+(a directory's spending from ``usage.jsonl``). Nothing here knows what a request is: the engine hands
+the ledger replies (:class:`~jurist.money.ledger.Reply`) and models
+(:class:`~jurist.money.ledger.BilledModel`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from jurist import lazy_face
+
+if TYPE_CHECKING:
+    from jurist.money.budget import Budget, NoRoom
+    from jurist.money.history import (
+        DirectoryUsage,
+        add_ledgers,
+        directory_usage,
+        ledger_of_run,
+        read_run_json,
+        run_json_problem,
+        spent,
+        spent_by,
+        usage_of_ledger,
+        usage_of_runs,
+    )
+    from jurist.money.ledger import (
+        FALLBACK_MAX_TOKENS,
+        BilledModel,
+        EngineStats,
+        Ledger,
+        Reply,
+        Ticket,
+        worst_completion_tokens,
+        worst_prompt_tokens,
+    )
+    from jurist.money.prices import (
+        ANTHROPIC_CACHE_READ,
+        ANTHROPIC_CACHE_WRITE,
+        DEFAULT_BATCH_DISCOUNT,
+        PER_TOKENS,
+        Price,
+        load_prices,
+    )
+    from jurist.money.rows import COUNTS, LABELS, Phase, Row, add_rows, row_order, total_of
+
+_HOMES = {
+    "Budget": "budget",
+    "NoRoom": "budget",
+    "DirectoryUsage": "history",
+    "add_ledgers": "history",
+    "directory_usage": "history",
+    "ledger_of_run": "history",
+    "read_run_json": "history",
+    "run_json_problem": "history",
+    "spent": "history",
+    "spent_by": "history",
+    "usage_of_ledger": "history",
+    "usage_of_runs": "history",
+    "FALLBACK_MAX_TOKENS": "ledger",
+    "BilledModel": "ledger",
+    "EngineStats": "ledger",
+    "Ledger": "ledger",
+    "Reply": "ledger",
+    "Ticket": "ledger",
+    "worst_completion_tokens": "ledger",
+    "worst_prompt_tokens": "ledger",
+    "ANTHROPIC_CACHE_READ": "prices",
+    "ANTHROPIC_CACHE_WRITE": "prices",
+    "DEFAULT_BATCH_DISCOUNT": "prices",
+    "PER_TOKENS": "prices",
+    "Price": "prices",
+    "load_prices": "prices",
+    "COUNTS": "rows",
+    "LABELS": "rows",
+    "Phase": "rows",
+    "Row": "rows",
+    "add_rows": "rows",
+    "row_order": "rows",
+    "total_of": "rows",
+}
+
+__getattr__ = lazy_face(__name__, _HOMES)
+
+__all__ = [
+    "ANTHROPIC_CACHE_READ",
+    "ANTHROPIC_CACHE_WRITE",
+    "BilledModel",
+    "Budget",
+    "COUNTS",
+    "DEFAULT_BATCH_DISCOUNT",
+    "DirectoryUsage",
+    "EngineStats",
+    "FALLBACK_MAX_TOKENS",
+    "LABELS",
+    "Ledger",
+    "NoRoom",
+    "PER_TOKENS",
+    "Phase",
+    "Price",
+    "Reply",
+    "Row",
+    "Ticket",
+    "add_ledgers",
+    "add_rows",
+    "directory_usage",
+    "ledger_of_run",
+    "load_prices",
+    "read_run_json",
+    "row_order",
+    "run_json_problem",
+    "spent",
+    "spent_by",
+    "total_of",
+    "usage_of_ledger",
+    "usage_of_runs",
+    "worst_completion_tokens",
+    "worst_prompt_tokens",
+]
