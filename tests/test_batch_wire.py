@@ -14,8 +14,8 @@ import pytest
 from jurist.config import ModelSpec
 from jurist.engine.batch import Batching, BatchSettings, dispatcher_for
 from jurist.engine.batch.journal import BatchJournal
-from jurist.engine.cache import RequestCache
-from jurist.engine.transport import RequestFailed
+from jurist.engine.cache.store import RequestCache
+from jurist.engine.wire.transport import RequestFailed
 from mock_batch import MockBatchServer
 
 FAST = BatchSettings(poll_s=0.02, max_age_s=0.05, attempts=3)

@@ -14,9 +14,9 @@ import pytest
 
 from conftest import FAST_RETRY, write_models_file
 from jurist.config import Endpoint, ModelSpec, ServeSpec
-from jurist.engine.cache import open_cache
+from jurist.engine.cache.identity import Identity, from_models_listing, managed_identity, normalise_base_url
+from jurist.engine.cache.store import open_cache
 from jurist.engine.client import Completion, Engine, RequestFailed
-from jurist.engine.identity import Identity, from_models_listing, managed_identity, normalise_base_url
 from jurist.errors import JuristError
 from jurist.store.jsonl import read_jsonl
 from mock_openai import MockOpenAI
@@ -300,7 +300,7 @@ def test_a_managed_model_swapped_on_disk_is_a_miss_without_starting_a_server(tmp
     engine = Engine({"m": managed}, max_concurrency=2, cache=cache)
     body = engine.client("m").build_body("m", [{"role": "user", "content": "hi"}])
     identity = managed_identity("llama.cpp", str(gguf), "m")
-    from jurist.engine.cache import request_key
+    from jurist.engine.cache.store import request_key
 
     assert cache is not None
     cache.put(request_key(identity.key_text(), body, 0), {"text": "cached"})

@@ -12,7 +12,7 @@ import pytest
 from conftest import FAST_RETRY, write_models_file
 from jurist.config import Endpoint, ModelSpec
 from jurist.engine.client import Engine, RequestFailed
-from jurist.engine.retry import RetryPolicy, parse_retry_after
+from jurist.engine.pacing.retry import RetryPolicy, parse_retry_after
 from jurist.store.jsonl import read_jsonl
 
 
@@ -129,7 +129,7 @@ def test_endpoints_are_load_balanced(mock_server: Any) -> None:
 
 
 def test_reasoning_is_kept_apart_from_the_answer() -> None:
-    from jurist.engine.transport import _parse_completion
+    from jurist.engine.wire.transport import _parse_completion
 
     body = {
         "choices": [

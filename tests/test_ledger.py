@@ -16,7 +16,7 @@ from aiohttp import web
 
 from conftest import FAST_RETRY, write_models_file
 from jurist.config import ModelSpec, load_models_file
-from jurist.engine.cache import open_cache
+from jurist.engine.cache.store import open_cache
 from jurist.engine.client import Engine, RequestFailed
 from jurist.errors import InputError
 from jurist.money import Ledger, Price, load_prices

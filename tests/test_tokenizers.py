@@ -17,8 +17,8 @@ from aiohttp import web
 
 from conftest import write_models_file
 from jurist.config import ModelSpec, ServeSpec, load_models_file
-from jurist.engine.embedded import EMBEDDED_ALIAS, embedded_gguf_path, embedded_model_spec
-from jurist.engine.transport import Completion
+from jurist.engine.local.embedded import EMBEDDED_ALIAS, embedded_gguf_path, embedded_model_spec
+from jurist.engine.wire.transport import Completion
 from jurist.errors import InputError, JuristError
 from jurist.money import Ledger
 from jurist.report.ledger_table import ledger_notes
@@ -384,7 +384,7 @@ def test_a_reply_with_usage_is_never_flagged_and_labels_add_up() -> None:
 @pytest.mark.slow
 def test_the_count_is_what_the_embedded_server_reports(tmp_path: Path) -> None:
     from jurist.engine.client import Engine
-    from jurist.engine.pool import ServerPool
+    from jurist.engine.servers.pool import ServerPool
 
     spec_ = embedded_model_spec()
     counter = counter_for(spec_)

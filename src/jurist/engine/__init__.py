@@ -18,18 +18,18 @@ if TYPE_CHECKING:
         batch_limits,
         check_batchable,
     )
-    from jurist.engine.cache import RequestCache, default_cache_path, open_cache
+    from jurist.engine.cache.store import RequestCache, default_cache_path, open_cache
     from jurist.engine.check import PROBE_MESSAGES, require_ready, run_checks
     from jurist.engine.client import Completion, EndpointClient, Engine, ModelClient, RequestFailed
-    from jurist.engine.embedded import EMBEDDED_ALIAS, embedded_model_spec
-    from jurist.engine.gpus import check_visible, pick_gpus, visible_gpus
-    from jurist.engine.limits import ConcurrencyLimits
     from jurist.engine.local import LocalModels
-    from jurist.engine.pool import KeptServer, ServerFactory, ServerPool
-    from jurist.engine.retry import RetryPolicy
-    from jurist.engine.sending import HttpTransport, Transport, WireRequest
-    from jurist.engine.throttle import make_throttle
-    from jurist.engine.transport import BudgetExhausted
+    from jurist.engine.local.embedded import EMBEDDED_ALIAS, embedded_model_spec
+    from jurist.engine.pacing.limits import ConcurrencyLimits
+    from jurist.engine.pacing.retry import RetryPolicy
+    from jurist.engine.pacing.throttle import make_throttle
+    from jurist.engine.servers.gpus import check_visible, pick_gpus, visible_gpus
+    from jurist.engine.servers.pool import KeptServer, ServerFactory, ServerPool
+    from jurist.engine.wire.sending import HttpTransport, Transport, WireRequest
+    from jurist.engine.wire.transport import BudgetExhausted
 
 _HOMES = {
     "JOURNAL_FILE": "batch",
@@ -38,10 +38,10 @@ _HOMES = {
     "BatchSettings": "batch",
     "batch_limits": "batch",
     "check_batchable": "batch",
-    "BudgetExhausted": "transport",
-    "RequestCache": "cache",
-    "default_cache_path": "cache",
-    "open_cache": "cache",
+    "BudgetExhausted": "wire.transport",
+    "RequestCache": "cache.store",
+    "default_cache_path": "cache.store",
+    "open_cache": "cache.store",
     "PROBE_MESSAGES": "check",
     "require_ready": "check",
     "run_checks": "check",
@@ -50,21 +50,21 @@ _HOMES = {
     "Engine": "client",
     "ModelClient": "client",
     "RequestFailed": "client",
-    "EMBEDDED_ALIAS": "embedded",
-    "embedded_model_spec": "embedded",
-    "check_visible": "gpus",
-    "pick_gpus": "gpus",
-    "visible_gpus": "gpus",
-    "ConcurrencyLimits": "limits",
+    "EMBEDDED_ALIAS": "local.embedded",
+    "embedded_model_spec": "local.embedded",
+    "check_visible": "servers.gpus",
+    "pick_gpus": "servers.gpus",
+    "visible_gpus": "servers.gpus",
+    "ConcurrencyLimits": "pacing.limits",
     "LocalModels": "local",
-    "KeptServer": "pool",
-    "ServerFactory": "pool",
-    "ServerPool": "pool",
-    "RetryPolicy": "retry",
-    "HttpTransport": "sending",
-    "Transport": "sending",
-    "WireRequest": "sending",
-    "make_throttle": "throttle",
+    "KeptServer": "servers.pool",
+    "ServerFactory": "servers.pool",
+    "ServerPool": "servers.pool",
+    "RetryPolicy": "pacing.retry",
+    "HttpTransport": "wire.sending",
+    "Transport": "wire.sending",
+    "WireRequest": "wire.sending",
+    "make_throttle": "pacing.throttle",
 }
 
 __getattr__ = lazy_face(__name__, _HOMES)

@@ -32,8 +32,8 @@ from jurist.config import (
     retirement_phrase,
 )
 from jurist.engine.client import ModelClient, RequestFailed
-from jurist.engine.limits import ConcurrencyLimits
-from jurist.engine.retry import RetryPolicy
+from jurist.engine.pacing.limits import ConcurrencyLimits
+from jurist.engine.pacing.retry import RetryPolicy
 from jurist.errors import JuristError
 from jurist.money import Ledger
 from jurist.redact import mask

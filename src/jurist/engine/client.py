@@ -2,7 +2,7 @@
 
 :class:`ModelClient` lives one alias's requests through: it consults the request cache, sends through a
 batch API where asked, starts a managed server on first use, counts what was spent and stores the
-answer; what is really sent goes through its :class:`~jurist.engine.sending.Transport` (the HTTP one by
+answer; what is really sent goes through its :class:`~jurist.engine.wire.sending.Transport` (the HTTP one by
 default: limits, throttle, retries). :class:`Engine` holds the clients of one process with their shared
 limit, cache and server pool.
 """
@@ -16,23 +16,23 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any, Literal
 
 from jurist.config import ModelSpec
-from jurist.engine.anthropic import SHARED_PREFIX
-from jurist.engine.cache import RequestCache, request_key
-from jurist.engine.connections import ConnectionBudget
-from jurist.engine.identity import Identities, Identity, cache_report
-from jurist.engine.limits import ConcurrencyLimits, fit_fd_limit
-from jurist.engine.retry import RetryPolicy
-from jurist.engine.sending import HttpTransport, Transport, WireRequest
+from jurist.engine.cache.identity import Identities, Identity, cache_report
+from jurist.engine.cache.store import RequestCache, request_key
+from jurist.engine.pacing.limits import ConcurrencyLimits, fit_fd_limit
+from jurist.engine.pacing.retry import RetryPolicy
+from jurist.engine.pacing.throttle import Throttle
 from jurist.engine.spending import spend
-from jurist.engine.throttle import Throttle
-from jurist.engine.transport import Completion, EndpointClient, RequestFailed
+from jurist.engine.wire.anthropic import SHARED_PREFIX
+from jurist.engine.wire.connections import ConnectionBudget
+from jurist.engine.wire.sending import HttpTransport, Transport, WireRequest
+from jurist.engine.wire.transport import Completion, EndpointClient, RequestFailed
 from jurist.errors import JuristError
 from jurist.money import EngineStats, Ledger, Phase
 
 if TYPE_CHECKING:
     from jurist.engine.batch import BatchDispatcher, Batching
     from jurist.engine.local import LocalModels
-    from jurist.engine.pool import ServerPool
+    from jurist.engine.servers.pool import ServerPool
 
 __all__ = ["Completion", "EndpointClient", "Engine", "EngineStats", "ModelClient", "RequestFailed"]
 
@@ -77,7 +77,7 @@ class ModelClient:
         )
         self.served_name = self.endpoints[0].model_name if self.endpoints else spec.model
         """The model name the request body carries (and the cache key's body with it)."""
-        # What answers is learned once (engine/identity.py) and keys the cache; the name alone keyed it once.
+        # What answers is learned once (engine/cache/identity.py) and keys the cache.
         self._identities = Identities(spec, cache, cache_only)
         self._cache_only = cache_only  # --cache-only: answer from the cache or fail; never send
         # A batch's custom id where no identity is known yet: the served name (a managed server's file too).
@@ -103,7 +103,7 @@ class ModelClient:
             self.endpoints = self._transport.endpoints(started, self._budget)
 
     async def identities(self) -> list[Identity]:
-        """What may answer this alias's requests, learned once (engine/identity.py)."""
+        """What may answer this alias's requests, learned once (engine/cache/identity.py)."""
         return await self._identities.of(self.endpoints)
 
     def build_body(self, model_name: str, messages: list[dict[str, Any]], **params: Any) -> bytes:
@@ -134,7 +134,7 @@ class ModelClient:
         from the cache when it can (no slot, no server, no request), else sends and stores; "refresh"
         sends and stores (e.g. to re-judge an invalid verdict); "off" neither looks up nor stores.
         ``phase`` (generate, judge, reask, check): the ledger row it counts in. Under a budget, a request
-        that could exceed it is not sent (:class:`~jurist.engine.transport.BudgetExhausted`).
+        that could exceed it is not sent (:class:`~jurist.engine.wire.transport.BudgetExhausted`).
         ``shared_prefix``: leading characters of the first user message that the question's other requests
         share; a provider that takes explicit prompt-cache marks (Anthropic) is told, nothing else is (not
         part of the request's cache key).
@@ -312,7 +312,7 @@ class Engine:
 
     def _server_pool(self) -> ServerPool:
         if self.pool is None:
-            from jurist.engine.pool import ServerPool
+            from jurist.engine.servers.pool import ServerPool
 
             self.pool = ServerPool()
         return self.pool

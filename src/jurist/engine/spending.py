@@ -2,7 +2,7 @@
 
 :mod:`jurist.money` counts and bounds what requests cost without knowing what a request is; this is where
 the engine's requests meet it, so a refusal of the budget reaches callers as what every caller already
-handles, a failed request (:class:`~jurist.engine.transport.BudgetExhausted`, kind "budget").
+handles, a failed request (:class:`~jurist.engine.wire.transport.BudgetExhausted`, kind "budget").
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from jurist.config import ModelSpec
-from jurist.engine.transport import BudgetExhausted, Completion, RequestFailed
+from jurist.engine.wire.transport import BudgetExhausted, Completion, RequestFailed
 from jurist.money import Ledger, NoRoom, Ticket
 
 

@@ -49,8 +49,8 @@ class BilledModel(CountedModel, Protocol):
 
 
 class Reply(Protocol):
-    """One reply as the ledger bills it (the engine's :class:`~jurist.engine.transport.Completion` is one):
-    the server's counts, with the texts to count where it gave none."""
+    """One reply as the ledger bills it (the engine's :class:`~jurist.engine.Completion` is one): the
+    server's counts, with the texts to count where it gave none."""
 
     @property
     def text(self) -> str: ...

@@ -95,7 +95,7 @@ class RecordingTransport:
 
     def endpoints(self, spec: ModelSpec, budget: object) -> list[EndpointClient]:
         """Named as the real ones are (the cache key holds what answers there), never sent a completion;
-        with the key, for the one ``GET /models`` that says what answers there (engine/identity.py)."""
+        with the key, for the one ``GET /models`` that says what answers there (engine/cache/identity.py)."""
         return [
             EndpointClient(ep.base_url, ep.api_key, ep.model_name or spec.model, 1)
             for ep in spec.resolved_endpoints()

@@ -1,7 +1,7 @@
 """Token counts a server reported, checked: a count is a whole number in range, or it is no count.
 
-The wire parser (:mod:`jurist.engine.reply_parse`) and the ledger (:mod:`jurist.money.ledger`) both hold a
-reply's ``usage`` to this rule, so a broken field is noted and estimated, never billed as it came.
+The wire parser (:mod:`jurist.engine.wire.reply_parse`) and the ledger (:mod:`jurist.money.ledger`) both
+hold a reply's ``usage`` to this rule, so a broken field is noted and estimated, never billed as it came.
 """
 
 from __future__ import annotations

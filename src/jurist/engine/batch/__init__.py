@@ -23,9 +23,9 @@ from jurist.engine.batch.settings import BatchFallback, BatchSettings
 from jurist.errors import JuristError
 
 if TYPE_CHECKING:
-    from jurist.engine.cache import RequestCache
-    from jurist.engine.identity import Identity
-    from jurist.engine.transport import Completion
+    from jurist.engine.cache.identity import Identity
+    from jurist.engine.cache.store import RequestCache
+    from jurist.engine.wire.transport import Completion
     from jurist.money import Ledger, Phase
 
 __all__ = [
@@ -151,7 +151,7 @@ async def send_batched(
     ``identity``: what answers at the endpoint the batch goes to (the completion's ``answered_by``).
     ``fresh``: asked anew (a cache refresh)."""
     from jurist.engine.spending import admit
-    from jurist.engine.transport import RequestFailed
+    from jurist.engine.wire.transport import RequestFailed
 
     ticket = await admit(ledger, phase, spec, messages, params, batch=True)
     try:

@@ -43,11 +43,11 @@ from jurist.engine.batch.outcomes import LineOutcomes
 from jurist.engine.batch.polling import WIRE_TRIES, follow_state
 from jurist.engine.batch.settings import BatchSettings
 from jurist.engine.batch.wire import BatchState, BatchWire, BatchWireError, LineResult
-from jurist.engine.transport import Completion, RequestFailed
+from jurist.engine.wire.transport import Completion, RequestFailed
 from jurist.errors import StorageError
 
 if TYPE_CHECKING:
-    from jurist.engine.cache import RequestCache
+    from jurist.engine.cache.store import RequestCache
 
 log = logging.getLogger("jurist.engine.batch")
 

@@ -2,8 +2,8 @@
 
 One sqlite file (``$JURIST_CACHE_DIR/requests.sqlite``, else ``~/.cache/jurist/requests.sqlite``) maps
 ``sha256(what answered, request body as sent, sample index)`` to what rebuilds the
-:class:`~jurist.engine.transport.Completion`. "What answered" is an
-:class:`~jurist.engine.identity.Identity`: the endpoint's normalised base URL, the served name, and the
+:class:`~jurist.engine.wire.transport.Completion`. "What answered" is an
+:class:`~jurist.engine.cache.identity.Identity`: the endpoint's normalised base URL, the served name, and the
 weights the server reported (vLLM's ``root``, llama.cpp's model file) or, for a server jurist starts, the
 files' identity; so two servers serving the same name, or one server restarted on another checkpoint under
 the same name and port, never answer for each other. Failures are never stored; neither are keys (they
@@ -15,7 +15,7 @@ can be read but not written (a read-only filesystem, a shared copy) is read, and
 A server that cannot be reached cannot say what it serves, so nothing is looked up for it: the identity it
 reported last is not assumed, because the usual reason a server is down is that it is being restarted, on
 the next checkpoint under the same name and port, and a run started meanwhile must not be given the last
-checkpoint's answers. Its answers are keyed once it answers (engine/identity.py).
+checkpoint's answers. Its answers are keyed once it answers (engine/cache/identity.py).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("jurist.cache")
 
 CACHE_FILE = "requests.sqlite"
-_KEY_VERSION = b"jurist-request-cache-2\0"  # keyed by what answered (engine/identity.py)
+_KEY_VERSION = b"jurist-request-cache-2\0"  # keyed by what answered (engine/cache/identity.py)
 # Rows are appended in rowid order and found through a small index of 32-byte digests: a random-key
 # primary key would rewrite a random leaf of the (much larger) table on every store. The table name carries
 # the layout's version, so a future layout starts a table of its own beside this one.
@@ -61,7 +61,7 @@ _warned: set[str] = set()
 
 def request_key(answered_by: str, body: bytes, sample: int) -> str:
     """The cache key of one request: what was asked, of what answered it
-    (:meth:`~jurist.engine.identity.Identity.key_text`), for which sample."""
+    (:meth:`~jurist.engine.cache.identity.Identity.key_text`), for which sample."""
     digest = hashlib.sha256(_KEY_VERSION)
     digest.update(f"{answered_by}\0{sample}\0".encode())
     digest.update(body)

@@ -19,17 +19,23 @@ from typing import TYPE_CHECKING, Any, Protocol
 import aiohttp
 
 from jurist.config import ModelSpec
-from jurist.engine.anthropic import with_shared_prefix
-from jurist.engine.limits import ConcurrencyLimits
-from jurist.engine.reply_cap import cap_bytes, cut_to
-from jurist.engine.retry import RetryPolicy
-from jurist.engine.throttle import Throttle
-from jurist.engine.transport import Completion, EndpointClient, RequestFailed, _Transient, completion_or_raise
+from jurist.engine.pacing.limits import ConcurrencyLimits
+from jurist.engine.pacing.retry import RetryPolicy
+from jurist.engine.pacing.throttle import Throttle
+from jurist.engine.wire.anthropic import with_shared_prefix
+from jurist.engine.wire.reply_cap import cap_bytes, cut_to
+from jurist.engine.wire.transport import (
+    Completion,
+    EndpointClient,
+    RequestFailed,
+    _Transient,
+    completion_or_raise,
+)
 from jurist.money import Ledger, Phase
 
 if TYPE_CHECKING:
     from jurist.engine.client import ModelClient
-    from jurist.engine.connections import ConnectionBudget
+    from jurist.engine.wire.connections import ConnectionBudget
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +63,7 @@ class Transport(Protocol):
         ...
 
     async def send(self, client: ModelClient, request: WireRequest) -> Completion:
-        """The completion of ``request``, or :class:`~jurist.engine.transport.RequestFailed`."""
+        """The completion of ``request``, or :class:`~jurist.engine.wire.transport.RequestFailed`."""
         ...
 
     def answered_from_cache(self, phase: Phase, alias: str, completion: Completion) -> None:
@@ -68,15 +74,15 @@ class Transport(Protocol):
 def wire_endpoints(spec: ModelSpec, budget: ConnectionBudget | None) -> list[EndpointClient]:
     """The endpoints of ``spec`` in its API's wire format (OpenAI chat, Responses, Anthropic, LiteLLM)."""
     if spec.api_type == "litellm":
-        from jurist.engine.providers import litellm_endpoints  # optional and heavy: only when used
+        from jurist.engine.wire.litellm import litellm_endpoints  # optional and heavy: only when used
 
         return litellm_endpoints(spec)
     if spec.api_type == "anthropic":
-        from jurist.engine.anthropic import anthropic_endpoints
+        from jurist.engine.wire.anthropic import anthropic_endpoints
 
         return anthropic_endpoints(spec, budget)
-    if spec.api_type == "openai-responses":  # OpenAI's Responses API (engine/responses.py)
-        from jurist.engine.responses import responses_endpoints
+    if spec.api_type == "openai-responses":  # OpenAI's Responses API (engine/wire/responses.py)
+        from jurist.engine.wire.responses import responses_endpoints
 
         return responses_endpoints(spec, budget)
     endpoints = [

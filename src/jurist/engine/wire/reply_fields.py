@@ -1,6 +1,6 @@
 """The fields around a reply's answer, checked by type: what a server says about usage and the answer's
 metadata is taken only where it has the type and shape it must have; anything else is no value, and the
-reader notes it (:func:`jurist.engine.reply_parse.parse_completion`), so a broken field never costs the
+reader notes it (:func:`jurist.engine.wire.reply_parse.parse_completion`), so a broken field never costs the
 answer, nor crashes whoever reads the field later."""
 
 from __future__ import annotations

@@ -45,8 +45,8 @@ import aiohttp
 from jurist.config import ModelSpec, arg_value
 
 if TYPE_CHECKING:
-    from jurist.engine.cache import RequestCache
-    from jurist.engine.transport import EndpointClient
+    from jurist.engine.cache.store import RequestCache
+    from jurist.engine.wire.transport import EndpointClient
 
 log = logging.getLogger("jurist.cache")
 

@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 
 from jurist.config import ANTHROPIC_API_BASE
-from jurist.engine.transport import EndpointClient, RequestFailed
+from jurist.engine.wire.transport import EndpointClient, RequestFailed
 from jurist.tokens import count_text_tokens
 
 if TYPE_CHECKING:
     from jurist.config import ModelSpec
-    from jurist.engine.connections import ConnectionBudget
+    from jurist.engine.wire.connections import ConnectionBudget
 
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096

@@ -16,8 +16,8 @@ from typing import Any
 import aiohttp
 
 from jurist.config import ModelSpec
-from jurist.engine.connections import ConnectionBudget
-from jurist.engine.transport import EndpointClient
+from jurist.engine.wire.connections import ConnectionBudget
+from jurist.engine.wire.transport import EndpointClient
 
 _RENAMED = {"max_tokens": "max_output_tokens"}
 _DROPPED = ("n", "stop", "presence_penalty", "frequency_penalty", "seed", "logprobs", "top_logprobs")

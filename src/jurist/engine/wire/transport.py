@@ -2,7 +2,7 @@
 
 The official SDK costs 2-2.7 ms of client CPU per request at high concurrency against ~0.15 ms for a bare
 aiohttp session (shared/reference/peers-and-ratings.md §4), so this layer stays thin: bytes out,
-``json.loads`` in, no per-response model objects. Provider adapters (:mod:`jurist.engine.providers`)
+``json.loads`` in, no per-response model objects. Provider adapters (:mod:`jurist.engine.wire.litellm`)
 subclass :class:`EndpointClient`; the client (:mod:`jurist.engine.client`) adds limits, retries, the cache
 and accounting on top.
 """
@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
-from jurist.engine.reply_cap import DEFAULT_MAX_REPLY_MB, CutBody, cap_bytes, read_capped
-from jurist.engine.reply_parse import ParsedReply, parse_completion
-from jurist.engine.retry import is_retryable_status, parse_retry_after
+from jurist.engine.pacing.retry import is_retryable_status, parse_retry_after
+from jurist.engine.wire.reply_cap import DEFAULT_MAX_REPLY_MB, CutBody, cap_bytes, read_capped
+from jurist.engine.wire.reply_parse import ParsedReply, parse_completion
 from jurist.redact import mask
 
 if TYPE_CHECKING:
-    from jurist.engine.connections import ConnectionBudget
-    from jurist.engine.identity import Identity
+    from jurist.engine.cache.identity import Identity
+    from jurist.engine.wire.connections import ConnectionBudget
 
 _MAX_ERROR_CHARS = 500
 # A server saying the prompt (with max_tokens) exceeds its context: vLLM, llama-cpp-python, llama.cpp's
@@ -75,10 +75,10 @@ class Completion:
     "x", not a token count``): the answer stands, the ledger counts the reply as malformed."""
     cut_at_bytes: int | None = None
     """The body was longer than the reply cap and read this far: the answer is what it held
-    (:mod:`jurist.engine.reply_cap`)."""
+    (:mod:`jurist.engine.wire.reply_cap`)."""
     content_head: str | None = None
     """What the engine moved out of the start of ``message.content`` (a leading thought): ``content_head +
-    text`` is the content as written (:attr:`jurist.engine.reply_parse.ParsedReply.content_head`)."""
+    text`` is the content as written (:attr:`jurist.engine.wire.reply_parse.ParsedReply.content_head`)."""
     batch_line: str | None = None
     """The batch line that answered it (``batch id/custom id``), whose bill the ledger books once under
     this key (:mod:`jurist.engine.batch.billing`). Never stored in the cache."""
@@ -197,7 +197,7 @@ def _server_message(body: bytes) -> str:
     return text.strip()[:_MAX_ERROR_CHARS]
 
 
-_parse_completion = parse_completion  # its name before it moved to engine/reply_parse.py
+_parse_completion = parse_completion  # its name before it moved to engine/wire/reply_parse.py
 
 
 def completion_from(parsed: ParsedReply, latency: float, attempt: int) -> Completion:
@@ -280,7 +280,7 @@ class EndpointClient:
         self._session: aiohttp.ClientSession | None = None
         self.in_flight = 0
         self.recent_latency = 0.0  # seconds, an exponential moving average; 0 until the first reply
-        self.identity: Identity | None = None  # what answers here, once learned (engine/identity.py)
+        self.identity: Identity | None = None  # what answers here, once learned (engine/cache/identity.py)
         self.max_reply_bytes: int | None = cap_bytes(DEFAULT_MAX_REPLY_MB)  # the model's reply cap
 
     def observe(self, latency: float) -> None:
@@ -305,7 +305,7 @@ class EndpointClient:
         """Send one request: the reply's status, body and ``Retry-After``.
 
         A body longer than :attr:`max_reply_bytes` is read that far and no further (a
-        :class:`~jurist.engine.reply_cap.CutBody`, which says so; the connection is closed, not pooled
+        :class:`~jurist.engine.wire.reply_cap.CutBody`, which says so; the connection is closed, not pooled
         half-read). A request that ends without a reply (timed out, broken, cancelled) has its connection
         closed, and on a timeout or error the socket let go, before this returns: the caller's concurrency
         slot is then free for another request, and a server that notices closed connections never holds
