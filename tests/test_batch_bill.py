@@ -16,11 +16,12 @@ from typing import Any
 
 import pytest
 
+from jurist.config import Price
 from jurist.engine.batch import Batching, BatchSettings, dispatcher_for, send_batched
 from jurist.engine.batch.dispatcher import BatchDispatcher
 from jurist.engine.batch.journal import BatchJournal
 from jurist.engine.cache.store import RequestCache
-from jurist.money import Budget, Ledger, Price
+from jurist.money import Budget, Ledger
 from mock_batch import MockBatchServer
 from test_batch_faults import body, spec_of
 

@@ -180,7 +180,8 @@ def test_a_submitting_line_whose_batch_was_never_created_is_asked_again(
 
 
 def test_a_batched_request_reserves_its_worst_case_at_the_batch_rates() -> None:
-    from jurist.money import Budget, Ledger, Price
+    from jurist.config import Price
+    from jurist.money import Budget, Ledger
 
     ledger = Ledger({"j": Price(input=2.0, output=8.0)}, Budget(max_cost=1.0))
     spec = ModelSpec.model_validate({"alias": "j", "model": "j", "max_tokens": 100})
@@ -192,7 +193,7 @@ def test_a_batched_request_reserves_its_worst_case_at_the_batch_rates() -> None:
 
 
 def test_batch_prices_take_explicit_rates_or_a_discount() -> None:
-    from jurist.money import Price
+    from jurist.config import Price
 
     assert Price(input=2.0, output=8.0).batch_rates() == Price(input=1.0, output=4.0)
     explicit = Price(input=2.0, output=8.0, batch_input=1.5, batch_output=3.0).batch_rates()

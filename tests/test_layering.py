@@ -23,8 +23,8 @@ ALLOWED: dict[str, set[str]] = {
     "ratings": set(),  # pure statistics: arrays in, numbers out
     "tokens": {"errors"},
     "store": {"errors", "redact"},
-    "money": {"errors", "store", "tokens"},  # prices, the ledger, the budget, what a directory spent
-    "config": {"errors", "money", "redact"},
+    "config": {"errors", "redact"},  # the models file, a model's price
+    "money": {"config", "errors", "store", "tokens"},  # the ledger, the budget, what a directory spent
     "rules": {"errors"},
     "engine": {"config", "errors", "money", "redact", "tokens"},  # the only code that talks to models
     "judging": {"config", "engine", "errors", "rules", "store"},  # no benchmark module

@@ -15,11 +15,11 @@ import pytest
 from aiohttp import web
 
 from conftest import FAST_RETRY, write_models_file
-from jurist.config import ModelSpec, load_models_file
+from jurist.config import ModelSpec, Price, load_models_file, load_prices
 from jurist.engine.cache.store import open_cache
 from jurist.engine.client import Engine, RequestFailed
 from jurist.errors import InputError
-from jurist.money import Ledger, Price, load_prices
+from jurist.money import Ledger
 from jurist.run.budget import add_ledgers, ledger_of_run, resolve_prices, usage_of_runs
 from jurist.tokens import TiktokenCounter, count_text_tokens, o200k_encoding
 from mock_openai import MockOpenAI

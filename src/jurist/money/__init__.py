@@ -1,8 +1,8 @@
-"""What requests cost: prices, the ledger that counts each request, the budget that bounds them, and what
-a run directory's earlier runs spent, rebuilt from its usage log.
+"""What requests cost: the ledger that counts each request at its model's price, the budget that bounds
+them, and what a run directory's earlier runs spent, rebuilt from its usage log.
 
-Below the engine and the models file: :mod:`~jurist.money.prices` (a model's ``price``, ``--prices``
-files), :mod:`~jurist.money.ledger` (rows per phase and model, kept where requests are sent, against
+Below the engine, above the models file (a model's price is read with it: :mod:`jurist.config.prices`):
+:mod:`~jurist.money.ledger` (rows per phase and model, kept where requests are sent, against
 :mod:`~jurist.money.budget`), :mod:`~jurist.money.rows` (how rows add up), :mod:`~jurist.money.history`
 (a directory's spending from ``usage.jsonl``). Nothing here knows what a request is: the engine hands
 the ledger replies (:class:`~jurist.money.ledger.Reply`) and models
@@ -39,14 +39,6 @@ if TYPE_CHECKING:
         worst_completion_tokens,
         worst_prompt_tokens,
     )
-    from jurist.money.prices import (
-        ANTHROPIC_CACHE_READ,
-        ANTHROPIC_CACHE_WRITE,
-        DEFAULT_BATCH_DISCOUNT,
-        PER_TOKENS,
-        Price,
-        load_prices,
-    )
     from jurist.money.rows import COUNTS, LABELS, Phase, Row, add_rows, row_order, total_of
 
 _HOMES = {
@@ -70,12 +62,6 @@ _HOMES = {
     "Ticket": "ledger",
     "worst_completion_tokens": "ledger",
     "worst_prompt_tokens": "ledger",
-    "ANTHROPIC_CACHE_READ": "prices",
-    "ANTHROPIC_CACHE_WRITE": "prices",
-    "DEFAULT_BATCH_DISCOUNT": "prices",
-    "PER_TOKENS": "prices",
-    "Price": "prices",
-    "load_prices": "prices",
     "COUNTS": "rows",
     "LABELS": "rows",
     "Phase": "rows",
@@ -88,21 +74,16 @@ _HOMES = {
 __getattr__ = lazy_face(__name__, _HOMES)
 
 __all__ = [
-    "ANTHROPIC_CACHE_READ",
-    "ANTHROPIC_CACHE_WRITE",
     "BilledModel",
     "Budget",
     "COUNTS",
-    "DEFAULT_BATCH_DISCOUNT",
     "DirectoryUsage",
     "EngineStats",
     "FALLBACK_MAX_TOKENS",
     "LABELS",
     "Ledger",
     "NoRoom",
-    "PER_TOKENS",
     "Phase",
-    "Price",
     "Reply",
     "Row",
     "Ticket",
@@ -110,7 +91,6 @@ __all__ = [
     "add_rows",
     "directory_usage",
     "ledger_of_run",
-    "load_prices",
     "read_run_json",
     "row_order",
     "run_json_problem",

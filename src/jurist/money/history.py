@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jurist.config import Price
 from jurist.errors import JuristError
-from jurist.money.prices import Price
 from jurist.money.rows import COUNTS, LABELS, add_rows, row_order, total_of
 from jurist.store.usage import add_usage, iter_usage_log, usage_log_path, usage_record_problem
 from jurist.tokens import merge_labels

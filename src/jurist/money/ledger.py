@@ -29,8 +29,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from jurist.config import Price
 from jurist.money.budget import Budget, NoRoom
-from jurist.money.prices import Price
 from jurist.money.rows import Row, row_order, total_of
 from jurist.tokens import CountedModel, counter_or_approximate, merge_labels, token_count
 

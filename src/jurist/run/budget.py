@@ -23,17 +23,15 @@ from typing import Any
 
 from rich.console import Console
 
-from jurist.config import ModelSpec
+from jurist.config import ModelSpec, Price, load_prices
 from jurist.errors import JuristError
 from jurist.money import (
     FALLBACK_MAX_TOKENS,
     Budget,
     Ledger,
-    Price,
     add_ledgers,
     directory_usage,
     ledger_of_run,
-    load_prices,
     read_run_json,
     spent,
     spent_by,

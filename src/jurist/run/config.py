@@ -55,7 +55,7 @@ class RunConfig:
     answers_file: Path | None = None  # --answers: score these answers (one model's) instead of generating
     output_format: str = "table"  # how the final scores are printed: table | json | csv | markdown
     check: bool = True  # probe the models-file endpoints a run will use before it starts
-    prices_file: Path | None = None  # --prices: alias or served name -> price (jurist.money.prices)
+    prices_file: Path | None = None  # --prices: alias or served name -> price (jurist.config.prices)
     max_cost: float | None = None  # --max-cost USD over the run directory's requests (jurist.run.budget)
     max_tokens: int | None = None  # --max-tokens: prompt + completion tokens over the run directory
     local: bool = False  # --local: models with a serve block run in this process (jurist.engine.local)

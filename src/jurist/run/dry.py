@@ -27,7 +27,7 @@ from typing import Any
 from rich.console import Console
 
 from jurist.benchmarks.base import Benchmark, Question
-from jurist.config import ModelSpec
+from jurist.config import ModelSpec, Price
 from jurist.engine import (
     PROBE_MESSAGES,
     Completion,
@@ -42,7 +42,7 @@ from jurist.engine import (
     open_cache,
 )
 from jurist.judging.base import CacheMode, JudgeItem, JudgeKind, PartialJudgment
-from jurist.money import Ledger, Phase, Price, row_order, worst_prompt_tokens
+from jurist.money import Ledger, Phase, row_order, worst_prompt_tokens
 from jurist.report.formats import table_console
 from jurist.report.ledger_table import dry_run_table
 from jurist.run.batching import batch_phases, dry_batch_note

@@ -259,7 +259,12 @@ class EndpointClient:
 
     The session borrows the engine's one connection pool (``budget``), so open sockets are bounded by the
     global concurrency, not by endpoints x ``parallel``; without a budget (a lone probe) it has its own.
+    Another API is spoken by a subclass that names its :attr:`path` and :meth:`headers_for`, rewrites the
+    chat-completions body the client built (:meth:`wire_body`) and reads a reply back into that shape
+    (:meth:`chat_payload`): the request cache keys, the limits, retries and readers stay the same.
     """
+
+    path = "/chat/completions"
 
     def __init__(
         self,
@@ -269,12 +274,10 @@ class EndpointClient:
         connections: int,
         budget: ConnectionBudget | None = None,
     ) -> None:
-        self.url = base_url.rstrip("/") + "/chat/completions"
         self.base_url = base_url.rstrip("/")
+        self.url = self.base_url + self.path
         self.model_name = model_name
-        self._headers = {"Content-Type": "application/json"}
-        if api_key:
-            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._headers = self.headers_for(api_key)
         self._connections = connections
         self._budget = budget
         self._session: aiohttp.ClientSession | None = None
@@ -282,6 +285,21 @@ class EndpointClient:
         self.recent_latency = 0.0  # seconds, an exponential moving average; 0 until the first reply
         self.identity: Identity | None = None  # what answers here, once learned (engine/cache/identity.py)
         self.max_reply_bytes: int | None = cap_bytes(DEFAULT_MAX_REPLY_MB)  # the model's reply cap
+
+    def headers_for(self, api_key: str | None) -> dict[str, str]:
+        """The session's headers: the key as a bearer token."""
+        headers = {"Content-Type": "application/json"}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        return headers
+
+    def wire_body(self, body: bytes) -> bytes:
+        """The chat-completions body as this API takes it (here: as it is)."""
+        return body
+
+    def chat_payload(self, payload: bytes) -> bytes:
+        """A 200 reply's body as a chat-completions reply (here: as it is)."""
+        return payload
 
     def observe(self, latency: float) -> None:
         """Fold one reply's latency into :attr:`recent_latency` (weight 0.2: recent replies count most)."""
@@ -302,7 +320,13 @@ class EndpointClient:
         return self._session
 
     async def post(self, body: bytes, timeout: aiohttp.ClientTimeout) -> tuple[int, bytes, str | None]:
-        """Send one request: the reply's status, body and ``Retry-After``.
+        """Send one request (as :meth:`wire_body` has it): the reply's status, body (a 200's through
+        :meth:`chat_payload`) and ``Retry-After``; :meth:`exchange` says how a reply is read."""
+        status, payload, retry_after = await self.exchange(self.wire_body(body), timeout)
+        return status, (self.chat_payload(payload) if status == 200 else payload), retry_after
+
+    async def exchange(self, body: bytes, timeout: aiohttp.ClientTimeout) -> tuple[int, bytes, str | None]:
+        """One request's bytes out and the reply's status, body and ``Retry-After`` back.
 
         A body longer than :attr:`max_reply_bytes` is read that far and no further (a
         :class:`~jurist.engine.wire.reply_cap.CutBody`, which says so; the connection is closed, not pooled
