@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from jurist.money.ledger import (
         FALLBACK_MAX_TOKENS,
         BilledModel,
-        EngineStats,
         Ledger,
         Reply,
         Ticket,
@@ -40,6 +39,7 @@ if TYPE_CHECKING:
         worst_prompt_tokens,
     )
     from jurist.money.rows import COUNTS, LABELS, Phase, Row, add_rows, row_order, total_of
+    from jurist.money.stats import EngineStats
 
 _HOMES = {
     "Budget": "budget",
@@ -56,7 +56,7 @@ _HOMES = {
     "usage_of_runs": "history",
     "FALLBACK_MAX_TOKENS": "ledger",
     "BilledModel": "ledger",
-    "EngineStats": "ledger",
+    "EngineStats": "stats",
     "Ledger": "ledger",
     "Reply": "ledger",
     "Ticket": "ledger",

@@ -168,7 +168,7 @@ _COUNTED = frozenset(COUNTS)
 
 def usage_of_ledger(ledger: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """run.json's ``usage`` totals (requests, cache hits, retries, tokens; per model) of a ledger, probes
-    (phase ``check``) left out as :class:`~jurist.money.ledger.EngineStats` leaves them."""
+    (phase ``check``) left out as :class:`~jurist.money.stats.EngineStats` leaves them."""
     if not ledger:
         return None
     usage: dict[str, Any] = {"per_model": {}}

@@ -21,28 +21,25 @@ import json
 import re
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
 
 from jurist.benchmarks.base import Benchmark, Question
-from jurist.config import ModelSpec, Price
+from jurist.config import Price
 from jurist.engine import (
     PROBE_MESSAGES,
     Completion,
     ConcurrencyLimits,
-    EndpointClient,
     ModelClient,
     RequestCache,
     RequestFailed,
     RetryPolicy,
-    WireRequest,
     default_cache_path,
     open_cache,
 )
 from jurist.judging.base import CacheMode, JudgeItem, JudgeKind, PartialJudgment
-from jurist.money import Ledger, Phase, row_order, worst_prompt_tokens
+from jurist.money import Ledger, row_order, worst_prompt_tokens
 from jurist.report.formats import table_console
 from jurist.report.ledger_table import dry_run_table
 from jurist.run.batching import batch_phases, dry_batch_note
@@ -52,6 +49,7 @@ from jurist.run.config import RunConfig
 from jurist.run.generate import PartialGames, answer_messages, sample_params
 from jurist.run.indexes import RunIndexes
 from jurist.run.plan import RunPlan, resolve
+from jurist.run.recording import NotSent, Planned, RecordingTransport
 from jurist.run.work import answer_work
 from jurist.tokens import TokenCounter, counter_for
 
@@ -63,53 +61,6 @@ nothing else: ``simple`` ("[[A>B]]", about 5 o200k tokens, with room for a stray
 (``{"verdict": "A>B"}``, about 8), ``logprob`` (one digit; it sends max_tokens 4 itself). A protocol that
 writes a judgment first (Arena-Hard's, jurist-pairwise) or a custom prompt has no cap: its replies are
 expected at ``max_tokens`` until a run or the cache has observed them."""
-
-
-class _NotSent(RequestFailed):
-    """What the dry client raises instead of sending: the caller sees a request that did not succeed."""
-
-    def __init__(self) -> None:
-        super().__init__("dry run: not sent", kind="dry-run", attempts=0)
-
-
-@dataclass
-class Planned:
-    """One request a run would send."""
-
-    phase: str
-    alias: str
-    messages: list[dict[str, Any]]
-    params: dict[str, Any]
-
-
-class RecordingTransport:
-    """The engine's transport for a dry run (:class:`jurist.engine.Transport`): each request that would be
-    sent is written down in ``plan`` and fails as not sent; the cache's answers are counted, per phase and
-    model ([completion tokens, replies] in ``cached_replies``), as observations of how long replies are."""
-
-    starts_servers = False  # a managed server is not started: nothing is sent
-
-    def __init__(self, plan: list[Planned], cached_replies: dict[tuple[str, str], list[int]]) -> None:
-        self._plan = plan
-        self._cached_replies = cached_replies
-
-    def endpoints(self, spec: ModelSpec, budget: object) -> list[EndpointClient]:
-        """Named as the real ones are (the cache key holds what answers there), never sent a completion;
-        with the key, for the one ``GET /models`` that says what answers there (engine/cache/identity.py)."""
-        return [
-            EndpointClient(ep.base_url, ep.api_key, ep.model_name or spec.model, 1)
-            for ep in spec.resolved_endpoints()
-        ]
-
-    async def send(self, client: ModelClient, request: WireRequest) -> Completion:
-        self._plan.append(Planned(request.phase, client.alias, request.messages, dict(request.params)))
-        raise _NotSent
-
-    def answered_from_cache(self, phase: Phase, alias: str, completion: Completion) -> None:
-        if isinstance(completion.completion_tokens, int):
-            seen = self._cached_replies.setdefault((phase, alias), [0, 0])
-            seen[0] += completion.completion_tokens
-            seen[1] += 1 + len(completion.more)
 
 
 class Planner:
@@ -192,7 +143,7 @@ class Planner:
     ) -> Completion | None:
         try:
             return await client.complete(messages, sample=sample, phase="generate", **params)
-        except _NotSent:
+        except NotSent:
             return None
 
     def answer(self, alias: str, question: Question, sample: int) -> str | None:
