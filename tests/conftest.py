@@ -13,7 +13,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from jurist.engine.retry import RetryPolicy  # noqa: E402
+from jurist.engine.pacing.retry import RetryPolicy  # noqa: E402
 from jurist.run.pipeline import RunConfig, RunResult, run_pipeline  # noqa: E402
 from mock_openai import MockOpenAI  # noqa: E402
 

@@ -16,13 +16,12 @@ from typing import Any
 
 import pytest
 
+from jurist.config import Price
 from jurist.engine.batch import Batching, BatchSettings, dispatcher_for, send_batched
 from jurist.engine.batch.dispatcher import BatchDispatcher
 from jurist.engine.batch.journal import BatchJournal
-from jurist.engine.budget import Budget
-from jurist.engine.cache import RequestCache
-from jurist.engine.ledger import Ledger
-from jurist.prices import Price
+from jurist.engine.cache.store import RequestCache
+from jurist.money import Budget, Ledger
 from mock_batch import MockBatchServer
 from test_batch_faults import body, spec_of
 

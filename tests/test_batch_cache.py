@@ -15,12 +15,11 @@ from typing import Any
 import pytest
 
 from conftest import write_models_file
-from jurist.config import ModelSpec
-from jurist.engine import anthropic
-from jurist.engine.anthropic import SHARED_PREFIX, chat_reply, messages_params
+from jurist.config import ModelSpec, Price
 from jurist.engine.batch import BatchSettings
-from jurist.engine.reply_parse import parse_completion
-from jurist.prices import Price
+from jurist.engine.wire import anthropic
+from jurist.engine.wire.anthropic import SHARED_PREFIX, chat_reply, messages_params
+from jurist.engine.wire.reply_parse import parse_completion
 from jurist.report.ledger_table import ledger_notes
 from jurist.run.batching import BatchChoice
 from jurist.run.budget import resolve_prices

@@ -16,8 +16,8 @@ import pytest
 from jurist.config import ModelSpec
 from jurist.engine.batch import Batching, BatchSettings, BatchStopped, dispatcher_for
 from jurist.engine.batch.journal import BatchJournal
-from jurist.engine.cache import RequestCache
-from jurist.engine.transport import RequestFailed
+from jurist.engine.cache.store import RequestCache
+from jurist.engine.wire.transport import RequestFailed
 from jurist.errors import StorageError
 from mock_batch import MockBatchServer
 

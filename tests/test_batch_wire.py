@@ -14,8 +14,8 @@ import pytest
 from jurist.config import ModelSpec
 from jurist.engine.batch import Batching, BatchSettings, dispatcher_for
 from jurist.engine.batch.journal import BatchJournal
-from jurist.engine.cache import RequestCache
-from jurist.engine.transport import RequestFailed
+from jurist.engine.cache.store import RequestCache
+from jurist.engine.wire.transport import RequestFailed
 from mock_batch import MockBatchServer
 
 FAST = BatchSettings(poll_s=0.02, max_age_s=0.05, attempts=3)
@@ -180,9 +180,8 @@ def test_a_submitting_line_whose_batch_was_never_created_is_asked_again(
 
 
 def test_a_batched_request_reserves_its_worst_case_at_the_batch_rates() -> None:
-    from jurist.engine.budget import Budget
-    from jurist.engine.ledger import Ledger
-    from jurist.prices import Price
+    from jurist.config import Price
+    from jurist.money import Budget, Ledger
 
     ledger = Ledger({"j": Price(input=2.0, output=8.0)}, Budget(max_cost=1.0))
     spec = ModelSpec.model_validate({"alias": "j", "model": "j", "max_tokens": 100})
@@ -194,7 +193,7 @@ def test_a_batched_request_reserves_its_worst_case_at_the_batch_rates() -> None:
 
 
 def test_batch_prices_take_explicit_rates_or_a_discount() -> None:
-    from jurist.prices import Price
+    from jurist.config import Price
 
     assert Price(input=2.0, output=8.0).batch_rates() == Price(input=1.0, output=4.0)
     explicit = Price(input=2.0, output=8.0, batch_input=1.5, batch_output=3.0).batch_rates()

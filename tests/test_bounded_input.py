@@ -94,7 +94,7 @@ _FIT = textwrap.dedent(
     """
     import logging, resource, sys
     logging.basicConfig(level=logging.WARNING, format="jurist: %(message)s")
-    from jurist.engine.limits import fit_fd_limit
+    from jurist.engine.pacing.limits import fit_fd_limit
     print(fit_fd_limit(int(sys.argv[1])), resource.getrlimit(resource.RLIMIT_NOFILE)[0])
     """
 )

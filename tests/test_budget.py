@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from conftest import write_models_file
-from jurist.engine.budget import Budget
 from jurist.errors import JuristError
+from jurist.money import Budget
 from jurist.run.budget import BUDGET_STOPPED
 from jurist.store.jsonl import read_jsonl
 from test_ledger import priced_models, run_json

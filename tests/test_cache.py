@@ -13,7 +13,7 @@ import pytest
 
 from conftest import FAST_RETRY
 from jurist.config import Endpoint, ModelSpec
-from jurist.engine.cache import (
+from jurist.engine.cache.store import (
     CACHE_FILE,
     RequestCache,
     default_cache_path,

@@ -14,9 +14,9 @@ import pytest
 
 from conftest import FAST_RETRY, write_models_file
 from jurist.config import Endpoint, ModelSpec, ServeSpec
-from jurist.engine.cache import legacy_request_key, open_cache
+from jurist.engine.cache.identity import Identity, from_models_listing, managed_identity, normalise_base_url
+from jurist.engine.cache.store import open_cache
 from jurist.engine.client import Completion, Engine, RequestFailed
-from jurist.engine.identity import Identity, from_models_listing, managed_identity, normalise_base_url
 from jurist.errors import JuristError
 from jurist.store.jsonl import read_jsonl
 from mock_openai import MockOpenAI
@@ -212,19 +212,6 @@ async def _ask_one(engine: Engine, prompt: str) -> list[Completion | RequestFail
         await engine.aclose()
 
 
-def test_entries_of_an_older_jurist_are_counted_never_reused(tmp_path: Path, mock_server: Any) -> None:
-    server = mock_server(root="/ckpt/x", served=("model",))
-    cache = open_cache(tmp_path)
-    assert cache is not None
-    engine = engine_for(server.base_url, cache=cache)
-    body = engine.client("model").build_body("model", [{"role": "user", "content": PROMPTS[0]}])
-    cache.put(legacy_request_key("model", body, 0), {"text": "an answer of unknown weights"})
-    fresh = answers(engine)
-    assert fresh[0].text == own_answer("/ckpt/x", PROMPTS[0]) and not fresh[0].cached
-    (line,) = engine.cache_report()
-    assert line.startswith("1 request(s) cached by an older jurist were sent again")
-
-
 def test_failures_keep_no_identity_and_break_nothing(tmp_path: Path, mock_server: Any) -> None:
     server = mock_server(root="/ckpt/x", served=("model",), faults={"question 0": ["400"]})
     cache = open_cache(tmp_path)
@@ -313,7 +300,7 @@ def test_a_managed_model_swapped_on_disk_is_a_miss_without_starting_a_server(tmp
     engine = Engine({"m": managed}, max_concurrency=2, cache=cache)
     body = engine.client("m").build_body("m", [{"role": "user", "content": "hi"}])
     identity = managed_identity("llama.cpp", str(gguf), "m")
-    from jurist.engine.cache import request_key
+    from jurist.engine.cache.store import request_key
 
     assert cache is not None
     cache.put(request_key(identity.key_text(), body, 0), {"text": "cached"})

@@ -13,7 +13,7 @@ import yaml
 
 from conftest import write_models_file
 from jurist.engine.check import needs_key
-from jurist.engine.embedded import EMBEDDED_ALIAS
+from jurist.engine.local.embedded import EMBEDDED_ALIAS
 from jurist.engine.servers.base import free_port
 from jurist.errors import JuristError
 from jurist.run.pipeline import Pipeline, RunConfig
@@ -150,7 +150,7 @@ def test_pre_run_check_skips_the_embedded_model_and_idle_aliases(
 
 def test_a_managed_server_is_reported_not_probed() -> None:
     from jurist.engine.check import run_checks
-    from jurist.engine.embedded import embedded_model_spec
+    from jurist.engine.local.embedded import embedded_model_spec
 
     (result,) = run_checks({EMBEDDED_ALIAS: embedded_model_spec()})
     assert result.ok and result.endpoint.startswith("serve: llama.cpp")

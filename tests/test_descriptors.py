@@ -18,8 +18,8 @@ from pathlib import Path
 import aiohttp
 import yaml
 
-from jurist.engine.connections import ConnectionBudget
 from jurist.engine.servers.base import ManagedServer
+from jurist.engine.wire.connections import ConnectionBudget
 from jurist.store.jsonl import read_jsonl
 from mock_openai import MockOpenAI
 from mock_process import run_watched, spawn_mock, stop_process

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from jurist.engine.embedded import EMBEDDED_ALIAS
+from jurist.engine.local.embedded import EMBEDDED_ALIAS
 from jurist.run.config import RunConfig
 from jurist.run.dry import dry_run, plan_run
 from test_ledger import CountingMock, counting_servers, priced_models, rows_of, run_json

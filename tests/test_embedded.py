@@ -16,9 +16,9 @@ import pytest
 from conftest import SHARED_DATA
 from jurist.config import ModelSpec, ServeSpec
 from jurist.engine.client import Engine
-from jurist.engine.embedded import EMBEDDED_ALIAS, embedded_gguf_path, embedded_model_spec
-from jurist.engine.pool import ServerPool
+from jurist.engine.local.embedded import EMBEDDED_ALIAS, embedded_gguf_path, embedded_model_spec
 from jurist.engine.servers.llama_cpp import LlamaCppServer
+from jurist.engine.servers.pool import ServerPool
 from jurist.errors import JuristError
 from jurist.store.jsonl import read_jsonl
 

@@ -12,7 +12,7 @@ import pytest
 from conftest import FAST_RETRY, write_models_file
 from jurist.config import Endpoint, ModelSpec
 from jurist.engine.client import Engine, RequestFailed
-from jurist.engine.retry import RetryPolicy, parse_retry_after
+from jurist.engine.pacing.retry import RetryPolicy, parse_retry_after
 from jurist.store.jsonl import read_jsonl
 
 
@@ -129,7 +129,7 @@ def test_endpoints_are_load_balanced(mock_server: Any) -> None:
 
 
 def test_reasoning_is_kept_apart_from_the_answer() -> None:
-    from jurist.engine.transport import _parse_completion
+    from jurist.engine.wire.transport import _parse_completion
 
     body = {
         "choices": [
@@ -184,3 +184,57 @@ def test_secrets_never_reach_artifacts(
             data = path.read_bytes()
             assert SECRET.encode() not in data and WRONG.encode() not in data, path
     assert "***" in json.dumps(json.loads((out / "run.json").read_text())["model_specs"])
+
+
+def test_a_failure_carries_the_retry_after_its_last_reply_asked_for(mock_server: Any) -> None:
+    server = mock_server(faults={"hello": ["429"] * 10}, retry_after="7")
+    policy = RetryPolicy(max_attempts=2, base_delay=0.01, max_delay=0.05, max_retry_after=0.01)
+    engine = Engine({"m": spec("m", [server.base_url])}, max_concurrency=4, policy=policy)
+    with pytest.raises(RequestFailed) as info:
+        asyncio.run(ask(engine, "m", "hello"))
+    assert info.value.kind == "rate_limited" and info.value.retry_after == 7.0
+    assert "retry_after" not in info.value.record()  # the failure log's line is as it was
+
+
+def test_a_client_sends_through_the_transport_it_is_given() -> None:
+    """The seam the dry run uses: the cache, the ledger and the client's life of a request stay, only the
+    sending is another's; no server is started and no connection opened."""
+    from jurist.engine import Completion, EndpointClient, ModelClient, WireRequest
+    from jurist.engine.pacing.limits import ConcurrencyLimits
+    from jurist.money import Ledger
+
+    class Echo:
+        starts_servers = False
+
+        def __init__(self) -> None:
+            self.sent: list[WireRequest] = []
+
+        def endpoints(self, spec: ModelSpec, budget: object) -> list[EndpointClient]:
+            return [EndpointClient("http://127.0.0.1:9/v1", None, "served-name", 1)]
+
+        async def send(self, client: ModelClient, request: WireRequest) -> Completion:
+            self.sent.append(request)
+            text = f"{client.served_name}: {request.messages[-1]['content']}"
+            return Completion(text, None, 3, 2, 0.0, 1)
+
+        def answered_from_cache(self, phase: str, alias: str, completion: Completion) -> None:
+            raise AssertionError("no cache here")
+
+    echo, ledger = Echo(), Ledger()
+    client = ModelClient(
+        spec("m", ["http://127.0.0.1:9/v1"]),
+        ConcurrencyLimits(1),
+        RetryPolicy(),
+        ledger=ledger,
+        transport=echo,
+    )
+    reply = asyncio.run(client.complete([{"role": "user", "content": "hi"}], phase="judge", max_tokens=5))
+    assert reply.text == "served-name: hi"
+    assert [(r.phase, r.params) for r in echo.sent] == [("judge", {"max_tokens": 5})]
+    (row,) = ledger.summary()["rows"]
+    assert (row["phase"], row["replies"], row["prompt_tokens"], row["completion_tokens"]) == (
+        "judge",
+        1,
+        3,
+        2,
+    )

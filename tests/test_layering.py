@@ -23,11 +23,11 @@ ALLOWED: dict[str, set[str]] = {
     "ratings": set(),  # pure statistics: arrays in, numbers out
     "plugins": {"errors"},  # installed packages' entry points, read by the registries
     "tokens": {"errors"},
-    "prices": {"errors", "tokens"},
-    "config": {"errors", "prices", "redact"},
     "store": {"errors", "redact"},
+    "config": {"errors", "redact"},  # the models file, a model's price
+    "money": {"config", "errors", "store", "tokens"},  # the ledger, the budget, what a directory spent
     "rules": {"errors"},
-    "engine": {"config", "errors", "prices", "redact", "tokens"},  # the only code that talks to models
+    "engine": {"config", "errors", "money", "redact", "tokens"},  # the only code that talks to models
     "judging": {"config", "engine", "errors", "plugins", "rules", "store"},  # no benchmark module
     "benchmarks": {"config", "errors", "judging", "plugins", "ratings", "rules", "store", "tokens"},
     "scoring": {"errors", "ratings"},  # the battle vocabulary and the judges' sanity, below the families
@@ -64,7 +64,7 @@ ALLOWED: dict[str, set[str]] = {
         "engine",
         "errors",
         "judging",
-        "prices",
+        "money",
         "redact",
         "report",
         "rules",
@@ -119,7 +119,7 @@ ALLOWED: dict[str, set[str]] = {
         "interop",
         "judging",
         "plots",
-        "prices",
+        "money",
         "ratings",
         "redact",
         "replace",

@@ -15,14 +15,13 @@ import pytest
 from aiohttp import web
 
 from conftest import FAST_RETRY, write_models_file
-from jurist.config import ModelSpec, load_models_file
-from jurist.engine.cache import open_cache
+from jurist.config import ModelSpec, Price, load_models_file, load_prices
+from jurist.engine.cache.store import open_cache
 from jurist.engine.client import Engine, RequestFailed
-from jurist.engine.ledger import Ledger
 from jurist.errors import InputError
-from jurist.prices import Price, count_message_tokens, count_text_tokens, load_prices
+from jurist.money import Ledger
 from jurist.run.budget import add_ledgers, ledger_of_run, resolve_prices, usage_of_runs
-from jurist.tokens import o200k_encoding
+from jurist.tokens import TiktokenCounter, count_text_tokens, o200k_encoding
 from mock_openai import MockOpenAI
 
 PRICES = {"strong": Price(input=2.0, output=8.0), "judge-good": Price(input=5.0, output=15.0)}
@@ -75,7 +74,7 @@ class CountingMock(MockOpenAI):
                 tokens = encoding.encode(choice["message"]["content"], disallowed_special=())
                 choice["message"]["content"] = encoding.decode(tokens[:limit])
             payload["usage"] = {
-                "prompt_tokens": count_message_tokens(messages),
+                "prompt_tokens": TiktokenCounter("o200k").count_prompt(messages),
                 "completion_tokens": sum(
                     count_text_tokens(c["message"]["content"]) for c in payload["choices"]
                 ),
@@ -214,7 +213,9 @@ def test_without_usage_tokens_are_counted_and_marked_estimated(
     row = rows_of(run_json(out)["ledger"])[("generate", "strong")]
     assert row["estimated"] == row["replies"] == 3
     bodies = [body for body in server.stats.bodies if body["model"] == "strong"]
-    assert row["prompt_tokens"] == sum(count_message_tokens(body["messages"]) for body in bodies)
+    assert row["prompt_tokens"] == sum(
+        TiktokenCounter("o200k").count_prompt(body["messages"]) for body in bodies
+    )
     answers = [
         json.loads(line)["answer"] for line in (out / "answers" / "strong.jsonl").read_text().splitlines()
     ]

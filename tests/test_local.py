@@ -21,10 +21,10 @@ import pytest
 from conftest import FAST_RETRY
 from jurist.config import ModelSpec, ServeSpec
 from jurist.engine.client import Engine, RequestFailed
-from jurist.engine.embedded import EMBEDDED_ALIAS, EMBEDDED_N_CTX, embedded_model_spec
 from jurist.engine.local import LocalModels, load_model
+from jurist.engine.local.embedded import EMBEDDED_ALIAS, EMBEDDED_N_CTX, embedded_model_spec
 from jurist.engine.local.vllm import chat_body, engine_argv, sampling_params
-from jurist.engine.transport import _parse_completion
+from jurist.engine.wire.transport import _parse_completion
 from jurist.errors import JuristError
 from jurist.judging.protocols import VERDICT_SCHEMA, response_format
 from jurist.judging.verdict import verdict_distribution

@@ -15,8 +15,8 @@ import pytest
 from conftest import FAST_RETRY
 from jurist.config import Endpoint, ModelSpec
 from jurist.engine.client import Engine
-from jurist.engine.reply_fields import MAX_REPLY_TOKENS
 from jurist.store.jsonl import read_jsonl
+from jurist.tokens import MAX_REPLY_TOKENS
 from test_ledger import priced_models, run_json
 
 

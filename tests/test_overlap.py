@@ -335,7 +335,7 @@ def test_the_answer_writer_keeps_arrival_order_and_raises_what_failed_a_write(tm
     from rich.console import Console
 
     from jurist.benchmarks.base import Question
-    from jurist.engine.transport import Completion
+    from jurist.engine.wire.transport import Completion
     from jurist.errors import StorageError
     from jurist.report.progress import StageProgress
     from jurist.run.generate import AnswerSink, FailureLog

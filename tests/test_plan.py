@@ -11,7 +11,7 @@ import pytest
 
 from conftest import SHARED_DATA, write_models_file
 from jurist.config import ModelSpec
-from jurist.engine.embedded import EMBEDDED_ALIAS
+from jurist.engine.local.embedded import EMBEDDED_ALIAS
 from jurist.errors import JuristError
 from jurist.run.config import RunConfig
 from jurist.run.plan import RunPlan, resolve

@@ -17,10 +17,10 @@ import pytest
 
 from conftest import FAST_RETRY
 from jurist.config import ModelSpec, ServeSpec
-from jurist.engine.cache import open_cache
+from jurist.engine.cache.store import open_cache
 from jurist.engine.client import Engine
-from jurist.engine.pool import ServerPool, log_stem
 from jurist.engine.servers import ManagedServer
+from jurist.engine.servers.pool import ServerPool, log_stem
 from jurist.errors import JuristError
 
 FAKE_SERVER = r"""
@@ -153,7 +153,7 @@ def test_started_once_under_concurrent_first_requests_and_stopped_on_aclose(tmp_
 
 def test_an_engine_without_a_pool_makes_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
     factory = Factory()
-    monkeypatch.setattr("jurist.engine.pool.server_for", factory)
+    monkeypatch.setattr("jurist.engine.servers.pool.server_for", factory)
     engine = Engine({"local": managed_spec()}, max_concurrency=4, policy=FAST_RETRY)
     assert engine.pool is None
     (completion,) = ask_all(engine, 1)

@@ -389,7 +389,7 @@ def test_logprob_verdict_from_the_real_llama_cpp_server() -> None:
     import asyncio
 
     from jurist.engine.client import Engine
-    from jurist.engine.embedded import embedded_model_spec
+    from jurist.engine.local.embedded import embedded_model_spec
     from jurist.judging.pairwise import judge_game
 
     spec = embedded_model_spec()  # a managed spec: the engine's pool starts the server on first use

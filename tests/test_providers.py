@@ -21,7 +21,7 @@ import pytest
 from conftest import write_models_file
 from jurist.config import Endpoint, ModelSpec
 from jurist.engine.client import Engine, RequestFailed
-from jurist.engine.retry import RetryPolicy
+from jurist.engine.pacing.retry import RetryPolicy
 from jurist.errors import JuristError
 from jurist.store.jsonl import read_jsonl
 
@@ -233,7 +233,7 @@ def test_missing_litellm_says_how_to_install(monkeypatch: pytest.MonkeyPatch) ->
 def test_litellm_is_not_imported_unless_used() -> None:
     code = (
         "import sys, jurist.cli, jurist.run.pipeline, jurist.engine.client; "
-        "print('jurist.engine.providers' in sys.modules, 'litellm' in sys.modules)"
+        "print('jurist.engine.wire.litellm' in sys.modules, 'litellm' in sys.modules)"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.stdout.split() == ["False", "False"], result.stderr
@@ -278,7 +278,7 @@ def test_litellm_is_imported_offline_and_warns_once(tmp_path: Path) -> None:
     (tmp_path / "litellm" / "__init__.py").write_text(FAKE_LITELLM_PACKAGE)
     code = (
         "import logging; logging.basicConfig(format='jurist: %(message)s'); "
-        "from jurist.engine.providers import import_litellm; m = import_litellm(); "
+        "from jurist.engine.wire.litellm import import_litellm; m = import_litellm(); "
         "print(m.COST_MAP_AT_IMPORT, m.telemetry, m.suppress_debug_info); "
         "logging.getLogger('LiteLLM').warning('provider offline')"
     )

@@ -9,7 +9,7 @@ from typing import Any
 
 from conftest import write_models_file
 from jurist.config import ModelSpec
-from jurist.engine.transport import Completion
+from jurist.engine.wire.transport import Completion
 from jurist.judging.pairwise import RAW_KEEP, cap_raw, judge_game, reask_context
 from jurist.judging.protocols import jurist_pairwise_protocol
 from jurist.run.pipeline import RunResult

@@ -20,7 +20,7 @@ from jurist.benchmarks.arena_hard import read_questions
 from jurist.benchmarks.base import Benchmark, Question
 from jurist.benchmarks.baseline_file import read_answer_file
 from jurist.benchmarks.healthbench import read_questions as read_healthbench
-from jurist.engine.transport import _parse_completion
+from jurist.engine.wire.transport import _parse_completion
 from jurist.errors import InputError
 from jurist.families import score_run_dir
 from jurist.store import CRASHED, RunDir, file_stem, plain_stem

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import FAST_RETRY
 from jurist.config import Endpoint, ModelSpec
-from jurist.engine.cache import RequestCache
+from jurist.engine.cache.store import RequestCache
 from jurist.engine.client import Engine, RequestFailed
 from jurist.judging.pairwise import RAW_KEEP, cap_raw, judge_game
 from jurist.judging.protocols import REASK_TEXT, jurist_pairwise_protocol

@@ -19,9 +19,9 @@ import pytest
 from conftest import FAST_RETRY, write_models_file
 from jurist.config import Endpoint, ModelSpec
 from jurist.engine.client import Engine, RequestFailed
-from jurist.engine.reply_cap import MIB, CutBody, cut_message
-from jurist.engine.retry import RetryPolicy
-from jurist.engine.transport import parse_completion
+from jurist.engine.pacing.retry import RetryPolicy
+from jurist.engine.wire.reply_cap import MIB, CutBody, cut_message
+from jurist.engine.wire.transport import parse_completion
 
 ROOT = Path(__file__).resolve().parents[1]
 HANG_S = 30.0  # a guard against a hang, not a timing

@@ -16,9 +16,9 @@ from aiohttp import web
 
 from conftest import FAST_RETRY
 from jurist.config import Endpoint, ModelSpec
-from jurist.engine.cache import open_cache
+from jurist.engine.cache.store import open_cache
 from jurist.engine.client import Completion, Engine, RequestFailed
-from jurist.engine.responses import chat_reply, responses_params
+from jurist.engine.wire.responses import chat_reply, responses_params
 
 
 class ResponsesMock:

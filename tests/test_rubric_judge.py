@@ -18,7 +18,7 @@ from conftest import FAST_RETRY
 from jurist.benchmarks import healthbench, writingbench
 from jurist.benchmarks.base import Question
 from jurist.config import Endpoint, ModelSpec
-from jurist.engine.cache import open_cache
+from jurist.engine.cache.store import open_cache
 from jurist.engine.client import Completion, Engine, ModelClient
 from jurist.errors import InputError, JuristError
 from jurist.judging.base import CacheMode, JudgeItem, PartialJudgment

@@ -23,10 +23,10 @@ import pytest
 from conftest import FAST_RETRY
 from jurist.config import ModelSpec, ServeSpec, load_models_file
 from jurist.engine.client import Engine, RequestFailed
-from jurist.engine.gpus import VisibleGpus, pick_gpus, visible_gpus
-from jurist.engine.pool import ServerPool
 from jurist.engine.servers import placed, server_for, slots
+from jurist.engine.servers.gpus import VisibleGpus, pick_gpus, visible_gpus
 from jurist.engine.servers.llama_cpp import LlamaCppServer
+from jurist.engine.servers.pool import ServerPool
 from jurist.engine.servers.vllm import VllmServer
 from jurist.errors import InputError, JuristError
 from jurist.store.jsonl import read_jsonl
@@ -411,7 +411,7 @@ def test_slots_are_the_default_parallel_of_a_served_model(tmp_path: Path) -> Non
 # -- the same with the real embedded llama.cpp server (slow) -------------------------------------------------
 @pytest.mark.slow
 def test_the_embedded_llama_cpp_server_says_its_context_and_refuses_a_longer_prompt(tmp_path: Path) -> None:
-    from jurist.engine.embedded import EMBEDDED_ALIAS, embedded_model_spec
+    from jurist.engine.local.embedded import EMBEDDED_ALIAS, embedded_model_spec
 
     spec = embedded_model_spec()
     assert spec.serve is not None

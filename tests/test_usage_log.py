@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from jurist.errors import JuristError
+from jurist.money import directory_usage
 from jurist.run.budget import BUDGET_STOPPED
-from jurist.run.usage_history import directory_usage
 from jurist.store.jsonl import read_jsonl
 from test_ledger import priced_models, run_json
 

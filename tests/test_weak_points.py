@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from jurist.engine import cache as cache_module
-from jurist.engine.cache import RequestCache, open_cache
-from jurist.engine.reply_parse import parse_completion
+from jurist.engine.cache import store as cache_module
+from jurist.engine.cache.store import RequestCache, open_cache
+from jurist.engine.wire.reply_parse import parse_completion
 from jurist.errors import JuristError
 from jurist.run.task_options import TaskFlags, task_settings
 
@@ -139,7 +139,7 @@ def test_a_judge_that_parrots_its_prompt_gives_no_verdict() -> None:
 def test_weights_overwritten_in_place_with_their_old_size_and_time_are_new_weights(tmp_path: Path) -> None:
     import os
 
-    from jurist.engine.identity import managed_identity
+    from jurist.engine.cache.identity import managed_identity
 
     checkpoint = tmp_path / "step_100"
     checkpoint.mkdir()

@@ -21,7 +21,7 @@ from typing import Any
 
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions, Question, take_options
 from jurist.benchmarks.registry import register, unregister
-from jurist.engine.retry import RetryPolicy
+from jurist.engine.pacing.retry import RetryPolicy
 from jurist.judging.pairwise import battles_from_judgment
 from jurist.run.pipeline import RunConfig, run_pipeline
 from jurist.store.jsonl import JsonlAppender

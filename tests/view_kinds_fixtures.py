@@ -18,7 +18,7 @@ from typing import Any
 
 import view_fixtures as vf
 from conftest import SHARED_DATA
-from jurist.engine.retry import RetryPolicy
+from jurist.engine.pacing.retry import RetryPolicy
 from jurist.run.pipeline import RunConfig, run_pipeline
 from mock_openai import MockOpenAI
 from test_rubric_judge import (

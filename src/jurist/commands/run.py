@@ -293,7 +293,7 @@ def run(
     larger budget resumes), 4 a judge-card probe flagged under --judge-gate or a --gate rule failed,
     130 interrupted."""
     from jurist.commands.run_launch import Launch
-    from jurist.engine.retry import RetryPolicy
+    from jurist.engine import RetryPolicy
     from jurist.run.batching import batch_choice
     from jurist.run.config import RunConfig
     from jurist.run.task_options import TaskFlags, task_settings

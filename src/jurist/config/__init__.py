@@ -1,5 +1,6 @@
 """Models file (Arena-Hard's ``api_config.yaml`` shape): what a model is (:mod:`~jurist.config.specs`) and
-how a models file is read (:mod:`~jurist.config.models_file`).
+how a models file is read (:mod:`~jurist.config.models_file`); what a model costs
+(:mod:`~jurist.config.prices`: a model's ``price``, a ``--prices`` file).
 
 A models file maps an alias to a model: ``model``, ``endpoints: [{api_base, api_key}]`` (or null for the
 provider default), ``api_type``, ``parallel``, ``max_tokens``, ``temperature`` and optional ``timeout`` and
@@ -19,6 +20,14 @@ from jurist.config.model_strings import (
     undefined_model,
 )
 from jurist.config.models_file import load_dotenv_values, load_models_file, openai_base_url, resolve_key
+from jurist.config.prices import (
+    ANTHROPIC_CACHE_READ,
+    ANTHROPIC_CACHE_WRITE,
+    DEFAULT_BATCH_DISCOUNT,
+    PER_TOKENS,
+    Price,
+    load_prices,
+)
 from jurist.config.retirements import REPLACE_HINT, RETIREMENT_SOURCE, retirement_phrase, shutdown_of
 from jurist.config.specs import (
     ANTHROPIC_API_BASE,
@@ -37,6 +46,12 @@ from jurist.config.string_labels import labelled, string_labels
 from jurist.config.suite import MAX_SAMPLES, Suite, SuiteTask, load_suite
 
 __all__ = [
+    "ANTHROPIC_CACHE_READ",
+    "ANTHROPIC_CACHE_WRITE",
+    "DEFAULT_BATCH_DISCOUNT",
+    "PER_TOKENS",
+    "Price",
+    "load_prices",
     "ANTHROPIC_API_BASE",
     "ANTHROPIC_KEY_ENV",
     "DEFAULT_API_BASE",

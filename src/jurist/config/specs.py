@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from jurist.prices import Price
+from jurist.config.prices import Price
 
 DEFAULT_API_BASE = "https://api.openai.com/v1"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
@@ -165,7 +165,7 @@ class ModelSpec(BaseModel):
     price: Price | None = None  # USD per 1M tokens (input, output, cached_input); never sent to the server
     tokenizer: str | None = Field(default=None, min_length=1)
     """What counts this model's tokens where no server does (dry run, replies without usage): o200k,
-    cl100k, a GGUF file, a tokenizer.json or its directory, or a hub id (see jurist.engine.tokenizers)."""
+    cl100k, a GGUF file, a tokenizer.json or its directory, or a hub id (see jurist.tokens.counters)."""
 
     @field_validator("endpoints", mode="before")
     @classmethod

@@ -1,5 +1,6 @@
 """The only code that talks to models: clients over the OpenAI wire (and provider adapters), managed
-servers and in-process models, the request cache, limits, retries, throttle, the ledger and budget.
+servers and in-process models, the request cache, limits, retries, throttle. What requests cost is
+counted by :mod:`jurist.money`'s ledger, which the client settles each request with.
 """
 
 from __future__ import annotations
@@ -17,20 +18,18 @@ if TYPE_CHECKING:
         batch_limits,
         check_batchable,
     )
-    from jurist.engine.budget import Budget, BudgetExhausted
-    from jurist.engine.cache import RequestCache, default_cache_path, open_cache
+    from jurist.engine.cache.store import RequestCache, default_cache_path, open_cache
     from jurist.engine.check import PROBE_MESSAGES, require_ready, run_checks
     from jurist.engine.client import Completion, EndpointClient, Engine, ModelClient, RequestFailed
-    from jurist.engine.embedded import EMBEDDED_ALIAS, embedded_model_spec
-    from jurist.engine.gpus import check_visible, pick_gpus, visible_gpus
-    from jurist.engine.ledger import FALLBACK_MAX_TOKENS, Ledger, worst_prompt_tokens
-    from jurist.engine.ledger_rows import COUNTS, LABELS, Phase, add_rows, row_order, total_of
-    from jurist.engine.limits import ConcurrencyLimits
     from jurist.engine.local import LocalModels
-    from jurist.engine.pool import KeptServer, ServerFactory, ServerPool
-    from jurist.engine.retry import RetryPolicy
-    from jurist.engine.throttle import make_throttle
-    from jurist.engine.tokenizers import TokenCounter, counter_for, merge_labels
+    from jurist.engine.local.embedded import EMBEDDED_ALIAS, embedded_model_spec
+    from jurist.engine.pacing.limits import ConcurrencyLimits
+    from jurist.engine.pacing.retry import RetryPolicy
+    from jurist.engine.pacing.throttle import make_throttle
+    from jurist.engine.servers.gpus import check_visible, pick_gpus, visible_gpus
+    from jurist.engine.servers.pool import KeptServer, ServerFactory, ServerPool
+    from jurist.engine.wire.sending import HttpTransport, Transport, WireRequest
+    from jurist.engine.wire.transport import BudgetExhausted
 
 _HOMES = {
     "JOURNAL_FILE": "batch",
@@ -39,11 +38,10 @@ _HOMES = {
     "BatchSettings": "batch",
     "batch_limits": "batch",
     "check_batchable": "batch",
-    "Budget": "budget",
-    "BudgetExhausted": "budget",
-    "RequestCache": "cache",
-    "default_cache_path": "cache",
-    "open_cache": "cache",
+    "BudgetExhausted": "wire.transport",
+    "RequestCache": "cache.store",
+    "default_cache_path": "cache.store",
+    "open_cache": "cache.store",
     "PROBE_MESSAGES": "check",
     "require_ready": "check",
     "run_checks": "check",
@@ -52,30 +50,21 @@ _HOMES = {
     "Engine": "client",
     "ModelClient": "client",
     "RequestFailed": "client",
-    "EMBEDDED_ALIAS": "embedded",
-    "embedded_model_spec": "embedded",
-    "check_visible": "gpus",
-    "pick_gpus": "gpus",
-    "visible_gpus": "gpus",
-    "FALLBACK_MAX_TOKENS": "ledger",
-    "Ledger": "ledger",
-    "COUNTS": "ledger_rows",
-    "LABELS": "ledger_rows",
-    "Phase": "ledger_rows",
-    "add_rows": "ledger_rows",
-    "row_order": "ledger_rows",
-    "total_of": "ledger_rows",
-    "worst_prompt_tokens": "ledger",
-    "ConcurrencyLimits": "limits",
+    "EMBEDDED_ALIAS": "local.embedded",
+    "embedded_model_spec": "local.embedded",
+    "check_visible": "servers.gpus",
+    "pick_gpus": "servers.gpus",
+    "visible_gpus": "servers.gpus",
+    "ConcurrencyLimits": "pacing.limits",
     "LocalModels": "local",
-    "KeptServer": "pool",
-    "ServerFactory": "pool",
-    "ServerPool": "pool",
-    "RetryPolicy": "retry",
-    "make_throttle": "throttle",
-    "TokenCounter": "tokenizers",
-    "counter_for": "tokenizers",
-    "merge_labels": "tokenizers",
+    "KeptServer": "servers.pool",
+    "ServerFactory": "servers.pool",
+    "ServerPool": "servers.pool",
+    "RetryPolicy": "pacing.retry",
+    "HttpTransport": "wire.sending",
+    "Transport": "wire.sending",
+    "WireRequest": "wire.sending",
+    "make_throttle": "pacing.throttle",
 }
 
 __getattr__ = lazy_face(__name__, _HOMES)
@@ -88,41 +77,31 @@ __all__ = [
     "BatchSettings",
     "batch_limits",
     "check_batchable",
-    "COUNTS",
-    "LABELS",
-    "Budget",
     "BudgetExhausted",
     "Completion",
     "ConcurrencyLimits",
     "EMBEDDED_ALIAS",
     "EndpointClient",
     "Engine",
-    "FALLBACK_MAX_TOKENS",
+    "HttpTransport",
     "KeptServer",
-    "Ledger",
     "LocalModels",
     "ModelClient",
     "PROBE_MESSAGES",
-    "Phase",
     "RequestCache",
     "RequestFailed",
     "RetryPolicy",
     "ServerFactory",
     "ServerPool",
-    "TokenCounter",
-    "add_rows",
+    "Transport",
+    "WireRequest",
     "check_visible",
-    "counter_for",
     "default_cache_path",
     "embedded_model_spec",
     "make_throttle",
-    "merge_labels",
     "open_cache",
     "pick_gpus",
     "require_ready",
-    "row_order",
     "run_checks",
-    "total_of",
     "visible_gpus",
-    "worst_prompt_tokens",
 ]

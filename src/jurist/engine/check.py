@@ -19,7 +19,6 @@ import logging
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -33,10 +32,10 @@ from jurist.config import (
     retirement_phrase,
 )
 from jurist.engine.client import ModelClient, RequestFailed
-from jurist.engine.ledger import Ledger
-from jurist.engine.limits import ConcurrencyLimits
-from jurist.engine.retry import RetryPolicy, parse_retry_after
+from jurist.engine.pacing.limits import ConcurrencyLimits
+from jurist.engine.pacing.retry import RetryPolicy
 from jurist.errors import JuristError
+from jurist.money import Ledger
 from jurist.redact import mask
 
 log = logging.getLogger("jurist.check")
@@ -145,22 +144,6 @@ def _describe(exc: RequestFailed) -> str:
     return _text(exc)
 
 
-def _listen(client: ModelClient, heard: list[str | None]) -> None:
-    """Keep each reply's ``Retry-After`` header in ``heard``: a 503 that says when to come back is a
-    server that is busy or loading, not one that is broken."""
-    for endpoint in client.endpoints:
-        post = endpoint.post
-
-        async def post_and_listen(
-            body: bytes, timeout: aiohttp.ClientTimeout, post: Any = post
-        ) -> tuple[int, bytes, str | None]:
-            status, payload, retry_after = await post(body, timeout)
-            heard.append(retry_after)
-            return status, payload, retry_after
-
-        setattr(endpoint, "post", post_and_listen)  # noqa: B010 (an instance's own attribute)
-
-
 async def _listing(client: ModelClient, timeout: float) -> list[str] | None:
     """The model ids the endpoint's ``GET /models`` lists, or None where it lists none or cannot say."""
     try:
@@ -212,12 +195,9 @@ async def _probe(
     single = spec.model_copy(update={"endpoints": [endpoint], "timeout": min(spec.timeout, timeout)})
     name = endpoint_name(spec, endpoint)
     client = ModelClient(single, limits, ONE_ATTEMPT, ledger=ledger)
-    heard: list[str | None] = []
-    _listen(client, heard)
     failures: list[RequestFailed] = []
     try:
         for attempt in range(1, policy.max_attempts + 1):
-            heard.clear()
             try:
                 completion = await client.complete(PROBE_MESSAGES, max_tokens=1, phase="check")
             except RequestFailed as exc:
@@ -225,7 +205,7 @@ async def _probe(
                     return EndpointCheck(spec.alias, name, note="not probed: the budget has no room left")
                 if not is_transient(exc):
                     return EndpointCheck(spec.alias, name, await _refusal(client, exc, timeout))
-                retry_after = parse_retry_after(heard[-1] if heard else None)
+                retry_after = exc.retry_after  # a 503 that says when to come back: busy, not broken
                 if exc.status == 429 or (exc.status == 503 and retry_after is not None):
                     wait = f", Retry-After {retry_after:g} s" if retry_after is not None else ""
                     note = f"busy (HTTP {exc.status}{wait}) right now; the run waits and retries"

@@ -1,9 +1,10 @@
 """The model client: the only code in jurist that asks models for completions.
 
-:class:`ModelClient` sends one alias's requests over the wire layer (:mod:`jurist.engine.transport`, or a
-provider adapter): it consults the request cache, starts a managed server on first use, holds the
-concurrency limits, retries what is worth retrying and counts what was spent. :class:`Engine` holds the
-clients of one process with their shared limit, cache and server pool.
+:class:`ModelClient` lives one alias's requests through: it consults the request cache, sends through a
+batch API where asked, starts a managed server on first use, counts what was spent and stores the
+answer; what is really sent goes through its :class:`~jurist.engine.wire.sending.Transport` (the HTTP one by
+default: limits, throttle, retries). :class:`Engine` holds the clients of one process with their shared
+limit, cache and server pool.
 """
 
 from __future__ import annotations
@@ -11,39 +12,36 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import random
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Literal
 
-import aiohttp
-
 from jurist.config import ModelSpec
-from jurist.engine.anthropic import SHARED_PREFIX
-from jurist.engine.cache import RequestCache, legacy_request_key, request_key
-from jurist.engine.connections import ConnectionBudget
-from jurist.engine.identity import Identities, Identity, cache_report
-from jurist.engine.ledger import EngineStats, Ledger
-from jurist.engine.ledger_rows import Phase
-from jurist.engine.limits import ConcurrencyLimits, fit_fd_limit
-from jurist.engine.reply_cap import cap_bytes
-from jurist.engine.retry import RetryPolicy
-from jurist.engine.sending import WireSender
-from jurist.engine.throttle import Throttle
-from jurist.engine.transport import Completion, EndpointClient, RequestFailed
+from jurist.engine.cache.identity import Identities, Identity, cache_report
+from jurist.engine.cache.store import RequestCache, request_key
+from jurist.engine.pacing.limits import ConcurrencyLimits, fit_fd_limit
+from jurist.engine.pacing.retry import RetryPolicy
+from jurist.engine.pacing.throttle import Throttle
+from jurist.engine.spending import spend
+from jurist.engine.wire.anthropic import SHARED_PREFIX
+from jurist.engine.wire.connections import ConnectionBudget
+from jurist.engine.wire.sending import HttpTransport, Transport, WireRequest
+from jurist.engine.wire.transport import Completion, EndpointClient, RequestFailed
 from jurist.errors import JuristError
+from jurist.money import EngineStats, Ledger, Phase
 
 if TYPE_CHECKING:
     from jurist.engine.batch import BatchDispatcher, Batching
     from jurist.engine.local import LocalModels
-    from jurist.engine.pool import ServerPool
+    from jurist.engine.servers.pool import ServerPool
 
 __all__ = ["Completion", "EndpointClient", "Engine", "EngineStats", "ModelClient", "RequestFailed"]
 
 CacheMode = Literal["use", "refresh", "off"]
 
 
-class ModelClient(WireSender):
-    """Sends chat requests for one model alias: cache, load balancing, limits, retries and accounting."""
+class ModelClient:
+    """Sends chat requests for one model alias: cache, batches, servers and accounting, over ``transport``
+    (the HTTP one, built from ``limits``, ``policy`` and ``throttle``, unless another is given)."""
 
     def __init__(
         self,
@@ -58,6 +56,7 @@ class ModelClient(WireSender):
         ledger: Ledger | None = None,
         local: LocalModels | None = None,
         cache_only: bool = False,
+        transport: Transport | None = None,
     ) -> None:
         self.spec = spec
         self.alias = spec.alias
@@ -65,52 +64,29 @@ class ModelClient(WireSender):
         if spec.api_type == "anthropic":
             self.sample_batching = False  # the Messages API answers one choice per request
         self.batch_probe = asyncio.Lock()  # held by the one batched request that finds out
-        self._limits = limits
-        self._policy = policy
-        self._throttle = throttle
         self._cache = cache
         self._pool = pool
         self._local = local  # --local: a served spec runs in this process instead of on a server
         self._budget = budget  # the engine's one connection pool; None: each endpoint has its own
         self._ledger = ledger if ledger is not None else Ledger()  # usage by phase, prices, the budget
-        self._timeout = aiohttp.ClientTimeout(total=spec.timeout)
-        self._rng = random.Random()
+        self._transport: Transport = transport or HttpTransport(limits, policy, self._ledger, throttle)
         self.context_length: int | None = None  # what a managed server said it serves, once started
         # A managed server has no endpoints until it is started, by the first request that needs it.
-        self.endpoints: list[EndpointClient] = [] if spec.serve is not None else self._endpoints(spec, budget)
-        self._served_name = self.endpoints[0].model_name if self.endpoints else spec.model
-        # What answers is learned once (engine/identity.py) and keys the cache; the name alone keyed it once.
+        self.endpoints: list[EndpointClient] = (
+            [] if spec.serve is not None else self._transport.endpoints(spec, budget)
+        )
+        self.served_name = self.endpoints[0].model_name if self.endpoints else spec.model
+        """The model name the request body carries (and the cache key's body with it)."""
+        # What answers is learned once (engine/cache/identity.py) and keys the cache.
         self._identities = Identities(spec, cache, cache_only)
         self._cache_only = cache_only  # --cache-only: answer from the cache or fail; never send
-        self._legacy_name = self._served_name
+        # A batch's custom id where no identity is known yet: the served name (a managed server's file too).
+        self._fallback_name = self.served_name
         if spec.serve is not None:
-            self._legacy_name += f"@{spec.serve.kind}:{spec.serve.model}"
+            self._fallback_name += f"@{spec.serve.kind}:{spec.serve.model}"
         self.cache_sources: Counter[tuple[str, str, str]] = Counter()  # (phase, alias, identity): hits
         self.batcher: BatchDispatcher | None = None  # requests of ``batch_phases`` go through batches
         self.batch_phases: frozenset[str] = frozenset()
-        self.legacy_entries = 0  # misses an older jurist's entry (keyed by name only) would have answered
-
-    @staticmethod
-    def _endpoints(spec: ModelSpec, budget: ConnectionBudget | None) -> list[EndpointClient]:
-        if spec.api_type == "litellm":
-            from jurist.engine.providers import litellm_endpoints  # optional and heavy: only when used
-
-            return litellm_endpoints(spec)
-        if spec.api_type == "anthropic":
-            from jurist.engine.anthropic import anthropic_endpoints
-
-            return anthropic_endpoints(spec, budget)
-        if spec.api_type == "openai-responses":  # OpenAI's Responses API (engine/responses.py)
-            from jurist.engine.responses import responses_endpoints
-
-            return responses_endpoints(spec, budget)
-        endpoints = [
-            EndpointClient(ep.base_url, ep.api_key, ep.model_name or spec.model, spec.parallel, budget)
-            for ep in spec.resolved_endpoints()
-        ]
-        for endpoint in endpoints:
-            endpoint.max_reply_bytes = cap_bytes(spec.max_reply_mb)
-        return endpoints
 
     async def _start_server(self) -> None:
         if self._local is not None:
@@ -124,10 +100,10 @@ class ModelClient(WireSender):
         started = await self._pool.ensure(self.spec)
         self.context_length = self._pool.context_length(self.alias)
         if not self.endpoints:  # the first of many concurrent first requests builds them
-            self.endpoints = self._endpoints(started, self._budget)
+            self.endpoints = self._transport.endpoints(started, self._budget)
 
     async def identities(self) -> list[Identity]:
-        """What may answer this alias's requests, learned once (engine/identity.py)."""
+        """What may answer this alias's requests, learned once (engine/cache/identity.py)."""
         return await self._identities.of(self.endpoints)
 
     def build_body(self, model_name: str, messages: list[dict[str, Any]], **params: Any) -> bytes:
@@ -158,7 +134,7 @@ class ModelClient(WireSender):
         from the cache when it can (no slot, no server, no request), else sends and stores; "refresh"
         sends and stores (e.g. to re-judge an invalid verdict); "off" neither looks up nor stores.
         ``phase`` (generate, judge, reask, check): the ledger row it counts in. Under a budget, a request
-        that could exceed it is not sent (:class:`~jurist.engine.budget.BudgetExhausted`).
+        that could exceed it is not sent (:class:`~jurist.engine.wire.transport.BudgetExhausted`).
         ``shared_prefix``: leading characters of the first user message that the question's other requests
         share; a provider that takes explicit prompt-cache marks (Anthropic) is told, nothing else is (not
         part of the request's cache key).
@@ -167,7 +143,7 @@ class ModelClient(WireSender):
         body: bytes | None = None
         identities: list[Identity] = []
         if store is not None:
-            body = self.build_body(self._served_name, messages, **params)
+            body = self.build_body(self.served_name, messages, **params)
             identities = await self.identities()
             if cache == "use":
                 hit = self._lookup(store, identities, body, sample, phase)
@@ -181,10 +157,10 @@ class ModelClient(WireSender):
         if self.batcher is not None and phase in self.batch_phases:  # engine/batch: custom id = cache key
             from jurist.engine.batch import BatchFallback, send_batched
 
-            body = body or self.build_body(self._served_name, messages, **params)
+            body = body or self.build_body(self.served_name, messages, **params)
             await self.identities()  # learned once: what answers keys the custom id as it keys the cache
             identity = self.endpoints[0].identity if self.endpoints else None
-            key = request_key(identity.key_text() if identity else self._legacy_name, body, sample)
+            key = request_key(identity.key_text() if identity else self._fallback_name, body, sample)
             line = json.loads(body)
             if shared_prefix > 0 and self.spec.api_type == "anthropic":
                 line[SHARED_PREFIX] = shared_prefix
@@ -193,11 +169,12 @@ class ModelClient(WireSender):
                 return await send_batched(*how, identity, fresh=cache == "refresh")
             except BatchFallback:
                 pass  # past --batch-deadline: sent synchronously, as below
-        if not self.endpoints:
+        if not self.endpoints and self._transport.starts_servers:
             await self._start_server()
         prefix = shared_prefix if self.spec.api_type == "anthropic" else 0
-        send = functools.partial(self._send, messages, params, body, phase, prefix)
-        completion = await self._ledger.spend(phase, self.spec, messages, params, send)
+        request = WireRequest(messages, params, body, phase, prefix)
+        send = functools.partial(self._transport.send, self, request)
+        completion = await spend(self._ledger, phase, self.spec, messages, params, send)
         if store is not None and body is not None:
             answered = await self._identities.answered(self.endpoints, completion.answered_by)
             if answered is not None:  # keyed by what answered it
@@ -211,7 +188,7 @@ class ModelClient(WireSender):
         know whether a model has anything to answer at all (:mod:`jurist.run.precheck`)."""
         if self._cache is None:
             return False
-        body = self.build_body(self._served_name, messages, **params)
+        body = self.build_body(self.served_name, messages, **params)
         for identity in await self.identities():
             value = (
                 self._cache.get(request_key(identity.key_text(), body, sample)) if identity.known else None
@@ -223,8 +200,7 @@ class ModelClient(WireSender):
     def _lookup(
         self, store: RequestCache, identities: list[Identity], body: bytes, sample: int, phase: Phase
     ) -> Completion | None:
-        """The cached answer of any endpoint that may answer this request (each keyed by what answered
-        it); a miss where an older jurist's entry exists is counted (:meth:`cache_report`)."""
+        """The cached answer of any endpoint that may answer this request (each keyed by what answered it)."""
         for identity in identities:
             if not identity.known:  # a server that did not answer cannot say which weights it would use
                 continue
@@ -234,9 +210,8 @@ class ModelClient(WireSender):
                 self.cache_sources[phase, self.alias, identity.describe()] += 1
                 completion = Completion.from_cache(value)
                 completion.answered_by = identity
+                self._transport.answered_from_cache(phase, self.alias, completion)
                 return completion
-        if store.has(legacy_request_key(self._legacy_name, body, sample)):
-            self.legacy_entries += 1
         return None
 
     async def aclose(self) -> None:
@@ -331,15 +306,13 @@ class Engine:
     def cache_report(self) -> list[str]:
         """This engine's answers that came from the cache, by phase and identity (for the run's output)."""
         sources: Counter[tuple[str, str, str]] = Counter()
-        legacy = 0
         for client in self._clients.values():
             sources.update(client.cache_sources)
-            legacy += client.legacy_entries
-        return cache_report(sources, legacy)
+        return cache_report(sources)
 
     def _server_pool(self) -> ServerPool:
         if self.pool is None:
-            from jurist.engine.pool import ServerPool
+            from jurist.engine.servers.pool import ServerPool
 
             self.pool = ServerPool()
         return self.pool

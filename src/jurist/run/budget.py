@@ -1,12 +1,12 @@
 """A run's ledger from start to run.json: prices resolved, the budget, the table at the end, the sums.
 
-The engine counts (:mod:`jurist.engine.ledger`); this module gives it what it needs before the first
+The engine counts (:mod:`jurist.money.ledger`); this module gives it what it needs before the first
 request (the prices of the models file and of ``--prices``, a budget that knows what earlier runs of the
 directory already spent) and turns its counts into run.json's ``ledger`` (this run) and ``ledger_total``
 (every run of the directory), which ``jurist show --usage`` adds up across directories.
 
 What earlier runs spent is rebuilt from the directory's usage log, one line per request
-(:mod:`jurist.run.usage_history`), never from run.json, which is a summary for people: a corrupt run.json
+(:mod:`jurist.money.history`), never from run.json, which is a summary for people: a corrupt run.json
 is said in one line and written anew, and the budget still knows every dollar. The run appends its own
 requests to that log as they settle (:class:`RunLedger`).
 """
@@ -23,15 +23,12 @@ from typing import Any
 
 from rich.console import Console
 
-from jurist.config import ModelSpec
-from jurist.engine.budget import Budget
-from jurist.engine.ledger import FALLBACK_MAX_TOKENS, Ledger
+from jurist.config import ModelSpec, Price, load_prices
 from jurist.errors import JuristError
-from jurist.prices import Price, load_prices
-from jurist.report.formats import render_csv, render_markdown, table_console
-from jurist.report.ledger_table import dollars, print_ledger
-from jurist.run.config import RunConfig
-from jurist.run.usage_history import (
+from jurist.money import (
+    FALLBACK_MAX_TOKENS,
+    Budget,
+    Ledger,
     add_ledgers,
     directory_usage,
     ledger_of_run,
@@ -41,6 +38,9 @@ from jurist.run.usage_history import (
     usage_of_ledger,
     usage_of_runs,
 )
+from jurist.report.formats import render_csv, render_markdown, table_console
+from jurist.report.ledger_table import dollars, print_ledger
+from jurist.run.config import RunConfig
 from jurist.store.usage import UsageLog, add_usage, usage_log_path
 
 log = logging.getLogger("jurist.run.budget")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from jurist.config import ModelStringOptions
-from jurist.engine.retry import RetryPolicy
+from jurist.engine import RetryPolicy
 from jurist.run.batching import BatchChoice
 from jurist.run.shards import ShardChoice
 
@@ -38,7 +38,7 @@ class RunConfig:
     judge_prompt: Path | None = None  # a file of templates replacing the protocol's prompts
     min_interval: float = 0.0  # seconds between request starts, shared by processes naming throttle_file
     throttle_file: Path | None = None  # default: ~/.cache/jurist/throttle.lock
-    cache: bool = True  # the machine-wide request cache (engine/cache.py)
+    cache: bool = True  # the machine-wide request cache (engine/cache/store.py)
     cache_path: Path | None = None  # default: $JURIST_CACHE_DIR or ~/.cache/jurist
     cache_only: bool = False  # send nothing: answer from the cache under each endpoint's last identity
     method: str = "winrate"  # any `jurist show` method: winrate | bt
@@ -55,7 +55,7 @@ class RunConfig:
     answers_file: Path | None = None  # --answers: score these answers (one model's) instead of generating
     output_format: str = "table"  # how the final scores are printed: table | json | csv | markdown
     check: bool = True  # probe the models-file endpoints a run will use before it starts
-    prices_file: Path | None = None  # --prices: alias or served name -> price (jurist.prices)
+    prices_file: Path | None = None  # --prices: alias or served name -> price (jurist.config.prices)
     max_cost: float | None = None  # --max-cost USD over the run directory's requests (jurist.run.budget)
     max_tokens: int | None = None  # --max-tokens: prompt + completion tokens over the run directory
     local: bool = False  # --local: models with a serve block run in this process (jurist.engine.local)

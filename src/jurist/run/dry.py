@@ -2,15 +2,15 @@
 
 Everything is resolved as the run would resolve it (models, benchmark, run directory, request cache), and
 every request is built by the code that would send it: the answer stage's messages, the judge kinds' own
-games and rubric items, the same bodies and cache keys. A client that never sends (:class:`DryClient`)
-stands in for the engine's: a cache hit answers as in a run, a miss is written down instead of sent.
+games and rubric items, the same bodies and cache keys. The engine's own clients ask, through a transport
+that never sends (:class:`RecordingTransport`): a cache hit answers as in a run, a miss is written down.
 Answers not generated yet are stand-ins in the judges' prompts, counted as the tokens they are expected to
 have (the mean that earlier runs of this directory observed, else ``max_tokens``; at most ``max_tokens``).
 A reply is expected at the mean completion that earlier runs of the directory observed for its phase and
 model, else at the mean of the replies the cache holds for this very run, else, for a judge whose protocol
 replies with a label alone, at that protocol's cap (:data:`REPLY_CAPS`), else at ``max_tokens`` (the
 model's, or the benchmark's reference judge's); the cost range's top is ``max_tokens`` whatever the guess.
-Prompts are counted with each model's own tokenizer (:mod:`jurist.engine.tokenizers`); where it is not
+Prompts are counted with each model's own tokenizer (:mod:`jurist.tokens.counters`); where it is not
 known, o200k stands in, and the cost range's top counts every byte of such a prompt as a token.
 """
 
@@ -21,24 +21,25 @@ import json
 import re
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
 
 from jurist.benchmarks.base import Benchmark, Question
-from jurist.config import ModelSpec
-from jurist.engine.cache import RequestCache, default_cache_path, open_cache
-from jurist.engine.check import PROBE_MESSAGES
-from jurist.engine.client import EndpointClient, ModelClient, RequestFailed
-from jurist.engine.ledger import Ledger, worst_prompt_tokens
-from jurist.engine.ledger_rows import Phase, row_order
-from jurist.engine.limits import ConcurrencyLimits
-from jurist.engine.retry import RetryPolicy
-from jurist.engine.tokenizers import TokenCounter, counter_for
-from jurist.engine.transport import Completion
+from jurist.config import Price
+from jurist.engine import (
+    PROBE_MESSAGES,
+    Completion,
+    ConcurrencyLimits,
+    ModelClient,
+    RequestCache,
+    RequestFailed,
+    RetryPolicy,
+    default_cache_path,
+    open_cache,
+)
 from jurist.judging.base import CacheMode, JudgeItem, JudgeKind, PartialJudgment
-from jurist.prices import Price
+from jurist.money import Ledger, row_order, worst_prompt_tokens
 from jurist.report.formats import table_console
 from jurist.report.ledger_table import dry_run_table
 from jurist.run.batching import batch_phases, dry_batch_note
@@ -48,7 +49,9 @@ from jurist.run.config import RunConfig
 from jurist.run.generate import PartialGames, answer_messages, sample_params
 from jurist.run.indexes import RunIndexes
 from jurist.run.plan import RunPlan, resolve
+from jurist.run.recording import NotSent, Planned, RecordingTransport
 from jurist.run.work import answer_work
+from jurist.tokens import TokenCounter, counter_for
 
 _STAND_IN = re.compile(r"JURISTPLANNEDANSWER(\d+)X")
 
@@ -60,76 +63,8 @@ writes a judgment first (Arena-Hard's, jurist-pairwise) or a custom prompt has n
 expected at ``max_tokens`` until a run or the cache has observed them."""
 
 
-class _NotSent(RequestFailed):
-    """What the dry client raises instead of sending: the caller sees a request that did not succeed."""
-
-    def __init__(self) -> None:
-        super().__init__("dry run: not sent", kind="dry-run", attempts=0)
-
-
-@dataclass
-class Planned:
-    """One request a run would send."""
-
-    phase: str
-    alias: str
-    messages: list[dict[str, Any]]
-    params: dict[str, Any]
-
-
-class DryClient(ModelClient):
-    """A model client that consults the cache exactly as a run's would and writes a miss down unsent."""
-
-    def __init__(
-        self,
-        spec: ModelSpec,
-        cache: RequestCache | None,
-        ledger: Ledger,
-        plan: list[Planned],
-        cached_replies: dict[tuple[str, str], list[int]],
-    ):
-        super().__init__(spec, ConcurrencyLimits(1), RetryPolicy(), cache=cache, ledger=ledger)
-        self._plan = plan
-        self._cached_replies = cached_replies
-
-    def _lookup(
-        self, store: RequestCache, identities: list[Any], body: bytes, sample: int, phase: Phase
-    ) -> Completion | None:
-        """The run's own lookup; a hit's completion tokens are kept (per phase and model: [tokens,
-        replies]) as an observation of how long this model's replies are."""
-        completion = super()._lookup(store, identities, body, sample, phase)
-        if completion is not None and isinstance(completion.completion_tokens, int):
-            seen = self._cached_replies.setdefault((phase, self.alias), [0, 0])
-            seen[0] += completion.completion_tokens
-            seen[1] += 1 + len(completion.more)
-        return completion
-
-    @staticmethod
-    def _endpoints(spec: ModelSpec, budget: Any) -> list[EndpointClient]:
-        """Named as the real ones are (the cache key holds what answers there), never sent a completion;
-        with the key, for the one ``GET /models`` that says what answers there (engine/identity.py)."""
-        return [
-            EndpointClient(ep.base_url, ep.api_key, ep.model_name or spec.model, 1)
-            for ep in spec.resolved_endpoints()
-        ]
-
-    async def _start_server(self) -> None:
-        """A managed server is not started: nothing is sent."""
-
-    async def _send(
-        self,
-        messages: list[dict[str, Any]],
-        params: dict[str, Any],
-        built: bytes | None,
-        phase: Phase,
-        shared_prefix: int = 0,
-    ) -> Completion:
-        self._plan.append(Planned(phase, self.alias, messages, dict(params)))
-        raise _NotSent
-
-
 class Planner:
-    """Walks a run's work as :class:`~jurist.run.pipeline.Pipeline` would, with :class:`DryClient` s."""
+    """Walks a run's work as :class:`~jurist.run.pipeline.Pipeline` would, with clients that record."""
 
     def __init__(self, plan: RunPlan, cache: RequestCache | None) -> None:
         self.run = plan
@@ -140,7 +75,7 @@ class Planner:
         self.ledger = Ledger()  # the dry clients' cache hits, by phase and model
         self.plan: list[Planned] = []
         self.done: Counter[tuple[str, str]] = Counter()
-        self.clients: dict[str, DryClient] = {}
+        self.clients: dict[str, ModelClient] = {}
         self.planned: dict[str, dict[tuple[str, int], str | None]] = {}  # generated now: text, or unknown
         self.stand_ins: list[str] = []  # alias of stand-in number i
         self.counters: dict[str, TokenCounter] = {}  # by alias, as used
@@ -160,10 +95,15 @@ class Planner:
         counted = counter.count_prompt(messages)
         return counted, counted if counter.exact else max(counted, worst_prompt_tokens(messages))
 
-    def client(self, alias: str) -> DryClient:
+    def client(self, alias: str) -> ModelClient:
         if alias not in self.clients:
-            self.clients[alias] = DryClient(
-                self.run.specs[alias], self.cache, self.ledger, self.plan, self.cached_replies
+            self.clients[alias] = ModelClient(
+                self.run.specs[alias],
+                ConcurrencyLimits(1),
+                RetryPolicy(),
+                cache=self.cache,
+                ledger=self.ledger,
+                transport=RecordingTransport(self.plan, self.cached_replies),
             )
         return self.clients[alias]
 
@@ -199,11 +139,11 @@ class Planner:
                 )
 
     async def _ask(
-        self, client: DryClient, messages: list[dict[str, Any]], sample: int, params: dict[str, Any]
+        self, client: ModelClient, messages: list[dict[str, Any]], sample: int, params: dict[str, Any]
     ) -> Completion | None:
         try:
             return await client.complete(messages, sample=sample, phase="generate", **params)
-        except _NotSent:
+        except NotSent:
             return None
 
     def answer(self, alias: str, question: Question, sample: int) -> str | None:
@@ -254,7 +194,11 @@ class Planner:
 
     @staticmethod
     async def _judge(
-        kind: JudgeKind, client: DryClient, item: JudgeItem, cache: CacheMode, earlier: dict[int, Any] | None
+        kind: JudgeKind,
+        client: ModelClient,
+        item: JudgeItem,
+        cache: CacheMode,
+        earlier: dict[int, Any] | None,
     ) -> None:
         try:
             await kind.judge(client, item, cache=cache, earlier=earlier)

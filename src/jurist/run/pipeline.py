@@ -15,11 +15,7 @@ from typing import Any
 from rich.console import Console
 
 from jurist.benchmarks.registry import benchmark_names
-from jurist.engine.cache import open_cache
-from jurist.engine.client import Engine, RequestFailed
-from jurist.engine.local import LocalModels
-from jurist.engine.pool import ServerPool
-from jurist.engine.throttle import make_throttle
+from jurist.engine import Engine, LocalModels, RequestFailed, ServerPool, make_throttle, open_cache
 from jurist.errors import JuristError
 from jurist.redact import mask
 from jurist.report.progress import StageProgress
@@ -85,14 +81,14 @@ class Pipeline:
         (or copied and re-run) with its servers down probes nothing and scores. Judges are probed
         with the answers they would judge when answers are still to come, since those are new. A model
         whose missing answers the request cache holds under what answers it now is not probed: a cached
-        answer stands in only for a server that says which weights it serves (engine/identity.py), so a
+        answer stands in only for a server that says which weights it serves (engine/cache/identity.py), so a
         server that is down is probed and refuses (:mod:`jurist.run.precheck`).
         ``--cache-only`` probes nothing: it sends nothing, and answers from the cache under what each
         server last said it serves."""
         plan, config = self.plan, self.plan.config
         if not config.check or config.cache_only:  # a server jurist starts is never probed
             return
-        from jurist.engine.check import require_ready
+        from jurist.engine import require_ready
 
         busy = {alias for alias, jobs in self._pending_work().items() if jobs}
         if busy:

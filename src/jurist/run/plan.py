@@ -31,7 +31,7 @@ from jurist.config import (
     string_labels,
     undefined_model,
 )
-from jurist.engine.embedded import EMBEDDED_ALIAS, embedded_model_spec
+from jurist.engine import EMBEDDED_ALIAS, embedded_model_spec
 from jurist.errors import JuristError
 from jurist.families import FamilyName, run_scoring_fields
 from jurist.judging.base import JudgeKind
@@ -166,7 +166,7 @@ def resolve(
     judging = bench.judge_kind is not None and config.mode != "inference-only"
     judges = tuple(dict.fromkeys(config.judges or [EMBEDDED_ALIAS])) if judging else ()
     baselines = tuple(bench.baselines()) if judges_against_baselines(bench) else ()
-    if EMBEDDED_ALIAS not in specs:  # jurist serves the embedded model itself (engine/pool.py)
+    if EMBEDDED_ALIAS not in specs:  # jurist serves the embedded model itself (engine/servers/pool.py)
         specs[EMBEDDED_ALIAS] = embedded_model_spec()
     _check(config, bench, run_dir, specs, candidates, baselines, judges)
     if bench.judge_kind != "rubric":  # the rubric kind sends its grader's reference settings itself

@@ -18,10 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from jurist.config import ModelSpec
-from jurist.engine.cache import RequestCache, open_cache
-from jurist.engine.client import ModelClient
-from jurist.engine.limits import ConcurrencyLimits
-from jurist.engine.retry import RetryPolicy
+from jurist.engine import ConcurrencyLimits, ModelClient, RequestCache, RetryPolicy, open_cache
 from jurist.run.generate import AnswerJob, answer_messages, sample_params
 
 

@@ -104,7 +104,7 @@ def booked_batch_lines(path: Path) -> set[str]:
 
 
 class UsageLog:
-    """The usage log of one run, as the ledger's :attr:`~jurist.engine.ledger.Ledger.record`. Records
+    """The usage log of one run, as the ledger's :attr:`~jurist.money.ledger.Ledger.record`. Records
     come before the log is open (the pre-run probes of a directory not made yet) wait for :meth:`open`;
     each carries the run's id."""
 

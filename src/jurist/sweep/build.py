@@ -19,7 +19,7 @@ from jurist.config import (
     models_from_strings,
     undefined_model,
 )
-from jurist.engine.retry import RetryPolicy
+from jurist.engine import RetryPolicy
 from jurist.errors import JuristError
 from jurist.sweep.checkpoints import find_checkpoints
 from jurist.sweep.plan import SweepPlan, gpu_slots, load_tasks
@@ -79,7 +79,7 @@ def _check_judges(
 ) -> None:
     """Each judge and ``--baseline`` model is defined (a models-file alias or a model string), and (unless
     --no-check) answers, before any checkpoint starts (the embedded model needs no entry)."""
-    from jurist.engine.embedded import EMBEDDED_ALIAS
+    from jurist.engine import EMBEDDED_ALIAS
 
     named = [alias for alias in dict.fromkeys([*judges, *baselines]) if alias != EMBEDDED_ALIAS]
     if not named:
@@ -91,7 +91,7 @@ def _check_judges(
         if alias not in specs:
             raise undefined_model(alias, source, specs)
     if probe:
-        from jurist.engine.check import require_ready
+        from jurist.engine import require_ready
 
         require_ready(specs, [alias for alias in named if specs[alias].serve is None])
 

@@ -7,7 +7,7 @@ share one root engine whose pool starts the checkpoint's server on the first req
 answering ends the phase at once with its exit code and the last line of its log, instead of every
 request failing through its retries.
 
-With ``--warm-swap`` a slot passes its :class:`~jurist.engine.pool.KeptServer`: the server of the slot's
+With ``--warm-swap`` a slot passes its :class:`~jurist.engine.KeptServer`: the server of the slot's
 previous checkpoint is moved to this checkpoint's weights instead of a new one being started (vLLM's sleep
 mode; a cold start where it cannot), and left running at the end of the phase for the next checkpoint.
 The outcome says how the checkpoint was served (``served_by``).
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from jurist.engine.pool import KeptServer, ServerFactory, ServerPool
+from jurist.engine import KeptServer, ServerFactory, ServerPool
 from jurist.errors import JuristError
 from jurist.report.progress import StageProgress
 from jurist.sweep.checkpoints import Checkpoint

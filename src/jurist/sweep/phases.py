@@ -19,9 +19,7 @@ from typing import Any, Literal
 from rich.console import Console
 
 from jurist.config import ModelSpec
-from jurist.engine.cache import open_cache
-from jurist.engine.client import Engine
-from jurist.engine.pool import KeptServer, ServerFactory, ServerPool
+from jurist.engine import Engine, KeptServer, ServerFactory, ServerPool, open_cache
 from jurist.errors import JuristError, StorageError
 from jurist.report.progress import StageProgress
 from jurist.run.config import RunConfig, RunResult
@@ -98,7 +96,7 @@ def root_engine(
     slot's server kept between checkpoints, for warm swaps)."""
     extra: dict[str, Any] = {}
     if plan.local:  # served models load in this process (jurist.engine.local), no server starts
-        from jurist.engine.local import LocalModels
+        from jurist.engine import LocalModels
 
         extra["local"] = LocalModels(notify=notify)
     return Engine(

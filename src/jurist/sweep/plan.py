@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from jurist.benchmarks.base import Benchmark
 from jurist.config import ModelSpec, ModelStringOptions, ServeKind, ServeSpec
-from jurist.engine.retry import RetryPolicy
+from jurist.engine import RetryPolicy
 from jurist.errors import JuristError
 from jurist.run.config import RunConfig
 from jurist.run.task_options import TaskSettings
@@ -137,7 +137,7 @@ def _gpu_ids(text: str) -> list[int]:
         raise JuristError(f"--gpus {text!r}: give GPU ids (0,1,2,3) or a count (4)") from None
     if not numbers or min(numbers) < 0:
         raise JuristError(f"--gpus {text!r}: give GPU ids (0,1,2,3) or a count (4)")
-    from jurist.engine.gpus import check_visible, pick_gpus, visible_gpus
+    from jurist.engine import check_visible, pick_gpus, visible_gpus
 
     visible = visible_gpus()
     if len(numbers) == 1 and "," not in text:  # a count

@@ -27,7 +27,7 @@ from typing import Any
 
 from rich.console import Console
 
-from jurist.engine.pool import ServerFactory
+from jurist.engine import ServerFactory
 from jurist.errors import JuristError
 from jurist.store import pack, unpack
 from jurist.store.lock import RunDirLock

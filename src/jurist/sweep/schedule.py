@@ -4,7 +4,7 @@ Each slot (a group of ``--tensor-parallel`` GPUs, or a CPU slot) takes the next 
 queue, generates every task's answers on its own server, stops the server and takes the next, so a slot
 that finishes early never waits for a fixed shard and more checkpoints than slots run in rounds. With
 ``--warm-swap`` a slot keeps its vLLM server and moves it to each next checkpoint's weights instead
-(:class:`~jurist.engine.pool.KeptServer`), stopping it when the slot ends, however it ends. With
+(:class:`~jurist.engine.servers.pool.KeptServer`), stopping it when the slot ends, however it ends. With
 ``--ray`` Ray places each checkpoint's generation on a free node instead (:mod:`jurist.sweep.ray_backend`).
 As each checkpoint's answers are in, its judging starts under the judges' own limit while generation goes
 on. One checkpoint failing is recorded and skipped. Ctrl-C / SIGTERM cancel everything: each phase stops
@@ -32,8 +32,7 @@ from typing import IO, Any
 
 from rich.console import Console
 
-from jurist.engine.embedded import EMBEDDED_ALIAS
-from jurist.engine.pool import KeptServer, ServerFactory
+from jurist.engine import EMBEDDED_ALIAS, KeptServer, ServerFactory
 from jurist.errors import JuristError
 from jurist.report.progress import StageProgress
 from jurist.run.generate import new_progress

@@ -1,8 +1,11 @@
-"""Token counts and answer style metadata: o200k_base through tiktoken, built offline, bounded on any text.
+"""Token counts and answer style metadata: every count jurist makes itself is made here.
 
-What other packages use is exported here; :mod:`~jurist.tokens.encoding` builds the encoding from the
-ranks jurist ships, :mod:`~jurist.tokens.count` counts (exactly, or flagged approximate on degenerate
-text), :mod:`~jurist.tokens.style` adds Arena-Hard's markdown counts.
+What other packages use is exported here; :mod:`~jurist.tokens.encoding` builds o200k_base from the
+ranks jurist ships, :mod:`~jurist.tokens.count` counts with it (exactly, or flagged approximate on
+degenerate text), :mod:`~jurist.tokens.counters` picks each model's own tokenizer (tiktoken's encodings,
+or the model's files through :mod:`~jurist.tokens.files`) for the dry run and for replies without usage,
+:mod:`~jurist.tokens.reported` checks the counts a server reports, :mod:`~jurist.tokens.style` adds
+Arena-Hard's markdown counts.
 """
 
 from __future__ import annotations
@@ -12,8 +15,19 @@ from typing import TYPE_CHECKING
 from jurist import lazy_face
 
 if TYPE_CHECKING:
-    from jurist.tokens.count import TokenCount, count_tokens, measure_tokens
+    from jurist.tokens.count import TokenCount, count_text_tokens, count_tokens, measure_tokens
+    from jurist.tokens.counters import (
+        APPROXIMATE,
+        CountedModel,
+        TiktokenCounter,
+        TokenCounter,
+        approximate_counter,
+        counter_for,
+        counter_or_approximate,
+        merge_labels,
+    )
     from jurist.tokens.encoding import O200K_SHA256, find_o200k_ranks_file, o200k_encoding, read_o200k_ranks
+    from jurist.tokens.reported import MAX_REPLY_TOKENS, shown, token_count
     from jurist.tokens.style import (
         answer_style_metadata,
         markdown_counts,
@@ -24,8 +38,20 @@ if TYPE_CHECKING:
 
 _HOMES = {
     "TokenCount": "count",
+    "count_text_tokens": "count",
     "count_tokens": "count",
+    "APPROXIMATE": "counters",
+    "CountedModel": "counters",
+    "TiktokenCounter": "counters",
+    "TokenCounter": "counters",
+    "approximate_counter": "counters",
+    "counter_for": "counters",
+    "counter_or_approximate": "counters",
+    "merge_labels": "counters",
     "measure_tokens": "count",
+    "MAX_REPLY_TOKENS": "reported",
+    "shown": "reported",
+    "token_count": "reported",
     "O200K_SHA256": "encoding",
     "find_o200k_ranks_file": "encoding",
     "o200k_encoding": "encoding",
@@ -41,16 +67,28 @@ __getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [
+    "APPROXIMATE",
+    "CountedModel",
+    "MAX_REPLY_TOKENS",
     "O200K_SHA256",
+    "TiktokenCounter",
     "TokenCount",
+    "TokenCounter",
     "answer_style_metadata",
+    "approximate_counter",
+    "count_text_tokens",
     "count_tokens",
+    "counter_for",
+    "counter_or_approximate",
     "find_o200k_ranks_file",
     "markdown_counts",
+    "merge_labels",
+    "shown",
     "measure_tokens",
     "o200k_encoding",
     "read_o200k_ranks",
     "stored_style_metadata",
     "strip_code_blocks",
     "style_vector",
+    "token_count",
 ]

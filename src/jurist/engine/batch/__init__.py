@@ -23,11 +23,10 @@ from jurist.engine.batch.settings import BatchFallback, BatchSettings
 from jurist.errors import JuristError
 
 if TYPE_CHECKING:
-    from jurist.engine.cache import RequestCache
-    from jurist.engine.identity import Identity
-    from jurist.engine.ledger import Ledger
-    from jurist.engine.ledger_rows import Phase
-    from jurist.engine.transport import Completion
+    from jurist.engine.cache.identity import Identity
+    from jurist.engine.cache.store import RequestCache
+    from jurist.engine.wire.transport import Completion
+    from jurist.money import Ledger, Phase
 
 __all__ = [
     "JOURNAL_FILE",
@@ -151,9 +150,10 @@ async def send_batched(
     cache hit. :class:`BatchFallback` (past the deadline) passes through with nothing spent.
     ``identity``: what answers at the endpoint the batch goes to (the completion's ``answered_by``).
     ``fresh``: asked anew (a cache refresh)."""
-    from jurist.engine.transport import RequestFailed
+    from jurist.engine.spending import admit
+    from jurist.engine.wire.transport import RequestFailed
 
-    ticket = await ledger.admit(phase, spec, messages, params, batch=True)
+    ticket = await admit(ledger, phase, spec, messages, params, batch=True)
     try:
         completion = await batcher.request(key, body, fresh=fresh, phase=phase)
     except RequestFailed as exc:

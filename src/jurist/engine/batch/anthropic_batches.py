@@ -1,7 +1,7 @@
 """Anthropic's Message Batches API, natively.
 
 ``POST /messages/batches`` takes ``{"requests": [{custom_id, params}]}``, ``params`` being a Messages
-request (:func:`~jurist.engine.anthropic.messages_params`); ``GET /messages/batches/{id}`` says its
+request (:func:`~jurist.engine.wire.anthropic.messages_params`); ``GET /messages/batches/{id}`` says its
 ``processing_status`` (in_progress, canceling, ended); once ended, ``results_url`` serves one JSONL line
 per request: ``result.type`` succeeded (with the Messages reply), errored (with the error), canceled or
 expired. At most 100,000 requests and 256 MB per batch; a ``custom_id`` is 1 to 64 of ``[A-Za-z0-9_-]``
@@ -16,7 +16,6 @@ from typing import Any
 
 import aiohttp
 
-from jurist.engine.anthropic import anthropic_headers, chat_reply, messages_params
 from jurist.engine.batch.wire import (
     BatchState,
     BatchWireError,
@@ -28,6 +27,7 @@ from jurist.engine.batch.wire import (
     line_error,
     read_json,
 )
+from jurist.engine.wire.anthropic import anthropic_headers, chat_reply, messages_params
 
 ANTHROPIC_MAX_REQUESTS = 100_000
 ANTHROPIC_MAX_BYTES = 256 * 1024 * 1024

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from jurist.engine.transport import Completion
+from jurist.engine.wire.transport import Completion
 from jurist.errors import JuristError
 
 Book = Callable[[str, Completion], None]

@@ -8,7 +8,7 @@ a batch is made from, such as OpenAI's uploaded input file, before it is created
 it is polled), ``not_submitted`` (a ``submitting`` that a later run found was never created) and
 ``ended`` (the batch's last status, which custom ids it answered, which it did not: what bounds a
 request's batches over every run, ``--batch-attempts``). A custom id is the request's cache key
-(:func:`~jurist.engine.cache.request_key`), so the same request in the next run has the same id. A torn
+(:func:`~jurist.engine.cache.store.request_key`), so the same request in the next run has the same id. A torn
 last line (a write cut by a crash) is skipped: a ``submitted`` line that did not reach the disk is a batch
 this run never saw, as if its creation had failed.
 

@@ -17,7 +17,7 @@ from jurist.engine.batch.billing import Book, line_key
 from jurist.engine.batch.journal import BatchJournal
 from jurist.engine.batch.settings import BatchFallback, BatchSettings
 from jurist.engine.batch.wire import BatchState, LineResult
-from jurist.engine.transport import Completion, RequestFailed
+from jurist.engine.wire.transport import Completion, RequestFailed
 
 
 class LineOutcomes:

@@ -4,7 +4,7 @@ A provider's batch API (:mod:`~jurist.engine.batch.openai_batches`,
 :mod:`~jurist.engine.batch.anthropic_batches`) is reduced to a few calls: make a line, prepare a batch
 (OpenAI: upload its input file), create it, find a batch created from a prepared input (after a crash
 between the two), read a batch's state, read its results, cancel it.
-Each line's result is a :class:`~jurist.engine.transport.Completion` read by the engine's one reply parser,
+Each line's result is a :class:`~jurist.engine.Completion` read by the engine's one reply parser,
 or a failure that says whether a new batch may help (expired, cancelled, a 429 or 5xx of the line) or
 not (a 4xx: the request itself is wrong).
 """
@@ -17,9 +17,9 @@ from typing import Any, Protocol
 
 import aiohttp
 
-from jurist.engine.reply_parse import parse_completion
-from jurist.engine.retry import is_retryable_status
-from jurist.engine.transport import Completion, completion_from
+from jurist.engine.pacing.retry import is_retryable_status
+from jurist.engine.wire.reply_parse import parse_completion
+from jurist.engine.wire.transport import Completion, completion_from
 from jurist.redact import mask
 
 _MAX_ERROR_CHARS = 300

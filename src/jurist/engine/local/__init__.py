@@ -1,6 +1,6 @@
 """``--local``: models with a ``serve:`` block run in this process instead of behind a server jurist starts.
 
-:class:`LocalModels` is the in-process counterpart of :class:`~jurist.engine.pool.ServerPool`: it loads a
+:class:`LocalModels` is the in-process counterpart of :class:`~jurist.engine.ServerPool`: it loads a
 served model on first use, once per alias (in a worker thread, so the event loop keeps going; sibling
 engines of ``--tasks`` share it), and hands the client an endpoint that answers the same request bodies
 with the same reply bodies as a server, so caching, retries, resume and run artifacts do not change. One
@@ -41,7 +41,7 @@ def load_model(spec: ModelSpec) -> LoadedModel:
 
 def loading_message(spec: ModelSpec) -> str:
     """What a runner shows while a model loads."""
-    from jurist.engine.embedded import EMBEDDED_ALIAS
+    from jurist.engine.local.embedded import EMBEDDED_ALIAS
 
     assert spec.serve is not None
     if spec.alias == EMBEDDED_ALIAS:

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import aiohttp
 
-from jurist.engine.transport import EndpointClient
+from jurist.engine.wire.transport import EndpointClient
 
 Reply = tuple[int, bytes, str | None]
 

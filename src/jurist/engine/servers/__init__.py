@@ -12,8 +12,8 @@ from collections.abc import Collection
 from pathlib import Path
 
 from jurist.config import ModelSpec, ServeKind
-from jurist.engine.gpus import VisibleGpus, check_visible, pick_gpus, visible_gpus
 from jurist.engine.servers.base import ManagedServer, SwapFailed, free_port
+from jurist.engine.servers.gpus import VisibleGpus, check_visible, pick_gpus, visible_gpus
 
 __all__ = ["ManagedServer", "SwapFailed", "free_port", "placed", "server_for", "slots"]
 

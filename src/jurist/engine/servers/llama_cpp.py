@@ -51,7 +51,7 @@ class LlamaCppServer(ManagedServer):
     def from_spec(cls, spec: ModelSpec, log_path: Path | None = None) -> LlamaCppServer:
         """The server of a models-file entry with ``serve: {kind: llama.cpp}``."""
         assert spec.serve is not None
-        from jurist.engine.embedded import EMBEDDED_GGUF, INSTALL_HINT
+        from jurist.engine.local.embedded import EMBEDDED_GGUF, INSTALL_HINT
 
         weights = Path(spec.serve.model)
         gpus = spec.serve.gpus

@@ -2,8 +2,8 @@
 
 One sqlite file (``$JURIST_CACHE_DIR/requests.sqlite``, else ``~/.cache/jurist/requests.sqlite``) maps
 ``sha256(what answered, request body as sent, sample index)`` to what rebuilds the
-:class:`~jurist.engine.transport.Completion`. "What answered" is an
-:class:`~jurist.engine.identity.Identity`: the endpoint's normalised base URL, the served name, and the
+:class:`~jurist.engine.wire.transport.Completion`. "What answered" is an
+:class:`~jurist.engine.cache.identity.Identity`: the endpoint's normalised base URL, the served name, and the
 weights the server reported (vLLM's ``root``, llama.cpp's model file) or, for a server jurist starts, the
 files' identity; so two servers serving the same name, or one server restarted on another checkpoint under
 the same name and port, never answer for each other. Failures are never stored; neither are keys (they
@@ -12,18 +12,10 @@ timeout, and writes are batched into small transactions (flushed on :meth:`Reque
 that cannot be read is reported once and bypassed: a run never fails because of its cache. A cache that
 can be read but not written (a read-only filesystem, a shared copy) is read, and stores nothing.
 
-Entries written before answers were keyed by what answered (key version 1: the served name only, plus
-``@kind:path`` for a ``serve:`` model) stay in the same table, untouched, and an older jurist still reads
-them. They are never reused as answers: nothing in them says which server or which weights answered, so
-they cannot tell step_120's answer from step_240's, and not even the fallback identity (base URL and name,
-where a server cannot be asked) is in them. What they can still prove is that the request was answered
-before, by something serving that name: a run that misses where such an entry exists counts it
-(:meth:`RequestCache.has`, :func:`legacy_request_key`) and says why those requests were sent again.
-
 A server that cannot be reached cannot say what it serves, so nothing is looked up for it: the identity it
 reported last is not assumed, because the usual reason a server is down is that it is being restarted, on
 the next checkpoint under the same name and port, and a run started meanwhile must not be given the last
-checkpoint's answers. Its answers are keyed once it answers (engine/identity.py).
+checkpoint's answers. Its answers are keyed once it answers (engine/cache/identity.py).
 """
 
 from __future__ import annotations
@@ -44,8 +36,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("jurist.cache")
 
 CACHE_FILE = "requests.sqlite"
-_KEY_VERSION = b"jurist-request-cache-2\0"  # keyed by what answered (engine/identity.py)
-_LEGACY_KEY_VERSION = b"jurist-request-cache-1\0"  # the served name only: never reused, see above
+_KEY_VERSION = b"jurist-request-cache-2\0"  # keyed by what answered (engine/cache/identity.py)
 # Rows are appended in rowid order and found through a small index of 32-byte digests: a random-key
 # primary key would rewrite a random leaf of the (much larger) table on every store. The table name carries
 # the layout's version, so a future layout starts a table of its own beside this one.
@@ -70,18 +61,9 @@ _warned: set[str] = set()
 
 def request_key(answered_by: str, body: bytes, sample: int) -> str:
     """The cache key of one request: what was asked, of what answered it
-    (:meth:`~jurist.engine.identity.Identity.key_text`), for which sample."""
+    (:meth:`~jurist.engine.cache.identity.Identity.key_text`), for which sample."""
     digest = hashlib.sha256(_KEY_VERSION)
     digest.update(f"{answered_by}\0{sample}\0".encode())
-    digest.update(body)
-    return digest.hexdigest()
-
-
-def legacy_request_key(model_name: str, body: bytes, sample: int) -> str:
-    """The key an older jurist stored the request under (the served name only): only to tell a run that
-    such an entry exists, never to answer from it."""
-    digest = hashlib.sha256(_LEGACY_KEY_VERSION)
-    digest.update(f"{model_name}\0{sample}\0".encode())
     digest.update(body)
     return digest.hexdigest()
 
@@ -189,19 +171,6 @@ class RequestCache:
             return value
         self.misses += 1
         return None
-
-    def has(self, key: str) -> bool:
-        """Whether an entry is stored under ``key``, not counted as a hit or a miss (older entries)."""
-        with self._lock:
-            if key in self._pending:
-                return True
-            if self._db is None:
-                return False
-            try:
-                return self._db.execute(_SELECT, (_blob(key),)).fetchone() is not None
-            except self._errors as exc:
-                self._disable(exc)
-                return False
 
     def put(self, key: str, value: dict[str, Any]) -> None:
         """Store ``value`` under ``key``; written in the next small transaction."""

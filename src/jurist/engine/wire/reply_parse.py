@@ -2,7 +2,7 @@
 
 Only a reply that says something counts (else ValueError, and the client retries it); the metadata around
 a readable answer never makes it unreadable (a field of the wrong type is dropped with a note); a body cut
-at the reply cap (:mod:`jurist.engine.reply_cap`) keeps the answer it holds, flagged.
+at the reply cap (:mod:`jurist.engine.wire.reply_cap`) keeps the answer it holds, flagged.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from jurist.engine.reply_cap import MIB, CutBody, cut_message
-from jurist.engine.reply_fields import logprobs_problem, shown, token_count
+from jurist.engine.wire.reply_cap import MIB, CutBody, cut_message
+from jurist.engine.wire.reply_fields import logprobs_problem
+from jurist.tokens import shown, token_count
 
 _THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.DOTALL)
 _OPEN_THINK = re.compile(r"^\s*<think>")
@@ -110,7 +111,7 @@ def _read_usage(usage: Any, reply: ParsedReply) -> None:
     if cached is not None and reply.prompt_tokens is not None and cached > reply.prompt_tokens:
         notes.append("usage.prompt_tokens_details.cached_tokens is more than prompt_tokens")
         cached = None
-    # written to the prompt cache (Anthropic's cache_creation_input_tokens, as engine/anthropic.py names it)
+    # written to the prompt cache (Anthropic's cache_creation_input_tokens, as wire/anthropic.py names it)
     written = _usage_detail(usage, "prompt_tokens_details", "cache_write_tokens", notes)
     if (
         written is not None

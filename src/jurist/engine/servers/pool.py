@@ -39,7 +39,7 @@ ServerFactory = Callable[[ModelSpec, Path | None], ManagedServer]
 
 def starting_message(spec: ModelSpec) -> str:
     """What a runner shows while a server starts."""
-    from jurist.engine.embedded import EMBEDDED_ALIAS
+    from jurist.engine.local.embedded import EMBEDDED_ALIAS
 
     assert spec.serve is not None
     if spec.alias == EMBEDDED_ALIAS:

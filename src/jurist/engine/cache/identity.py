@@ -45,8 +45,8 @@ import aiohttp
 from jurist.config import ModelSpec, arg_value
 
 if TYPE_CHECKING:
-    from jurist.engine.cache import RequestCache
-    from jurist.engine.transport import EndpointClient
+    from jurist.engine.cache.store import RequestCache
+    from jurist.engine.wire.transport import EndpointClient
 
 log = logging.getLogger("jurist.cache")
 
@@ -340,10 +340,9 @@ def _said_once(identity: Identity) -> Identity:
     return identity
 
 
-def cache_report(sources: Counter[tuple[str, str, str]], legacy: int) -> list[str]:
+def cache_report(sources: Counter[tuple[str, str, str]]) -> list[str]:
     """The run's lines about answers that came from the cache, not a server: how many, of which phase,
-    from which identity (``sources``: (phase, alias, identity described) -> count), and how many requests
-    were sent again although an older jurist had cached them (``legacy``)."""
+    from which identity (``sources``: (phase, alias, identity described) -> count)."""
     lines = []
     if sources:
         parts = []
@@ -352,9 +351,4 @@ def cache_report(sources: Counter[tuple[str, str, str]], legacy: int) -> list[st
             whence = "; ".join(f"{alias}: {where}" for alias, where in sorted(rows))
             parts.append(f"{sum(rows.values())} {_PHASE_WORDS.get(phase, phase + ' replies')} ({whence})")
         lines.append("from the request cache, not sent: " + ", ".join(parts))
-    if legacy:
-        lines.append(
-            f"{legacy} request(s) cached by an older jurist were sent again: those entries do not record "
-            "which server or weights answered them"
-        )
     return lines

@@ -6,13 +6,12 @@ sent through a batch API also ``batch_input`` and ``batch_output``, or a ``batch
 tokens written to a provider's prompt cache, ``cache_write``), and
 ``--prices FILE`` (YAML or JSON) maps aliases or served model names to prices, so a lab keeps one table
 for all its models files (:func:`jurist.run.budget.resolve_prices` says which price a model gets). Tokens
-a server does not report are counted here, with the o200k tokenizer, to be priced all the same.
+a server does not report are counted by :mod:`jurist.tokens`, to be priced all the same.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,6 @@ ANTHROPIC_CACHE_READ = 0.1
 ANTHROPIC_CACHE_WRITE = 1.25
 """What Anthropic bills a prompt token read from its prompt cache, and one written to it (5-minute cache),
 of the input price: the rates an ``api_type: anthropic`` model's price gets where it names none."""
-_MESSAGE_OVERHEAD = 4  # tokens a chat template adds around each message (OpenAI's counting recipe: 3-4)
 
 
 class Price(BaseModel):
@@ -133,23 +131,3 @@ def load_prices(path: str | Path) -> dict[str, Price]:
             field = ".".join(str(part) for part in first["loc"]) or "(price)"
             raise InputError(path, where, f"field {field}: {first['msg']}") from None
     return prices
-
-
-def count_text_tokens(text: str) -> int:
-    """Tokens of ``text`` with the o200k tokenizer (gpt-4o's), or about four bytes a token without it."""
-    try:
-        from jurist.tokens import count_tokens
-
-        return count_tokens(text)
-    except (RuntimeError, ImportError, OSError):
-        return (len(text.encode("utf-8")) + 3) // 4
-
-
-def count_message_tokens(messages: Iterable[Mapping[str, Any]]) -> int:
-    """Prompt tokens of a chat request: each message's content plus the template's few tokens around it."""
-    total = 3  # the assistant turn's opening
-    for message in messages:
-        content = message.get("content")
-        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
-        total += count_text_tokens(text) + _MESSAGE_OVERHEAD
-    return total

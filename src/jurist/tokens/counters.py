@@ -21,13 +21,10 @@ import threading
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Any, Protocol
 
-from jurist.engine.tokenizer_files import GgufCounter, HuggingFaceCounter, Messages, recipe_prompt_tokens
 from jurist.errors import JuristError
-
-if TYPE_CHECKING:
-    from jurist.config import ModelSpec
+from jurist.tokens.files import GgufCounter, HuggingFaceCounter, Messages, recipe_prompt_tokens
 
 log = logging.getLogger("jurist.tokenizers")
 
@@ -63,6 +60,29 @@ class TokenCounter(Protocol):
         ...
 
 
+class CountedModel(Protocol):
+    """What picks a model's tokenizer: a models-file entry (:class:`jurist.config.ModelSpec`) is one."""
+
+    @property
+    def alias(self) -> str: ...
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def tokenizer(self) -> str | None: ...
+
+    @property
+    def serve(self) -> Any:
+        """The managed server's spec (``kind``, ``model``, ``args``), or None."""
+        ...
+
+    @property
+    def endpoints(self) -> Any:
+        """The endpoints (each with a ``model_name``), or None."""
+        ...
+
+
 class TiktokenCounter:
     """An OpenAI encoding (o200k_base or cl100k_base), from ranks bundled in a package: no download."""
 
@@ -82,7 +102,7 @@ class TiktokenCounter:
 
 
 def _o200k_count(text: str) -> int:
-    from jurist.prices import count_text_tokens  # o200k, as the rest of jurist counts it
+    from jurist.tokens.count import count_text_tokens  # o200k, as the rest of jurist counts it
 
     return count_text_tokens(text)
 
@@ -166,7 +186,7 @@ def named_counter(value: str) -> TokenCounter:
     return _cached(("hf", value), lambda: HuggingFaceCounter(value))
 
 
-def _served_counter(spec: ModelSpec) -> TokenCounter | None:
+def _served_counter(spec: CountedModel) -> TokenCounter | None:
     """The served model's own tokenizer; None when it has no serve block or its tokenizer cannot be read
     here (said once per model: its counts are then approximate)."""
     serve = spec.serve
@@ -190,7 +210,7 @@ def _approximate_because(alias: str, problem: JuristError) -> TokenCounter:
     return approximate_counter()
 
 
-def counter_for(spec: ModelSpec) -> TokenCounter:
+def counter_for(spec: CountedModel) -> TokenCounter:
     """The tokenizer ``spec``'s tokens are counted with (see the module's docstring for the order).
 
     Raises :class:`JuristError` only for a ``tokenizer:`` that cannot be loaded; a served model whose
@@ -212,7 +232,7 @@ def approximate_counter() -> TokenCounter:
     return TiktokenCounter("o200k", exact=False)
 
 
-def counter_or_approximate(spec: ModelSpec | None) -> TokenCounter:
+def counter_or_approximate(spec: CountedModel | None) -> TokenCounter:
     """``spec``'s tokenizer for the ledger's estimates; approximate o200k when there is no spec or its
     named tokenizer fails to load mid-run (said once: the run goes on, its counts marked approximate)."""
     if spec is None:

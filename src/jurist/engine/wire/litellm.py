@@ -16,7 +16,7 @@ from typing import Any
 import aiohttp
 
 from jurist.config import ModelSpec
-from jurist.engine.transport import EndpointClient, RequestFailed
+from jurist.engine.wire.transport import EndpointClient, RequestFailed
 from jurist.errors import JuristError
 
 LITELLM_HINT = "pip install 'jurist[litellm]'"

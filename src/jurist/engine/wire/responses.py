@@ -13,11 +13,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import aiohttp
-
 from jurist.config import ModelSpec
-from jurist.engine.connections import ConnectionBudget
-from jurist.engine.transport import EndpointClient
+from jurist.engine.wire.connections import ConnectionBudget
+from jurist.engine.wire.transport import EndpointClient
 
 _RENAMED = {"max_tokens": "max_output_tokens"}
 _DROPPED = ("n", "stop", "presence_penalty", "frequency_penalty", "seed", "logprobs", "top_logprobs")
@@ -80,29 +78,19 @@ class ResponsesEndpoint(EndpointClient):
     """``POST {base}/responses``: the chat body rewritten by :func:`responses_params`, the reply read
     back by :func:`chat_reply` (an unreadable one is passed on as it came, for the client to retry)."""
 
-    def __init__(
-        self,
-        base_url: str,
-        api_key: str | None,
-        model_name: str,
-        connections: int,
-        budget: ConnectionBudget | None = None,
-    ) -> None:
-        super().__init__(base_url, api_key, model_name, connections, budget)
-        self.url = self.base_url + "/responses"
+    path = "/responses"
 
-    async def post(self, body: bytes, timeout: aiohttp.ClientTimeout) -> tuple[int, bytes, str | None]:
-        params = responses_params(json.loads(body))
-        status, payload, retry_after = await super().post(json.dumps(params).encode(), timeout)
-        if status != 200:
-            return status, payload, retry_after
+    def wire_body(self, body: bytes) -> bytes:
+        return json.dumps(responses_params(json.loads(body))).encode()
+
+    def chat_payload(self, payload: bytes) -> bytes:
         try:
             data = json.loads(payload)
         except ValueError:
-            return status, payload, retry_after
+            return payload
         if not isinstance(data, dict):
-            return status, payload, retry_after
-        return status, json.dumps(chat_reply(data)).encode(), retry_after
+            return payload
+        return json.dumps(chat_reply(data)).encode()
 
 
 def responses_endpoints(spec: ModelSpec, budget: ConnectionBudget | None) -> list[EndpointClient]:

@@ -22,15 +22,13 @@ import functools
 import json
 from typing import TYPE_CHECKING, Any
 
-import aiohttp
-
 from jurist.config import ANTHROPIC_API_BASE
-from jurist.engine.transport import EndpointClient, RequestFailed
-from jurist.prices import count_text_tokens
+from jurist.engine.wire.transport import EndpointClient, RequestFailed
+from jurist.tokens import count_text_tokens
 
 if TYPE_CHECKING:
     from jurist.config import ModelSpec
-    from jurist.engine.connections import ConnectionBudget
+    from jurist.engine.wire.connections import ConnectionBudget
 
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
@@ -230,22 +228,16 @@ class AnthropicEndpoint(EndpointClient):
     shape, what the request cache keys on) is sent as Messages ``params`` and the reply read back as a
     chat-completions reply, so limits, retries, the cache and the verdict readers apply unchanged."""
 
-    def __init__(
-        self,
-        base_url: str,
-        api_key: str | None,
-        model_name: str,
-        connections: int,
-        budget: ConnectionBudget | None = None,
-    ) -> None:
-        super().__init__(base_url, None, model_name, connections, budget)
-        self.url = self.base_url + "/messages"
-        self._headers = anthropic_headers(api_key)
+    path = "/messages"
 
-    async def post(self, body: bytes, timeout: aiohttp.ClientTimeout) -> tuple[int, bytes, str | None]:
-        params = messages_params(json.loads(body))
-        status, payload, retry_after = await super().post(json.dumps(params).encode(), timeout)
-        return status, (chat_reply_bytes(payload) if status == 200 else payload), retry_after
+    def headers_for(self, api_key: str | None) -> dict[str, str]:
+        return anthropic_headers(api_key)
+
+    def wire_body(self, body: bytes) -> bytes:
+        return json.dumps(messages_params(json.loads(body))).encode()
+
+    def chat_payload(self, payload: bytes) -> bytes:
+        return chat_reply_bytes(payload)
 
 
 def anthropic_endpoints(spec: ModelSpec, budget: ConnectionBudget | None) -> list[EndpointClient]:

@@ -2,7 +2,7 @@
 
 The official SDK costs 2-2.7 ms of client CPU per request at high concurrency against ~0.15 ms for a bare
 aiohttp session (shared/reference/peers-and-ratings.md §4), so this layer stays thin: bytes out,
-``json.loads`` in, no per-response model objects. Provider adapters (:mod:`jurist.engine.providers`)
+``json.loads`` in, no per-response model objects. Provider adapters (:mod:`jurist.engine.wire.litellm`)
 subclass :class:`EndpointClient`; the client (:mod:`jurist.engine.client`) adds limits, retries, the cache
 and accounting on top.
 """
@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
-from jurist.engine.reply_cap import DEFAULT_MAX_REPLY_MB, CutBody, cap_bytes, read_capped
-from jurist.engine.reply_parse import ParsedReply, parse_completion
-from jurist.engine.retry import is_retryable_status, parse_retry_after
+from jurist.engine.pacing.retry import is_retryable_status, parse_retry_after
+from jurist.engine.wire.reply_cap import DEFAULT_MAX_REPLY_MB, CutBody, cap_bytes, read_capped
+from jurist.engine.wire.reply_parse import ParsedReply, parse_completion
 from jurist.redact import mask
 
 if TYPE_CHECKING:
-    from jurist.engine.connections import ConnectionBudget
-    from jurist.engine.identity import Identity
+    from jurist.engine.cache.identity import Identity
+    from jurist.engine.wire.connections import ConnectionBudget
 
 _MAX_ERROR_CHARS = 500
 # A server saying the prompt (with max_tokens) exceeds its context: vLLM, llama-cpp-python, llama.cpp's
@@ -75,10 +75,10 @@ class Completion:
     "x", not a token count``): the answer stands, the ledger counts the reply as malformed."""
     cut_at_bytes: int | None = None
     """The body was longer than the reply cap and read this far: the answer is what it held
-    (:mod:`jurist.engine.reply_cap`)."""
+    (:mod:`jurist.engine.wire.reply_cap`)."""
     content_head: str | None = None
     """What the engine moved out of the start of ``message.content`` (a leading thought): ``content_head +
-    text`` is the content as written (:attr:`jurist.engine.reply_parse.ParsedReply.content_head`)."""
+    text`` is the content as written (:attr:`jurist.engine.wire.reply_parse.ParsedReply.content_head`)."""
     batch_line: str | None = None
     """The batch line that answered it (``batch id/custom id``), whose bill the ledger books once under
     this key (:mod:`jurist.engine.batch.billing`). Never stored in the cache."""
@@ -142,16 +142,36 @@ class Completion:
 
 
 class RequestFailed(Exception):
-    """A request that did not produce a completion, after retries where retrying made sense."""
+    """A request that did not produce a completion, after retries where retrying made sense.
 
-    def __init__(self, message: str, *, kind: str, status: int | None = None, attempts: int = 1) -> None:
+    ``retry_after``: the seconds the last reply's ``Retry-After`` asked for, if it did (the pre-run check
+    tells a busy server from a broken one by it); not part of :meth:`record`."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str,
+        status: int | None = None,
+        attempts: int = 1,
+        retry_after: float | None = None,
+    ) -> None:
         self.kind = kind
         self.status = status
         self.attempts = attempts
+        self.retry_after = retry_after
         super().__init__(mask(message))
 
     def record(self) -> dict[str, Any]:
         return {"error": str(self), "kind": self.kind, "status": self.status, "attempts": self.attempts}
+
+
+class BudgetExhausted(RequestFailed):
+    """A request the budget refused (:class:`jurist.money.NoRoom`): nothing was sent. Not a failure of the
+    item: the next run with a larger budget asks it (``kind`` "budget")."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind="budget", attempts=0)
 
 
 class _Transient(Exception):
@@ -177,7 +197,7 @@ def _server_message(body: bytes) -> str:
     return text.strip()[:_MAX_ERROR_CHARS]
 
 
-_parse_completion = parse_completion  # its name before it moved to engine/reply_parse.py
+_parse_completion = parse_completion  # its name before it moved to engine/wire/reply_parse.py
 
 
 def completion_from(parsed: ParsedReply, latency: float, attempt: int) -> Completion:
@@ -239,7 +259,12 @@ class EndpointClient:
 
     The session borrows the engine's one connection pool (``budget``), so open sockets are bounded by the
     global concurrency, not by endpoints x ``parallel``; without a budget (a lone probe) it has its own.
+    Another API is spoken by a subclass that names its :attr:`path` and :meth:`headers_for`, rewrites the
+    chat-completions body the client built (:meth:`wire_body`) and reads a reply back into that shape
+    (:meth:`chat_payload`): the request cache keys, the limits, retries and readers stay the same.
     """
+
+    path = "/chat/completions"
 
     def __init__(
         self,
@@ -249,19 +274,32 @@ class EndpointClient:
         connections: int,
         budget: ConnectionBudget | None = None,
     ) -> None:
-        self.url = base_url.rstrip("/") + "/chat/completions"
         self.base_url = base_url.rstrip("/")
+        self.url = self.base_url + self.path
         self.model_name = model_name
-        self._headers = {"Content-Type": "application/json"}
-        if api_key:
-            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._headers = self.headers_for(api_key)
         self._connections = connections
         self._budget = budget
         self._session: aiohttp.ClientSession | None = None
         self.in_flight = 0
         self.recent_latency = 0.0  # seconds, an exponential moving average; 0 until the first reply
-        self.identity: Identity | None = None  # what answers here, once learned (engine/identity.py)
+        self.identity: Identity | None = None  # what answers here, once learned (engine/cache/identity.py)
         self.max_reply_bytes: int | None = cap_bytes(DEFAULT_MAX_REPLY_MB)  # the model's reply cap
+
+    def headers_for(self, api_key: str | None) -> dict[str, str]:
+        """The session's headers: the key as a bearer token."""
+        headers = {"Content-Type": "application/json"}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        return headers
+
+    def wire_body(self, body: bytes) -> bytes:
+        """The chat-completions body as this API takes it (here: as it is)."""
+        return body
+
+    def chat_payload(self, payload: bytes) -> bytes:
+        """A 200 reply's body as a chat-completions reply (here: as it is)."""
+        return payload
 
     def observe(self, latency: float) -> None:
         """Fold one reply's latency into :attr:`recent_latency` (weight 0.2: recent replies count most)."""
@@ -282,10 +320,16 @@ class EndpointClient:
         return self._session
 
     async def post(self, body: bytes, timeout: aiohttp.ClientTimeout) -> tuple[int, bytes, str | None]:
-        """Send one request: the reply's status, body and ``Retry-After``.
+        """Send one request (as :meth:`wire_body` has it): the reply's status, body (a 200's through
+        :meth:`chat_payload`) and ``Retry-After``; :meth:`exchange` says how a reply is read."""
+        status, payload, retry_after = await self.exchange(self.wire_body(body), timeout)
+        return status, (self.chat_payload(payload) if status == 200 else payload), retry_after
+
+    async def exchange(self, body: bytes, timeout: aiohttp.ClientTimeout) -> tuple[int, bytes, str | None]:
+        """One request's bytes out and the reply's status, body and ``Retry-After`` back.
 
         A body longer than :attr:`max_reply_bytes` is read that far and no further (a
-        :class:`~jurist.engine.reply_cap.CutBody`, which says so; the connection is closed, not pooled
+        :class:`~jurist.engine.wire.reply_cap.CutBody`, which says so; the connection is closed, not pooled
         half-read). A request that ends without a reply (timed out, broken, cancelled) has its connection
         closed, and on a timeout or error the socket let go, before this returns: the caller's concurrency
         slot is then free for another request, and a server that notices closed connections never holds

@@ -1,6 +1,6 @@
 """Counters that read a model's own tokenizer files: a GGUF (through llama-cpp-python) or a Hugging Face
 tokenizer (transformers, or a ``tokenizer.json`` with the ``tokenizers`` package). Both are optional
-packages, imported only when a model needs them; :mod:`jurist.engine.tokenizers` says which model gets one.
+packages, imported only when a model needs them; :mod:`jurist.tokens.counters` says which model gets one.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from jurist.errors import JuristError
 log = logging.getLogger("jurist.tokenizers")
 
 Messages = Sequence[Mapping[str, Any]]
+GGUF_HINT = "pip install 'jurist[embedded]'  (llama-cpp-python)"
 TOKENIZER_HINT = "pip install 'jurist[hf-tokenizer]'  (tokenizers; or transformers, for a hub id)"
 _REPLY_PRIMING = 3  # OpenAI's counting recipe: the assistant turn's opening ...
 _PER_MESSAGE = 4  # ... and the tokens a chat template adds around each message
@@ -78,9 +79,7 @@ def _vocab_only_llama(path: Path, chat_format: str | None) -> Any:
     try:
         import llama_cpp
     except ImportError:
-        from jurist.engine.embedded import INSTALL_HINT
-
-        raise JuristError(f"counting with {path.name} needs llama-cpp-python: {INSTALL_HINT}") from None
+        raise JuristError(f"counting with {path.name} needs llama-cpp-python: {GGUF_HINT}") from None
     if not path.is_file():
         raise JuristError(f"tokenizer: no GGUF file at {path}")
 

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jurist.engine.ledger_rows import COUNTS, LABELS, add_rows, row_order, total_of
-from jurist.engine.tokenizers import merge_labels
+from jurist.config import Price
 from jurist.errors import JuristError
-from jurist.prices import Price
+from jurist.money.rows import COUNTS, LABELS, add_rows, row_order, total_of
 from jurist.store.usage import add_usage, iter_usage_log, usage_log_path, usage_record_problem
+from jurist.tokens import merge_labels
 
 log = logging.getLogger("jurist.run.budget")
 
@@ -168,7 +168,7 @@ _COUNTED = frozenset(COUNTS)
 
 def usage_of_ledger(ledger: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """run.json's ``usage`` totals (requests, cache hits, retries, tokens; per model) of a ledger, probes
-    (phase ``check``) left out as :class:`~jurist.engine.ledger.EngineStats` leaves them."""
+    (phase ``check``) left out as :class:`~jurist.money.stats.EngineStats` leaves them."""
     if not ledger:
         return None
     usage: dict[str, Any] = {"per_model": {}}

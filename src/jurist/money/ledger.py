@@ -1,15 +1,17 @@
 """The ledger: what a run's requests cost, per phase and model, counted where the requests are sent.
 
 Every request goes through :meth:`ModelClient.complete <jurist.engine.client.ModelClient.complete>`, so
-the ledger is kept there, in one place, from the servers' own ``usage`` fields, instead of being pieced
-together from the files a run writes. A row per (phase, model) counts requests sent, retried, failed and
-served from the cache; prompt, completion and reasoning tokens; dollars where the model has a price; the
-time the row had a request on the wire and the part of it spent at the concurrency limit.
+the ledger is kept there (the client admits each request here, then settles it), in one place, from the
+servers' own ``usage`` fields, instead of being pieced together from the files a run writes. A row per
+(phase, model) counts requests sent, retried, failed and served from the cache; prompt, completion and
+reasoning tokens; dollars where the model has a price; the time the row had a request on the wire and the
+part of it spent at the concurrency limit.
 
-The ledger reserves each request's worst case against the run's :class:`~jurist.engine.budget.Budget`
+The ledger reserves each request's worst case against the run's :class:`~jurist.money.budget.Budget`
 (``--max-cost`` / ``--max-tokens``) before it is sent. Each request it settles (a reply, a failure, a cache
 hit) is also handed to :attr:`Ledger.record` as one partial row, which a run appends to its usage log, so
-what a directory spent is rebuilt from every request, not from one summary file (:mod:`jurist.run.budget`).
+what a directory spent is rebuilt from every request, not from one summary file
+(:mod:`jurist.money.history`).
 
 A reply whose usage or metadata has the wrong type is still an answer: the bad fields are ignored (token
 counts then estimated, as for a reply with no usage), counted in the row's ``malformed``, named in its
@@ -22,27 +24,56 @@ import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from jurist.engine.budget import Budget, BudgetExhausted
-from jurist.engine.ledger_rows import Phase, Row, row_order, total_of
-from jurist.engine.reply_fields import token_count
-from jurist.engine.tokenizers import counter_or_approximate, merge_labels
-from jurist.engine.transport import RequestFailed
-from jurist.prices import Price
-
-if TYPE_CHECKING:
-    from jurist.config import ModelSpec
-    from jurist.engine.transport import Completion
+from jurist.config import Price
+from jurist.money.budget import Budget, NoRoom
+from jurist.money.rows import Row, row_order, total_of
+from jurist.tokens import CountedModel, counter_or_approximate, merge_labels, token_count
 
 FALLBACK_MAX_TOKENS = 32_768
 """The worst case a budget assumes for a request that names no ``max_tokens`` (a warning says so)."""
 _BODY_SLACK = 16  # bytes added to a body's length for the template's own tokens
 
-log = logging.getLogger("jurist.engine.ledger")
+log = logging.getLogger("jurist.money.ledger")
+
+
+class BilledModel(CountedModel, Protocol):
+    """A model as the ledger bounds and counts it (:class:`jurist.config.ModelSpec` is one)."""
+
+    @property
+    def max_tokens(self) -> int | None: ...
+
+
+class Reply(Protocol):
+    """One reply as the ledger bills it (the engine's :class:`~jurist.engine.Completion` is one): the
+    server's counts, with the texts to count where it gave none."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def reasoning(self) -> str | None: ...
+    @property
+    def attempts(self) -> int: ...
+    @property
+    def prompt_tokens(self) -> int | None: ...
+    @property
+    def completion_tokens(self) -> int | None: ...
+    @property
+    def reasoning_tokens(self) -> int | None: ...
+    @property
+    def cached_tokens(self) -> int | None: ...
+    @property
+    def cache_write_tokens(self) -> int | None: ...
+    @property
+    def notes(self) -> list[str]: ...
+    @property
+    def batch_line(self) -> str | None: ...
+    @property
+    def more(self) -> Sequence[Reply]: ...
 
 
 def worst_prompt_tokens(messages: Iterable[Mapping[str, Any]]) -> int:
@@ -51,7 +82,7 @@ def worst_prompt_tokens(messages: Iterable[Mapping[str, Any]]) -> int:
     return len(json.dumps(list(messages), ensure_ascii=False).encode("utf-8")) + _BODY_SLACK
 
 
-def worst_completion_tokens(spec: ModelSpec, params: Mapping[str, Any]) -> int:
+def worst_completion_tokens(spec: BilledModel, params: Mapping[str, Any]) -> int:
     """``max_tokens`` of the request (else the model's, else :data:`FALLBACK_MAX_TOKENS`) per choice."""
     limit = params.get("max_tokens") or params.get("max_completion_tokens") or spec.max_tokens
     choices = int(params.get("n") or 1)
@@ -160,14 +191,14 @@ class Ledger:
     async def admit(
         self,
         phase: str,
-        spec: ModelSpec,
+        spec: BilledModel,
         messages: list[dict[str, Any]],
         params: Mapping[str, Any],
         *,
         batch: bool = False,
     ) -> Ticket | None:
-        """Reserve the request's worst case, or raise :class:`BudgetExhausted`; None without a budget.
-        ``batch``: it goes through a batch API, its worst case at the batch rates."""
+        """Reserve the request's worst case, or raise :class:`~jurist.money.budget.NoRoom`; None without a
+        budget. ``batch``: it goes through a batch API, its worst case at the batch rates."""
         budget = self.budget
         if budget is None or (budget.max_cost is None and budget.max_tokens is None):
             return None
@@ -176,7 +207,7 @@ class Ledger:
         price = self.prices.get(spec.alias)
         if budget.max_cost is not None and price is None:
             budget.stopped = True
-            raise BudgetExhausted(f"model {spec.alias!r} has no price, so --max-cost cannot bound it")
+            raise NoRoom(f"model {spec.alias!r} has no price, so --max-cost cannot bound it")
         if batch and price is not None:
             price = price.batch_rates()
         # the worst case of a prompt a provider may write to its prompt cache is all of it written
@@ -185,29 +216,8 @@ class Ledger:
             if budget.blocked is None:
                 worst = {"worst_cost_usd": round(cost, 8), "worst_tokens": prompt + completion}
                 budget.blocked = {"model": spec.alias, "phase": phase, **worst}
-            raise BudgetExhausted(f"the budget has no room for the next request of {spec.alias!r}")
+            raise NoRoom(f"the budget has no room for the next request of {spec.alias!r}")
         return Ticket(cost, prompt + completion)
-
-    async def spend(
-        self,
-        phase: Phase,
-        spec: ModelSpec,
-        messages: list[dict[str, Any]],
-        params: Mapping[str, Any],
-        send: Callable[[], Awaitable[Completion]],
-    ) -> Completion:
-        """``send()`` once the budget has room for it, counted: a reply or a failure, and its cost."""
-        ticket = await self.admit(phase, spec, messages, params)
-        try:
-            completion = await send()
-        except RequestFailed as exc:
-            self.failed(phase, spec.alias, ticket, attempts=exc.attempts)
-            raise
-        except BaseException:  # cancelled (Ctrl-C): nothing to count, the reservation is freed
-            self.release(ticket)
-            raise
-        self.completed(phase, spec.alias, completion, messages, ticket, spec=spec)
-        return completion
 
     def release(self, ticket: Ticket | None) -> None:
         """A request that ended without a reply (failed or cancelled): its reservation is freed."""
@@ -240,11 +250,11 @@ class Ledger:
         self,
         phase: str,
         alias: str,
-        completion: Completion,
+        completion: Reply,
         messages: list[dict[str, Any]],
         ticket: Ticket | None = None,
         *,
-        spec: ModelSpec | None = None,
+        spec: BilledModel | None = None,
         batch: bool = False,
     ) -> None:
         """Add one reply: the server's token counts, or jurist's own count (``estimated``) where it gave
@@ -314,11 +324,11 @@ class Ledger:
         self,
         phase: str,
         alias: str,
-        completion: Completion,
+        completion: Reply,
         messages: list[dict[str, Any]],
         ticket: Ticket | None,
         *,
-        spec: ModelSpec | None = None,
+        spec: BilledModel | None = None,
     ) -> None:
         """A reply that came through a batch API: its lines sent (one per batch it was in) counted as the
         requests the wire would have counted, then the reply at the batch rates (:meth:`completed`)."""
@@ -327,7 +337,7 @@ class Ledger:
         row.retries += max(completion.attempts - 1, 0)
         self.completed(phase, alias, completion, messages, ticket, spec=spec, batch=True)
 
-    def batch_booked(self, phase: str, alias: str, completion: Completion, spec: ModelSpec | None) -> None:
+    def batch_booked(self, phase: str, alias: str, completion: Reply, spec: BilledModel | None) -> None:
         """A batch line the provider billed that no request of this run waits for (answered before a
         kill, read again after it): booked at the batch rates, and its cost spent against the budget, as
         the provider's bill has it."""
@@ -373,48 +383,3 @@ class Ledger:
     def stopped(self) -> bool:
         """Whether the budget refused a request: nothing more is sent in this run."""
         return self.budget is not None and self.budget.stopped
-
-
-_PER_MODEL = ("requests", "cache_hits", "prompt_tokens", "completion_tokens")
-
-
-class EngineStats:
-    """run.json's ``usage`` totals (requests, cache hits, retries, failures, tokens; overall and per model)
-    read off the engine's ledger, which counts each request once by phase and model. Probes (phase
-    ``check``) are left out, as ``usage`` never held them; the ledger shows them in their own rows."""
-
-    def __init__(self, ledger: Ledger) -> None:
-        self._ledger = ledger
-
-    def _rows(self) -> list[tuple[str, Row]]:
-        return [(alias, row) for (phase, alias), row in self._ledger.rows() if phase != "check"]
-
-    def _sum(self, name: str) -> int:
-        return sum(int(getattr(row, name)) for _, row in self._rows())
-
-    requests = property(lambda self: self._sum("requests"))
-    cache_hits = property(lambda self: self._sum("cache_hits"))
-    retries = property(lambda self: self._sum("retries"))
-    failures = property(lambda self: self._sum("failed"))
-    prompt_tokens = property(lambda self: self._sum("prompt_tokens"))
-    completion_tokens = property(lambda self: self._sum("completion_tokens"))
-
-    @property
-    def per_model(self) -> dict[str, dict[str, int]]:
-        models: dict[str, dict[str, int]] = {}
-        for alias, row in self._rows():
-            counts = models.setdefault(alias, dict.fromkeys(_PER_MODEL, 0))
-            for name in _PER_MODEL:
-                counts[name] += int(getattr(row, name))
-        return models
-
-    def summary(self) -> dict[str, Any]:
-        """Totals for ``run.json``: requests, cache hits, retries and tokens, overall and per model."""
-        return {
-            "requests": self.requests,
-            "cache_hits": self.cache_hits,
-            "retries": self.retries,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "per_model": self.per_model,
-        }

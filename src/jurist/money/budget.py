@@ -3,7 +3,8 @@
 Before a request is sent it reserves the worst case (every body byte a prompt token, ``max_tokens`` per
 choice), and the reply gives back what was not used, so concurrent requests can never overshoot together. A
 request that cannot fit even once everything in flight has settled stops the budget: it and every later one
-are refused with :class:`BudgetExhausted`. The ledger (:mod:`jurist.engine.ledger`) does the reserving.
+are refused (:class:`NoRoom`; the engine's client says so as its ``BudgetExhausted``, a failed request of
+kind "budget"). The ledger (:mod:`jurist.money.ledger`) does the reserving.
 """
 
 from __future__ import annotations
@@ -11,15 +12,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from jurist.engine.transport import RequestFailed
 
-
-class BudgetExhausted(RequestFailed):
-    """A request the budget refused: nothing was sent. Not a failure of the item: the next run with a
-    larger budget asks it (``kind`` "budget")."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, kind="budget", attempts=0)
+class NoRoom(Exception):
+    """The budget refused a request: nothing may be sent (the message says why, naming the model)."""
 
 
 class Budget:

@@ -1,4 +1,4 @@
-"""A ledger row: one (phase, model)'s counts, and how rows add up across runs (:mod:`jurist.engine.ledger`
+"""A ledger row: one (phase, model)'s counts, and how rows add up across runs (:mod:`jurist.money.ledger`
 keeps them; a run directory's usage log is rebuilt into them)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
 
-from jurist.engine.tokenizers import merge_labels
+from jurist.tokens import merge_labels
 
 Phase = Literal["generate", "judge", "reask", "check", "probe"]
 PHASES: tuple[Phase, ...] = ("check", "generate", "judge", "reask", "probe")
@@ -21,7 +21,7 @@ class Row:
     they carried; ``cached_tokens`` the prompt tokens read from the provider's prompt cache,
     ``cache_write_tokens`` those written to it; ``estimated`` the replies whose token counts the server
     left out (or gave in a form that is no count) and jurist counted, ``estimated_by`` with which
-    tokenizer (:mod:`jurist.engine.tokenizers`; "o200k (approximate)" for a model whose own tokenizer is
+    tokenizer (:mod:`jurist.tokens.counters`; "o200k (approximate)" for a model whose own tokenizer is
     not known); ``malformed`` the replies with a field of the wrong type or shape, ignored,
     ``malformed_fields`` which fields; ``batched`` the replies
     that came through a batch API, ``batch_cost_usd`` what they cost at its rates (part of ``cost_usd``),
