@@ -22,11 +22,10 @@ from typing import Any
 
 import pytest
 
-from conftest import SHARED_DATA, write_models_file
+from conftest import SHARED_DATA, run_config, write_models_file
 from jurist.config import ModelSpec, load_models_file
 from jurist.engine.servers import ManagedServer, server_for
 from jurist.errors import JuristError
-from jurist.run.config import RunConfig
 from jurist.run.tasks import run_tasks
 from jurist.store.jsonl import read_jsonl
 from jurist.sweep.build import build_plan
@@ -434,7 +433,7 @@ def test_a_sweep_runs_every_checkpoint_on_its_gpus_and_a_rerun_sends_nothing(
     assert _read(sweep / "sweep.json")["judge_card"] == doc["judge_card"]
 
     # a checkpoint's directory resumes alone with jurist run --tasks (answers, then judging)
-    alone = RunConfig(
+    alone = run_config(
         models_file=sweep / "models.yaml",
         models=["step_200"],
         out=sweep / "step_200",
@@ -446,7 +445,7 @@ def test_a_sweep_runs_every_checkpoint_on_its_gpus_and_a_rerun_sends_nothing(
         check=False,
     )
     assert run_tasks(alone, ["ifeval", "starter"]).requests == 0
-    judged = RunConfig(**{**alone.__dict__, "models_file": tmp_path / "judges.yaml", "mode": "judge-only"})
+    judged = run_config(**{**alone.__dict__, "models_file": tmp_path / "judges.yaml", "mode": "judge-only"})
     judged.judges = ["judge-good"]
     result = run_tasks(judged, ["ifeval", "starter"])
     assert result.exit_code == 0 and result.requests == 0 and judge.stats.requests == 36

@@ -43,7 +43,7 @@ def head_to_head(
 ) -> dict[str, Any]:
     """Judge b against a on a's benchmark, in ``out``, and the comparison row."""
     from jurist.ratings.paired import paired_bootstrap
-    from jurist.run.config import RunConfig
+    from jurist.run.config import EngineSettings, JudgeCardSettings, RunConfig
     from jurist.run.pipeline import run_pipeline
     from jurist.scoring.door import RecordedRun
     from jurist.scoring.paired import read_outcomes
@@ -74,9 +74,8 @@ def head_to_head(
         judge_protocol=fields.get("judge_protocol"),
         out=out,
         mode="judge-only",
-        progress=False,
-        check=False,
-        judge_card=0,
+        engine=EngineSettings(progress=False, check=False),
+        card=JudgeCardSettings(items=0),
         output_format="json",
     )
     _copy_candidate(b, model_b, out)

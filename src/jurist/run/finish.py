@@ -54,12 +54,12 @@ def score_finished_run(
         work.judged,
         work.indexes.built_answers(),
         samples,
-        config.strong_weight,
+        config.scoring.strong_weight,
     )
     end = score_family(name).outcomes(finished)
     # what run.json records (written when the run opened), its scoring fields as this run resolves them
     opened = RecordedRun.read(view.run_dir.root).fields
-    recorded = {**opened, **run_scoring_fields(bench, config.scoring_settings())}
+    recorded = {**opened, **run_scoring_fields(bench, config.scoring.recorded())}
     said = {str(note) for note in bench.info.get("notes") or ()}  # said when the run started
     if partial:
         try:

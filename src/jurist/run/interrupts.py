@@ -10,10 +10,11 @@ results already appended are on disk either way (every line is written whole).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from types import FrameType, TracebackType
 from typing import Any
 
@@ -103,3 +104,25 @@ def run_interruptibly(
         if interrupt.interrupted:
             raise KeyboardInterrupt from None
         raise
+
+
+def _as_keyboard_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def interrupt_on_signals() -> None:
+    """Ctrl-C and SIGTERM raise KeyboardInterrupt (the command line says so in one line and exits 130);
+    installed first thing, since importing the commands takes a moment. A run installs its own."""
+    signal.signal(signal.SIGINT, _as_keyboard_interrupt)
+    signal.signal(signal.SIGTERM, _as_keyboard_interrupt)
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM as Ctrl-C for the block: the same clean shutdown (servers stopped, files closed), for run and
+    sweep; the handler before is put back after."""
+    previous = signal.signal(signal.SIGTERM, _as_keyboard_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

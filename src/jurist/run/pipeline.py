@@ -97,7 +97,9 @@ class Pipeline:
         server that is down is probed and refuses (:mod:`jurist.run.precheck`).
         ``--cache-only`` probes nothing: it sends nothing, and answers from the cache under what each
         server last said it serves."""
-        if not self.config.check or self.config.cache_only:  # a server jurist starts is never probed
+        if (
+            not self.config.engine.check or self.config.engine.cache_only
+        ):  # a server jurist starts is never probed
             return
         from jurist.engine.check import require_ready
 
@@ -108,7 +110,7 @@ class Pipeline:
             busy.update(judge for (judge, _), jobs in self._judging_work().items() if jobs)
         config = self.config
         due = chat_probes_due(
-            self.specs, self._pending_work(), busy, self.judges, config.cache_path, config.cache
+            self.specs, self._pending_work(), busy, self.judges, config.engine.cache_path, config.engine.cache
         )
         require_ready(
             self.specs,
@@ -138,19 +140,19 @@ class Pipeline:
             "judge_prompt": str(config.judge_prompt) if config.judge_prompt else None,
             "protocols": {judge: kind.protocol_name for judge, kind in self.kinds.items()},
             "judge_preset": self.preset.record(),
-            "min_interval": config.min_interval,
-            "max_concurrency": config.max_concurrency,
+            "min_interval": config.engine.min_interval,
+            "max_concurrency": config.engine.max_concurrency,
             "limit": config.limit,
-            "cache": config.cache,
-            "local": config.local,  # served models ran in-process (--local), not on servers
-            **run_scoring_fields(self.bench, config.scoring_settings()),  # score_family and scoring
+            "cache": config.engine.cache,
+            "local": config.engine.local,  # served models ran in-process (--local), not on servers
+            **run_scoring_fields(self.bench, config.scoring.recorded()),  # score_family and scoring
             "model_specs": {a: self.specs[a].public_dict() for a in involved if a in self.specs},
         }
 
     # -- the life cycle's steps (jurist.run.session) -------------------------------------------------------
     def run(self) -> RunResult:
         """The run alone, holding the run directory's lock: one writer per directory, whatever else runs."""
-        return run_session(Session({"": self}), self.console, self.config.progress)[""]
+        return run_session(Session({"": self}), self.console, self.config.engine.progress)[""]
 
     def open_run(self, lock: RunDirLock) -> None:
         """Everything before the first request: older judgments adopted, the endpoints probed, the lock
@@ -203,14 +205,14 @@ class Pipeline:
         notify = lambda text: self.console.print(text, style="dim", markup=False, highlight=False)  # noqa: E731
         return Engine(
             dict(self.specs),
-            max_concurrency=self.config.max_concurrency,
-            policy=self.config.retry,
-            throttle=make_throttle(self.config.min_interval, self.config.throttle_file),
-            cache=open_cache(self.config.cache_path, enabled=self.config.cache),
+            max_concurrency=self.config.engine.max_concurrency,
+            policy=self.config.engine.retry,
+            throttle=make_throttle(self.config.engine.min_interval, self.config.engine.throttle_file),
+            cache=open_cache(self.config.engine.cache_path, enabled=self.config.engine.cache),
             pool=ServerPool(notify=notify, log_dir=self.run_dir.root / "logs"),
             ledger=self.accounts.ledger,
-            local=LocalModels(notify=notify) if self.config.local else None,
-            cache_only=self.config.cache_only,
+            local=LocalModels(notify=notify) if self.config.engine.local else None,
+            cache_only=self.config.engine.cache_only,
             batching=self.batching,
         )
 

@@ -49,11 +49,11 @@ def judges_against_baselines(bench: Benchmark) -> bool:
 def battle_scoring_flags(config: RunConfig) -> list[str]:
     """The scoring options given that only battles take (``--method bt``, style or length control...)."""
     given = {
-        f"--method {config.method}": config.method != "winrate",
-        "--style-control": bool(config.style_control),
-        "--length-controlled": config.length_controlled,
-        "--category": bool(config.categories),
-        "--ensemble": config.ensemble,
+        f"--method {config.scoring.method}": config.scoring.method != "winrate",
+        "--style-control": bool(config.scoring.style_control),
+        "--length-controlled": config.scoring.length_controlled,
+        "--category": bool(config.scoring.categories),
+        "--ensemble": config.scoring.ensemble,
     }
     return [flag for flag, on in given.items() if on]
 
@@ -92,7 +92,7 @@ class RunPlan:
     @property
     def scoring(self) -> dict[str, Any]:
         """The options the scores are computed with (run.json's ``scoring``)."""
-        return {"metrics": list(self.bench.metrics), **self.config.scoring_settings()}
+        return {"metrics": list(self.bench.metrics), **self.config.scoring.recorded()}
 
 
 def resolve(
@@ -268,7 +268,7 @@ def _kind(config: RunConfig, bench: Benchmark, spec: ModelSpec) -> JudgeKind:
         default_protocol=bench.judge_protocol,
         spec=spec,
         prompt_file=config.judge_prompt,
-        strong_weight=config.strong_weight,
+        strong_weight=config.scoring.strong_weight,
         prompt_source=bench.judge_prompt_source,
     )
 
