@@ -47,6 +47,36 @@ def run_config(**settings: Any) -> RunConfig:
     return RunConfig(**settings, **built)
 
 
+def build_sweep_plan(**flags: Any) -> Any:
+    """``build_plan`` from the sweep command's flat option names (``judges=``, ``gpus=``, ``max_attempts=``),
+    each sorted into its group: tests name the option they care about, not where it lives."""
+    from jurist.sweep.build import SweepJudges, SweepPlacement, SweepTasks, build_plan
+
+    def take(*names: str) -> dict[str, Any]:
+        return {name: flags.pop(name) for name in names if name in flags}
+
+    tasks = SweepTasks(**take("tasks", "suite", "bench_options", "samples", "limit", "baselines"))
+    judging = take("judges", "models_file", "model_strings", "judge_concurrency")
+    if "judge_concurrency" in judging:
+        judging["concurrency"] = judging.pop("judge_concurrency")
+    placement = SweepPlacement(
+        **take("gpus", "tensor_parallel", "servers", "serve_kind", "checkpoint_settings", "local", "ray")
+    )
+    retry = take("max_attempts", "retry_base_delay")
+    engine = take("max_concurrency", "cache", "check", "progress")
+    if "cache_dir" in flags:
+        engine["cache_path"] = flags.pop("cache_dir")
+    if retry:
+        engine["retry"] = RetryPolicy(retry.get("max_attempts", 6), retry.get("retry_base_delay", 1.0))
+    scoring = take("seed")
+    if "bootstrap" in flags:
+        scoring["n_bootstrap"] = flags.pop("bootstrap")
+    return build_plan(
+        flags.pop("checkpoints"), tasks, SweepJudges(**judging), placement, EngineSettings(**engine),
+        ScoringSettings(**scoring), **flags,
+    )  # fmt: skip
+
+
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 FAST_RETRY = RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.05)
 

@@ -328,11 +328,15 @@ class ShardFlags:
         ),
     ] = None
 
-    def choice(self) -> ShardChoice | None:
-        """``--shard`` or ``--shards`` (None under ``--ray``, which runs every part)."""
+    def part(self) -> ShardChoice | None:
+        """The part ``--shard`` or ``--shards`` names; None: all of it."""
         from jurist.run import shard_choice
 
-        return shard_choice(self.shard, self.shards) if self.ray is None else None
+        return shard_choice(self.shard, self.shards)
+
+    def choice(self) -> ShardChoice | None:
+        """A run's part: None under ``--ray``, which runs every part."""
+        return self.part() if self.ray is None else None
 
 
 @dataclasses.dataclass(frozen=True)
