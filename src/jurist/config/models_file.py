@@ -265,7 +265,7 @@ def _resolve_endpoints(
     one is reported together) instead of raised."""
     where = f"model {alias!r}"
     model_key, spec.api_key = spec.api_key, None  # copied into the endpoints, kept nowhere else
-    for i, endpoint in enumerate(spec.endpoints):
+    for i, endpoint in enumerate(spec.endpoints or []):
         if endpoint.api_key is None:  # the model's key serves every endpoint that names none
             endpoint.api_key = model_key
         # OPENAI_API_KEY is the default only for OpenAI-wire models, ANTHROPIC_API_KEY for Anthropic's;
