@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from jurist.commands.options import Gate
 from jurist.errors import JuristError
 
 
@@ -32,9 +33,7 @@ def compare(
         Path | None,
         typer.Option(help="a judge replacement map (jurist.judge_replacement/1) for runs judged otherwise"),
     ] = None,
-    gate: Annotated[
-        Path | None, typer.Option("--gate", help="a gate policy (YAML): exit 4 when a rule fails")
-    ] = None,
+    gate: Gate = None,
     head_to_head: Annotated[
         bool,
         typer.Option(
