@@ -9,14 +9,16 @@ results already appended are on disk either way (every line is written whole).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import signal
 import threading
 from collections.abc import Callable, Coroutine, Iterator
 from types import FrameType, TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
 
 GRACE_S = 20.0
 FORCED_STOP = (
@@ -51,6 +53,8 @@ class GracefulInterrupt:
 
     def attach(self) -> None:
         """Call first thing inside the main task: the task a signal cancels."""
+        import asyncio
+
         self._task = asyncio.current_task()
         self._loop = asyncio.get_running_loop()
 
@@ -96,6 +100,8 @@ def run_interruptibly(
 ) -> None:
     """``asyncio.run(main(interrupt))`` under :class:`GracefulInterrupt`; a signal ends it with
     KeyboardInterrupt (exit 130 in the CLI) once everything has been saved."""
+    import asyncio  # here, not at the top: the command line installs its signals before any import
+
     interrupt = GracefulInterrupt(on_force)
     try:
         with interrupt:
