@@ -2,7 +2,7 @@
 flag declared once, so it is spelled, defaulted and checked the same in every command that takes it.
 
 A group is a frozen dataclass whose fields are typer options (``Annotated``); a command names the group as
-one parameter (``engine: RequestFlags``) and :func:`grouped` spreads its fields into the command's options
+one parameter (``requests: RequestFlags``) and :func:`grouped` spreads its fields into the command's options
 and hands the command the group back, filled in. Each group turns its raw flags into the settings they mean
 (and refuses bad values) in one method, so no flag is checked twice.
 """
@@ -39,8 +39,10 @@ RAY_LOCAL = "local"
 def _is_style_value(token: str) -> bool:
     """Whether the token after ``--style-control`` is its value: a feature list, or a word that is no path
     on disk (``lenght``: a misspelt feature, named as such, not read as a run directory)."""
+    from jurist.scoring import STYLE_FEATURES
+
     parts = [part.strip() for part in token.split(",")]
-    if all(part in ("length", "markdown", "all") for part in parts):
+    if all(part in (*STYLE_FEATURES, "all") for part in parts):
         return True
     return not token.startswith("-") and "/" not in token and not Path(token).exists()
 
