@@ -353,7 +353,11 @@ class AdaptiveFlags:
         float | None, typer.Option(help="--adaptive: stop when the interval is narrower than W (task units)")
     ] = None
     decide_vs: Annotated[
-        Path | None, typer.Option(help="--adaptive: stop once the paired comparison with this run is decided")
+        str | None,
+        typer.Option(
+            help="--adaptive: stop once the paired comparison with this run is decided (a sweep's: each "
+            "checkpoint against this folder of task runs)"
+        ),
     ] = None
     delta: Annotated[
         float, typer.Option(min=0.0, help="--decide-vs: the smallest difference that counts")
@@ -361,6 +365,10 @@ class AdaptiveFlags:
     adaptive_round: Annotated[int, typer.Option("--round", min=1, help="--adaptive: questions per round")] = (
         20
     )
+
+    def versus(self) -> Path | None:
+        """The run ``--decide-vs`` names (None: none)."""
+        return Path(self.decide_vs) if self.decide_vs is not None else None
 
     def check(self) -> None:
         if (self.target_ci is not None or self.decide_vs is not None) and not self.adaptive:

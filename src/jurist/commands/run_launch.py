@@ -106,7 +106,7 @@ class Launch:
             adaptive = self.adaptive
             rule = AdaptiveSettings(
                 adaptive.target_ci,
-                adaptive.decide_vs,
+                adaptive.versus(),
                 adaptive.delta,
                 config.scoring.ci_level,
                 adaptive.adaptive_round,

@@ -223,7 +223,7 @@ def sweep(
             from jurist.decide import AdaptiveSettings, run_adaptive_sweep
 
             rule = AdaptiveSettings(
-                adaptive.target_ci, adaptive.decide_vs, adaptive.delta, 0.95, adaptive.adaptive_round,
+                adaptive.target_ci, adaptive.versus(), adaptive.delta, 0.95, adaptive.adaptive_round,
                 adaptive_seed,
             )  # fmt: skip
             result = run_adaptive_sweep(

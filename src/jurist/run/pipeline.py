@@ -97,9 +97,8 @@ class Pipeline:
         server that is down is probed and refuses (:mod:`jurist.run.precheck`).
         ``--cache-only`` probes nothing: it sends nothing, and answers from the cache under what each
         server last said it serves."""
-        if (
-            not self.config.engine.check or self.config.engine.cache_only
-        ):  # a server jurist starts is never probed
+        engine = self.config.engine
+        if not engine.check or engine.cache_only:  # a server jurist starts is never probed
             return
         from jurist.engine.check import require_ready
 
