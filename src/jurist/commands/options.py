@@ -22,7 +22,7 @@ import typer
 import typer.core
 from typer._click.parser import _OptionParser
 
-from jurist.errors import JuristError
+from jurist.errors import JuristError, unknown_value
 
 if TYPE_CHECKING:
     from jurist.config import ModelStringOptions
@@ -137,6 +137,16 @@ def grouped(command: Command) -> Command:
     gathered.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
     gathered.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}
     return typing.cast("Command", gathered)
+
+
+FORMATS = ("table", "json", "csv", "markdown")
+"""What ``--format`` prints the scores as."""
+
+
+def check_format(fmt: str) -> None:
+    """``--format`` names one of :data:`FORMATS`."""
+    if fmt not in FORMATS:
+        raise unknown_value("--format", fmt, FORMATS)
 
 
 def use_data_dir(data_dir: Path | None) -> None:

@@ -18,6 +18,7 @@ from jurist.commands.options import (
     ShardFlags,
     TaskOptionFlags,
     Track,
+    check_format,
     check_tracking,
     grouped,
     split_list,
@@ -131,8 +132,7 @@ def run(
     )
     if inference_only and judge_only:
         raise JuristError("--inference-only and --judge-only exclude each other")
-    if fmt not in ("table", "json", "csv", "markdown"):
-        raise unknown_value("--format", fmt, ("table", "json", "csv", "markdown"))
+    check_format(fmt)
     if answers is not None and not answers.is_file():
         raise JuristError(f"--answers: {answers} is not a file")
     use_data_dir(data_dir)

@@ -13,11 +13,18 @@ from typing import Annotated
 
 import typer
 
-from jurist.commands.options import Anchor, Ensemble, Format, JuristCommand, LengthControlled, StyleControl
-from jurist.errors import JuristError, unknown_value
+from jurist.commands.options import (
+    Anchor,
+    Ensemble,
+    Format,
+    JuristCommand,
+    LengthControlled,
+    StyleControl,
+    check_format,
+)
+from jurist.errors import JuristError
 from jurist.scoring import STYLE_FEATURES, ScoreRequest
 
-FORMATS = ("table", "json", "csv", "markdown")
 ALL_CATEGORIES = "all"
 """``--category all``: one score over every category (a run scored by category pools them)."""
 
@@ -115,8 +122,7 @@ def show(
         anchor=anchor,
     )
     request.check()
-    if fmt not in FORMATS:
-        raise unknown_value("--format", fmt, FORMATS)
+    check_format(fmt)
     _note_crashed_runs(run_dirs)
     if usage:
         from jurist.run.budget import show_usage
