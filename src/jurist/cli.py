@@ -80,19 +80,6 @@ def _register_commands() -> None:
 
     for name in _COMMAND_MODULES:
         importlib.import_module(f"jurist.commands.{name}").register(app)
-    _use_jurist_command(app)
-
-
-def _use_jurist_command(group: typer.Typer) -> None:
-    """Every command (``jurist judges card`` too) jurist's own class, unless it names one of its own."""
-    from jurist.commands import JuristCommand
-
-    for command in group.registered_commands:
-        if command.cls is None or command.cls is typer.core.TyperCommand:
-            command.cls = JuristCommand
-    for sub in group.registered_groups:
-        if sub.typer_instance is not None:
-            _use_jurist_command(sub.typer_instance)
 
 
 def main() -> None:

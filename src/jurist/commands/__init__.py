@@ -10,10 +10,9 @@ from jurist import lazy_face
 
 if TYPE_CHECKING:
     from jurist.commands.list import bench_help
-    from jurist.commands.options import JuristCommand
 
-_HOMES = {"bench_help": "list", "JuristCommand": "options"}
+_HOMES = {"bench_help": "list"}
 
 __getattr__ = lazy_face(__name__, _HOMES)
 
-__all__ = ["JuristCommand", "bench_help"]
+__all__ = ["bench_help"]

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from jurist.commands.options import Gate
+from jurist.commands.options import Gate, JuristCommand
 from jurist.errors import JuristError
 
 
@@ -106,4 +106,4 @@ def compare(
 
 def register(app: typer.Typer) -> None:
     """Add ``jurist compare`` to the CLI."""
-    app.command("compare")(compare)
+    app.command("compare", cls=JuristCommand)(compare)

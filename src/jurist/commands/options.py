@@ -98,6 +98,17 @@ class JuristCommand(typer.core.TyperCommand):
         return parser
 
 
+def use_jurist_command(app: typer.Typer) -> None:
+    """Every command of a command group (``jurist judges``, ``jurist import`` ...) a :class:`JuristCommand`,
+    unless it names a class of its own."""
+    for command in app.registered_commands:
+        if command.cls is None or command.cls is typer.core.TyperCommand:
+            command.cls = JuristCommand
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            use_jurist_command(group.typer_instance)
+
+
 def _is_group(annotation: object) -> bool:
     return isinstance(annotation, type) and dataclasses.is_dataclass(annotation)
 

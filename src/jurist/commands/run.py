@@ -13,6 +13,7 @@ from jurist.commands.options import (
     Anchor,
     DataDir,
     Gate,
+    JuristCommand,
     ModelStringFlags,
     RequestFlags,
     ShardFlags,
@@ -180,4 +181,4 @@ def run(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("run")(run)
+    app.command("run", cls=JuristCommand)(run)

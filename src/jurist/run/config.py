@@ -1,4 +1,5 @@
-"""What ``jurist run`` was asked to do (RunConfig) and what came of it (RunResult)."""
+"""What ``jurist run`` was asked to do (RunConfig, composed of its setting groups, each checked where it is
+made) and what came of it (RunResult)."""
 
 from __future__ import annotations
 
