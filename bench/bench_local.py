@@ -28,11 +28,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from jurist.engine.embedded import EMBEDDED_ALIAS, embedded_model_spec
+from jurist.engine.pool import ServerPool
+
 from jurist.benchmarks.starter import load_starter
 from jurist.engine.client import Engine
-from jurist.engine.embedded import EMBEDDED_ALIAS, embedded_model_spec
 from jurist.engine.local import LocalModels
-from jurist.engine.pool import ServerPool
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -14,8 +15,67 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from jurist.engine.pacing.retry import RetryPolicy  # noqa: E402
-from jurist.run.pipeline import RunConfig, RunResult, run_pipeline  # noqa: E402
+from jurist.run.config import (  # noqa: E402
+    BudgetSettings,
+    EngineSettings,
+    JudgeCardSettings,
+    RunConfig,
+    RunResult,
+    ScoringSettings,
+)
+from jurist.run.pipeline import run_pipeline  # noqa: E402
 from mock_openai import MockOpenAI  # noqa: E402
+
+_GROUPS: dict[str, tuple[type[Any], dict[str, str]]] = {
+    "engine": (EngineSettings, {}),
+    "scoring": (ScoringSettings, {}),
+    "budget": (BudgetSettings, {}),
+    "card": (JudgeCardSettings, {"judge_card": "items", "judge_gate": "gate", "gold": "gold"}),
+}
+
+
+def run_config(**settings: Any) -> RunConfig:
+    """A RunConfig from one flat list of settings, each sorted into its group (``progress=False`` is the
+    engine's, ``judge_card=0`` the card's): tests name the setting they care about, not where it lives."""
+    groups: dict[str, dict[str, Any]] = {}
+    for group, (kind, renamed) in _GROUPS.items():
+        names = renamed or {f.name: f.name for f in dataclasses.fields(kind)}
+        for flat, own in names.items():
+            if flat in settings:
+                groups.setdefault(group, {})[own] = settings.pop(flat)
+    built = {group: _GROUPS[group][0](**values) for group, values in groups.items()}
+    return RunConfig(**settings, **built)
+
+
+def build_sweep_plan(**flags: Any) -> Any:
+    """``build_plan`` from the sweep command's flat option names (``judges=``, ``gpus=``, ``max_attempts=``),
+    each sorted into its group: tests name the option they care about, not where it lives."""
+    from jurist.sweep.build import SweepJudges, SweepPlacement, SweepTasks, build_plan
+
+    def take(*names: str) -> dict[str, Any]:
+        return {name: flags.pop(name) for name in names if name in flags}
+
+    tasks = SweepTasks(**take("tasks", "suite", "bench_options", "samples", "limit", "baselines"))
+    judging = take("judges", "models_file", "model_strings", "judge_concurrency")
+    if "judge_concurrency" in judging:
+        judging["concurrency"] = judging.pop("judge_concurrency")
+    placement = SweepPlacement(
+        **take("gpus", "tensor_parallel", "servers", "serve_kind", "checkpoint_settings", "local", "ray")
+    )
+    retry = take("max_attempts", "retry_base_delay")
+    engine = take("max_concurrency", "cache", "check", "progress")
+    if "cache_dir" in flags:
+        engine["cache_path"] = flags.pop("cache_dir")
+    if retry:
+        engine["retry"] = RetryPolicy(retry.get("max_attempts", 6), retry.get("retry_base_delay", 1.0))
+    scoring = take("seed")
+    if "bootstrap" in flags:
+        scoring["n_bootstrap"] = flags.pop("bootstrap")
+    return build_plan(
+        flags.pop("checkpoints"), tasks, SweepJudges(**judging), placement, EngineSettings(**engine),
+        ScoringSettings(**scoring), **flags,
+    )  # fmt: skip
+
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 FAST_RETRY = RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.05)
@@ -122,6 +182,6 @@ def run_quiet() -> Callable[..., RunResult]:
         kwargs.setdefault("progress", False)
         kwargs.setdefault("retry", FAST_RETRY)
         kwargs.setdefault("check", False)  # the pre-run probe has its own tests (test_check.py)
-        return run_pipeline(RunConfig(**kwargs))
+        return run_pipeline(run_config(**kwargs))
 
     return run

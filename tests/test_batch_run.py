@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from conftest import write_models_file
+from conftest import run_config, write_models_file
 from jurist.engine.batch import BatchSettings
 from jurist.errors import JuristError
 from jurist.run.batching import BatchChoice
@@ -182,13 +182,12 @@ def test_kill_9_while_a_batch_runs_then_the_same_command_polls_it(
 
 
 def test_dry_run_shows_what_would_be_batched_at_the_discount(tmp_path: Path, server: MockBatchServer) -> None:
-    from jurist.run.config import RunConfig
     from jurist.run.dry import plan_run
 
     models = _models(tmp_path, server)
     common = {"models_file": models, "models": ["strong"], "judges": ["judge-good"], "limit": LIMIT}
-    plain, _ = plan_run(RunConfig(out=tmp_path / "r", check=False, **common))
-    batched, notes = plan_run(RunConfig(out=tmp_path / "r", check=False, batching=FAST, **common))
+    plain, _ = plan_run(run_config(out=tmp_path / "r", check=False, **common))
+    batched, notes = plan_run(run_config(out=tmp_path / "r", check=False, batching=FAST, **common))
     judge_plain = next(row for row in plain if row["phase"] == "judge")
     judge_batched = next(row for row in batched if row["phase"] == "judge")
     assert judge_batched["batched"] == judge_batched["requests"] == 2 * LIMIT

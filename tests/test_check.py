@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 import yaml
 
-from conftest import write_models_file
+from conftest import run_config, write_models_file
 from jurist.engine.check import needs_key
 from jurist.engine.local.embedded import EMBEDDED_ALIAS
 from jurist.engine.servers.base import free_port
 from jurist.errors import JuristError
-from jurist.run.pipeline import Pipeline, RunConfig
+from jurist.run.pipeline import Pipeline
 from jurist.run.plan import resolve
 
 SECRET = "sk-check-SECRET-0123456789"
@@ -143,7 +143,7 @@ def test_pre_run_check_skips_the_embedded_model_and_idle_aliases(
     server = mock_server()
     models = write_models_file(tmp_path / "m.yaml", server.base_url, {"strong": {}, "idle": {}})
     # The default judge is the embedded model: jurist starts it later (a serve block), so it is never probed.
-    Pipeline(resolve(RunConfig(models_file=models, models=["strong"], out=tmp_path / "run")))._precheck()
+    Pipeline(resolve(run_config(models_file=models, models=["strong"], out=tmp_path / "run")))._precheck()
     assert probed == ["strong"] and server.stats.probes == 1
     assert EMBEDDED_ALIAS not in probed
 

@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import FAST_RETRY, write_models_file
+from conftest import FAST_RETRY, run_config, write_models_file
 from decide_synth import true_win_rate, write_checkpoint
 from jurist.decide import CompareSettings, compare_sides, read_policy, read_sides
 from jurist.errors import InputError, JuristError
-from jurist.run.pipeline import RunConfig, run_pipeline
+from jurist.run.pipeline import run_pipeline
 from mock_openai import MockOpenAI
 
 
@@ -48,7 +48,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         ("better", "judge-p60", "other-judge"),
     ]:
         result = run_pipeline(
-            RunConfig(
+            run_config(
                 bench=str(questions), models_file=models, models=[model], baseline="baseline",
                 judges=[judge], out=root / out, progress=False, retry=FAST_RETRY, check=False,
                 judge_card=0, cache=False,

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from conftest import run_config
 from jurist.engine.local.embedded import EMBEDDED_ALIAS
-from jurist.run.config import RunConfig
 from jurist.run.dry import dry_run, plan_run
 from test_ledger import CountingMock, counting_servers, priced_models, rows_of, run_json
 
@@ -26,7 +26,7 @@ def counting_mock() -> Iterator[Callable[..., CountingMock]]:
 def plan(**kwargs: Any) -> dict[tuple[str, str], dict[str, Any]]:
     """The dry run's rows by (phase, model); like ``run_quiet``, no pre-run check unless asked."""
     kwargs.setdefault("check", False)
-    rows, _ = plan_run(RunConfig(progress=False, **kwargs))
+    rows, _ = plan_run(run_config(progress=False, **kwargs))
     assert rows[-1]["phase"] == "total"
     return {(row["phase"], row["model"]): row for row in rows}
 
@@ -158,7 +158,7 @@ def test_the_cost_range_holds_a_judge_that_re_asks_every_game(
     """Re-asks are not known in advance, so they are not counted as requests; the range allows them."""
     server = counting_mock(tokenizer=True)
     models = priced_models(tmp_path / "m.yaml", server.base_url, ["strong", "judge-reask"])
-    config = RunConfig(
+    config = run_config(
         models_file=models, models=["strong"], judges=["judge-reask"], out=tmp_path / "r", limit=3,
         check=False, progress=False, output_format="json",
     )  # fmt: skip

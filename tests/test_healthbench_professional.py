@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import SHARED_DATA
+from conftest import SHARED_DATA, run_config
 from jurist.benchmarks import healthbench
 from jurist.benchmarks.healthbench_professional import read_professional
 from jurist.errors import InputError, JuristError
@@ -142,7 +142,7 @@ def test_a_professional_run_end_to_end(
     rubric item graded, the length-adjusted score beside the headline, as the formula gives it."""
     import yaml
 
-    from jurist.run.pipeline import RunConfig, run_pipeline
+    from jurist.run.pipeline import run_pipeline
     from test_responses_api import ResponsesMock
 
     monkeypatch.setenv("JURIST_DATA_DIR", str(SHARED_DATA))
@@ -166,7 +166,7 @@ def test_a_professional_run_end_to_end(
         )
         path = write(tmp_path / "pro.jsonl", rows())
         result = run_pipeline(
-            RunConfig(
+            run_config(
                 bench="healthbench",
                 bench_options={"professional": str(path), **PROFESSIONAL},
                 models_file=models,

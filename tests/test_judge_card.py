@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import SHARED_DATA, write_models_file
+from conftest import SHARED_DATA, run_config, write_models_file
 from jurist.audit import CARD_FILE, GATE_EXIT, SCHEMA
 from jurist.audit.perturb import INJECTION, exact_filler, padded, planted
 from test_cli import jurist
@@ -269,7 +269,6 @@ def test_a_preference_judge_gets_position_from_the_swapped_order_and_nothing_els
 def test_the_dry_run_counts_the_probes_the_run_sends(
     pairwise: tuple[Any, Path], tmp_path: Path, run_quiet: Any
 ) -> None:
-    from jurist.run.config import RunConfig
     from jurist.run.dry import plan_run
 
     server, models = pairwise
@@ -279,11 +278,11 @@ def test_the_dry_run_counts_the_probes_the_run_sends(
         "judges": ["judge-good", "judge-longer"],
         "check": False,
     }
-    rows, _ = plan_run(RunConfig(progress=False, out=tmp_path / "run", **config))
+    rows, _ = plan_run(run_config(progress=False, out=tmp_path / "run", **config))
     planned = {row["model"]: row["requests"] for row in rows if row["phase"] == "probe"}
     assert planned == {"judge-good": 24, "judge-longer": 24}  # 2 probes x 12 items: 10% of 240 games
     run_quiet(**config, out=tmp_path / "run")
     card = json.loads((tmp_path / "run" / CARD_FILE).read_text())["judges"]
     assert planned == {judge: card[judge]["probe_requests"] for judge in planned}
-    rows, _ = plan_run(RunConfig(progress=False, out=tmp_path / "run2", judge_card=0, **config))
+    rows, _ = plan_run(run_config(progress=False, out=tmp_path / "run2", judge_card=0, **config))
     assert not [row for row in rows if row["phase"] == "probe"]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import SHARED_DATA, write_models_file
+from conftest import SHARED_DATA, build_sweep_plan, write_models_file
 from jurist.config import (
     ModelStringOptions,
     load_models_file,
@@ -351,7 +351,6 @@ def test_a_checkpoint_path_is_served_by_a_managed_vllm(
 def test_jurist_check_and_a_sweeps_judges_take_strings(
     tmp_path: Path, mock_server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from jurist.sweep.build import build_plan
     from jurist.sweep.plan import judging_config
 
     server = mock_server()
@@ -368,7 +367,7 @@ def test_jurist_check_and_a_sweeps_judges_take_strings(
         (tmp_path / "run" / f"step_{step}" / "config.json").write_text("{}")
     monkeypatch.setenv("JURIST_DATA_DIR", str(SHARED_DATA))
     strings = ModelStringOptions(base_url=server.base_url, api_key=KEY, settings={"temperature": 0.0})
-    plan = build_plan(
+    plan = build_sweep_plan(
         checkpoints=str(tmp_path / "run"),
         tasks="starter",
         judges=["vllm/judge-good"],
@@ -379,4 +378,6 @@ def test_jurist_check_and_a_sweeps_judges_take_strings(
     config = judging_config(plan, plan.checkpoints[0], "starter")
     assert config.judges == ["vllm/judge-good"] and config.model_strings == strings
     with pytest.raises(JuristError, match=r"model 'judge' is not defined \(no --models-file\)"):
-        build_plan(checkpoints=str(tmp_path / "run"), tasks="starter", judges=["judge"], out=tmp_path / "s2")
+        build_sweep_plan(
+            checkpoints=str(tmp_path / "run"), tasks="starter", judges=["judge"], out=tmp_path / "s2"
+        )

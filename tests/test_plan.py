@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from conftest import SHARED_DATA, write_models_file
+from conftest import SHARED_DATA, run_config, write_models_file
 from jurist.config import ModelSpec
 from jurist.engine.local.embedded import EMBEDDED_ALIAS
 from jurist.errors import JuristError
-from jurist.run.config import RunConfig
+from jurist.run.config import BudgetSettings
 from jurist.run.plan import RunPlan, resolve
 
 URL = "http://127.0.0.1:9/v1"  # never contacted: resolving sends nothing
@@ -31,7 +31,7 @@ def question_file(path: Path, n: int) -> Path:
 
 
 def test_the_default_run_is_the_embedded_model_against_the_starter_reference(tmp_path: Path) -> None:
-    plan = resolve(RunConfig(out=tmp_path / "run", limit=5))
+    plan = resolve(run_config(out=tmp_path / "run", limit=5))
     assert plan.bench.name == "starter" and len(plan.bench.questions) == 5
     assert plan.candidates == (EMBEDDED_ALIAS,) and plan.judges == (EMBEDDED_ALIAS,)
     assert plan.baselines == ("reference",) and plan.shipped("reference") and not plan.shipped(EMBEDDED_ALIAS)
@@ -46,7 +46,7 @@ def test_the_default_run_is_the_embedded_model_against_the_starter_reference(tmp
 
 
 def test_the_plan_is_frozen_plain_data(tmp_path: Path) -> None:
-    plan = resolve(RunConfig(out=tmp_path / "run", limit=2))
+    plan = resolve(run_config(out=tmp_path / "run", limit=2))
     assert dataclasses.is_dataclass(plan)
     names = [field.name for field in dataclasses.fields(plan)]
     assert names == [
@@ -63,7 +63,7 @@ def test_the_plan_is_frozen_plain_data(tmp_path: Path) -> None:
 def test_inference_only_plans_no_judge_and_samples_come_from_the_command(tmp_path: Path) -> None:
     models = models_file(tmp_path, "strong", "base")
     questions = question_file(tmp_path / "q.jsonl", 4)
-    config = RunConfig(
+    config = run_config(
         bench=str(questions),
         models_file=models,
         models=["strong", "strong"],
@@ -82,7 +82,7 @@ def test_inference_only_plans_no_judge_and_samples_come_from_the_command(tmp_pat
 def test_judge_only_needs_the_answers_on_disk(tmp_path: Path) -> None:
     models = models_file(tmp_path, "strong", "judge-good")
     questions = question_file(tmp_path / "q.jsonl", 3)
-    config = RunConfig(
+    config = run_config(
         bench=str(questions),
         models_file=models,
         models=["strong"],
@@ -117,12 +117,12 @@ def test_a_benchmark_with_its_own_pairs_plans_its_candidates(tmp_path: Path) -> 
     pairs.write_text("".join(json.dumps({**record, "pair_id": f"p{i}"}) + "\n" for i in range(4)))
     models = models_file(tmp_path, "judge-good")
     common: dict[str, Any] = {"bench": "judgebench", "bench_options": {"split": str(pairs)}}
-    plan = resolve(RunConfig(**common, models_file=models, judges=["judge-good"], out=tmp_path / "run"))
+    plan = resolve(run_config(**common, models_file=models, judges=["judge-good"], out=tmp_path / "run"))
     assert plan.candidates == tuple(plan.bench.candidates) and plan.candidates
     assert all(plan.shipped(alias) for alias in plan.candidates + plan.baselines)
     assert plan.judges == ("judge-good",) and plan.scoring["metrics"] == ["judge-accuracy"]
     with pytest.raises(JuristError, match="--model does not apply to judgebench"):
-        resolve(RunConfig(**common, models_file=models, models=["x"], out=tmp_path / "run"))
+        resolve(run_config(**common, models_file=models, models=["x"], out=tmp_path / "run"))
 
 
 def test_a_rule_checked_benchmark_has_no_judge_and_no_baseline(
@@ -131,7 +131,7 @@ def test_a_rule_checked_benchmark_has_no_judge_and_no_baseline(
     monkeypatch.setenv("JURIST_DATA_DIR", str(SHARED_DATA))
     models = models_file(tmp_path, "strong")
     plan = resolve(
-        RunConfig(bench="ifeval", models_file=models, models=["strong"], limit=3, out=tmp_path / "r")
+        run_config(bench="ifeval", models_file=models, models=["strong"], limit=3, out=tmp_path / "r")
     )
     assert plan.bench.rule_suite == "ifeval" and len(plan.bench.questions) == 3
     assert (plan.candidates, plan.baselines, plan.judges) == (("strong",), (), ())
@@ -140,7 +140,7 @@ def test_a_rule_checked_benchmark_has_no_judge_and_no_baseline(
 def test_placed_specs_replace_the_models_file_entry(tmp_path: Path) -> None:
     models = models_file(tmp_path, "step_100")
     placed = ModelSpec(alias="step_100", model="step_100", max_tokens=7)
-    config = RunConfig(models_file=models, models=["step_100"], mode="inference-only", out=tmp_path / "r")
+    config = run_config(models_file=models, models=["step_100"], mode="inference-only", out=tmp_path / "r")
     assert resolve(config).specs["step_100"].max_tokens == 64
     assert resolve(config, placed={"step_100": placed}).specs["step_100"] == placed
 
@@ -148,12 +148,12 @@ def test_placed_specs_replace_the_models_file_entry(tmp_path: Path) -> None:
 def test_prices_and_the_budget_are_resolved_with_the_plan(tmp_path: Path) -> None:
     price = {"price": {"input": 1.0, "output": 2.0}}
     models = models_file(tmp_path, "judge-good", strong=price)
-    config = RunConfig(models_file=models, models=["strong"], judges=["judge-good"], out=tmp_path / "r")
+    config = run_config(models_file=models, models=["strong"], judges=["judge-good"], out=tmp_path / "r")
     plan = resolve(config)
     assert set(plan.budget.prices) == {"strong"} and plan.budget.max_cost is None
     with pytest.raises(JuristError, match="--max-cost needs a price for every model the run uses; none for"):
-        resolve(dataclasses.replace(config, max_cost=1.0))
-    bounded = resolve(dataclasses.replace(config, max_tokens=1000))
+        resolve(dataclasses.replace(config, budget=BudgetSettings(max_cost=1.0)))
+    bounded = resolve(dataclasses.replace(config, budget=BudgetSettings(max_tokens=1000)))
     assert bounded.budget.bounded and bounded.budget.max_tokens == 1000
 
 
@@ -174,7 +174,7 @@ def test_what_cannot_run_is_refused_in_one_line(
         answers.write_text(json.dumps({"key": "starter-001", "response": "x"}) + "\n")
         changes = {**changes, "answers_file": answers}
     with pytest.raises(JuristError, match=message) as raised:
-        resolve(RunConfig(models_file=models, out=tmp_path / "run", **changes))
+        resolve(run_config(models_file=models, out=tmp_path / "run", **changes))
     # One line; an undefined name adds the four lines of the models-file entry it needs (issue 27).
     assert str(raised.value).count("\n") == (4 if "not defined" in message else 0)
     assert not (tmp_path / "run").exists()

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import write_models_file
+from conftest import run_config, write_models_file
 from jurist.errors import InputError, JuristError
 from jurist.families import ScoreOptions, score_run, write_outputs
 from jurist.report.formats import render_csv, render_markdown
@@ -32,7 +32,7 @@ def numbers(rows: list[dict[str, Any]]) -> dict[tuple[str, str], tuple[Any, Any,
 def judged_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A finished mock run: three models, two noisy judges (so every CI is non-trivial), 24 questions."""
     from conftest import FAST_RETRY
-    from jurist.run.pipeline import RunConfig, run_pipeline
+    from jurist.run.pipeline import run_pipeline
     from mock_openai import MockOpenAI
 
     tmp = tmp_path_factory.mktemp("show")
@@ -45,7 +45,7 @@ def judged_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
             {name: {} for name in ("better", "mixed", "worse", "judge-p70", "judge-p60-t20")},
         )
         result = run_pipeline(
-            RunConfig(
+            run_config(
                 models_file=models,
                 models=["better", "mixed", "worse"],
                 judges=["judge-p70", "judge-p60-t20"],

@@ -22,14 +22,12 @@ from typing import Any
 
 import pytest
 
-from conftest import SHARED_DATA, write_models_file
+from conftest import SHARED_DATA, build_sweep_plan, run_config, write_models_file
 from jurist.config import ModelSpec, load_models_file
 from jurist.engine.servers import ManagedServer, server_for
 from jurist.errors import JuristError
-from jurist.run.config import RunConfig
 from jurist.run.tasks import run_tasks
 from jurist.store.jsonl import read_jsonl
-from jurist.sweep.build import build_plan
 from jurist.sweep.checkpoints import find_checkpoints, step_of
 from jurist.sweep.plan import SweepPlan, checkpoint_spec, gpu_slots, judging_config
 from jurist.sweep.schedule import run_sweep
@@ -105,7 +103,7 @@ def sweep_plan(tmp_path: Path, judge_url: str, **options: Any) -> SweepPlan:
         "max_attempts": 3,
         "retry_base_delay": 0.01,
     }
-    return build_plan(**(arguments | options))
+    return build_sweep_plan(**(arguments | options))
 
 
 def answers_per_checkpoint(samples: int = 2) -> int:
@@ -251,13 +249,15 @@ def test_a_checkpoint_is_a_served_model_and_the_models_file_resumes_it(
         "ckpt:\n  model: x\n  max_tokens: 77\n  temperature: 0.3\n  top_p: 0.9\n  system_prompt: Be brief.\n"
         "  serve: {kind: vllm, model: /unused, args: [--max-num-seqs, '32'], startup_timeout: 60}\n"
     )
-    plan = build_plan(checkpoints=str(run), tasks="ifeval", samples=4, out=tmp_path / "sweep", check=False)
+    plan = build_sweep_plan(
+        checkpoints=str(run), tasks="ifeval", samples=4, out=tmp_path / "sweep", check=False
+    )
     vllm, gguf = plan.checkpoints
-    limited = build_plan(
+    limited = build_sweep_plan(
         checkpoints=str(run), tasks="ifeval,starter", limit="ifeval=20", out=tmp_path, check=False
     )
     assert limited.limits == {"ifeval": 20}  # starter: all its questions
-    assert build_plan(checkpoints=str(run), tasks="ifeval,starter", limit=5, out=tmp_path).limits == {
+    assert build_sweep_plan(checkpoints=str(run), tasks="ifeval,starter", limit=5, out=tmp_path).limits == {
         "ifeval": 5, "starter": 5,
     }  # fmt: skip
     spec = checkpoint_spec(plan, vllm, (2, 3))
@@ -274,7 +274,7 @@ def test_a_checkpoint_is_a_served_model_and_the_models_file_resumes_it(
         and cpu.parallel == 1
         and cpu.max_tokens == 256
     )
-    custom = build_plan(
+    custom = build_sweep_plan(
         checkpoints=str(run / "step_100"), tasks="ifeval", models_file=settings, checkpoint_settings="ckpt",
         out=tmp_path / "sweep", check=False,
     )  # fmt: skip
@@ -319,7 +319,7 @@ def test_bad_sweep_commands_are_one_line_usage_errors(
     ]
     for options, problem in cases:
         with pytest.raises(JuristError, match=problem):
-            build_plan(**(base | options))
+            build_sweep_plan(**(base | options))
     assert not (tmp_path / "sweep").exists()  # nothing written for a refused command
     done = subprocess.run(
         [sys.executable, "-m", "jurist", "sweep", "--checkpoints", run, "--tasks", "ifeval",
@@ -330,20 +330,22 @@ def test_bad_sweep_commands_are_one_line_usage_errors(
 
 
 def test_ray_takes_an_optional_address() -> None:
+    """``--ray`` alone is a new local Ray instance, in the command's parser (no argv rewriting)."""
     import typer
     from typer.testing import CliRunner
 
-    from jurist.commands.sweep import SweepCommand
+    from jurist.commands.options import JuristCommand
 
     seen: dict[str, Any] = {}
     app = typer.Typer()
 
-    @app.command(cls=SweepCommand)
+    @app.command(cls=JuristCommand)
     def sweep(ray: str | None = typer.Option(None, "--ray"), limit: int = 0) -> None:
         seen["ray"], seen["limit"] = ray, limit
 
     for args, expected in (
-        (["--ray"], ""), (["--ray", "--limit", "3"], ""), (["--ray", "head:6379"], "head:6379"), ([], None),
+        (["--ray"], "local"), (["--ray", "--limit", "3"], "local"), (["--ray", "head:6379"], "head:6379"),
+        ([], None),
     ):  # fmt: skip
         assert CliRunner().invoke(app, args).exit_code == 0
         assert seen["ray"] == expected
@@ -434,7 +436,7 @@ def test_a_sweep_runs_every_checkpoint_on_its_gpus_and_a_rerun_sends_nothing(
     assert _read(sweep / "sweep.json")["judge_card"] == doc["judge_card"]
 
     # a checkpoint's directory resumes alone with jurist run --tasks (answers, then judging)
-    alone = RunConfig(
+    alone = run_config(
         models_file=sweep / "models.yaml",
         models=["step_200"],
         out=sweep / "step_200",
@@ -446,7 +448,7 @@ def test_a_sweep_runs_every_checkpoint_on_its_gpus_and_a_rerun_sends_nothing(
         check=False,
     )
     assert run_tasks(alone, ["ifeval", "starter"]).requests == 0
-    judged = RunConfig(**{**alone.__dict__, "models_file": tmp_path / "judges.yaml", "mode": "judge-only"})
+    judged = run_config(**{**alone.__dict__, "models_file": tmp_path / "judges.yaml", "mode": "judge-only"})
     judged.judges = ["judge-good"]
     result = run_tasks(judged, ["ifeval", "starter"])
     assert result.exit_code == 0 and result.requests == 0 and judge.stats.requests == 36
@@ -807,7 +809,7 @@ def test_per_task_samples_limits_and_judges_and_the_example_suite_make_a_plan(
     run = str(checkpoint_dirs(tmp_path / "run", [1]))
     judges = write_models_file(tmp_path / "j.yaml", "http://127.0.0.1:9/v1", {"j": {}, "grader": {}})
     common: dict[str, Any] = {"checkpoints": run, "out": tmp_path / "sweep", "check": False}
-    plan = build_plan(
+    plan = build_sweep_plan(
         **common,
         tasks="ifeval,starter",
         samples=["2", "ifeval=4"],
@@ -829,7 +831,7 @@ def test_per_task_samples_limits_and_judges_and_the_example_suite_make_a_plan(
     )
     # --tasks picks from the suite: IFBench is left out, its loader asks for NLTK's tagger (issue 27, 5)
     picked = "ifeval,healthbench,writingbench,arena-hard-v2.0,alpaca-eval"
-    suite = build_plan(**common, suite=example, tasks=picked, models_file=models, limit=["2"])
+    suite = build_sweep_plan(**common, suite=example, tasks=picked, models_file=models, limit=["2"])
     assert suite.tasks == tuple(picked.split(","))
     assert suite.samples == {"ifeval": 8, "healthbench": 8, "writingbench": 4} | {
         "arena-hard-v2.0": 1, "alpaca-eval": 1,

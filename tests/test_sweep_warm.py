@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
+from conftest import build_sweep_plan
 from jurist.engine.servers.pool import KeptServer, ServerPool
 from jurist.engine.servers.vllm import SWAP_SERVED_NAME, swap_blocker
 from jurist.store.jsonl import read_jsonl
-from jurist.sweep.build import build_plan
 from jurist.sweep.schedule import run_sweep
 from test_pool import Factory, group_gone, managed_spec
 from test_sweep import checkpoint_dirs, rule_file, starts, use_fake_vllm
@@ -63,7 +63,7 @@ def warm_sweep(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Pa
     monkeypatch.setenv("FAKE_VLLM_SWAPS", str(reloads))
     monkeypatch.delenv("FAKE_VLLM_SLEEP", raising=False)
     checkpoint_dirs(tmp_path / "run", list(STEPS))
-    plan = build_plan(
+    plan = build_sweep_plan(
         checkpoints=str(tmp_path / "run"),
         tasks="ifeval",
         bench_options=[f"ifeval:file={rule_file(tmp_path / 'rules.jsonl')}"],

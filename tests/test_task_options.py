@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conftest import SHARED_DATA, write_models_file
+from conftest import SHARED_DATA, run_config, write_models_file
 from jurist.benchmarks.base import Benchmark, Question
 from jurist.errors import JuristError
 from jurist.run.config import RunResult
@@ -178,12 +178,11 @@ def test_an_option_that_does_not_apply_is_one_line_and_exit_2(
 
 def test_a_shared_scoring_method_goes_to_the_tasks_with_battles(tmp_path: Path, mock_server: Any) -> None:
     from conftest import FAST_RETRY
-    from jurist.run.config import RunConfig
     from jurist.run.tasks import run_tasks
     from test_tasks_run import _rule_file
 
     server = mock_server()
-    config = RunConfig(
+    config = run_config(
         bench_options={"ifeval:file": str(_rule_file(tmp_path / "rules.jsonl", 2))},
         models_file=write_models_file(tmp_path / "m.yaml", server.base_url, {"strong": {}, "judge-good": {}}),
         models=["strong"],

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from conftest import FAST_RETRY, write_models_file
+from conftest import FAST_RETRY, run_config, write_models_file
 from jurist.errors import JuristError
 from jurist.run.config import RunConfig
 from jurist.run.tasks import headline, parse_tasks, run_tasks, task_options
@@ -43,7 +43,7 @@ def _config(tmp_path: Path, url: str, **extra: Any) -> RunConfig:
         "check": False,
         "max_concurrency": 2,
     }
-    return RunConfig(**(values | extra))
+    return run_config(**(values | extra))
 
 
 def test_two_kinds_of_work_in_one_process_under_one_limit(tmp_path: Path, mock_server: Any) -> None:

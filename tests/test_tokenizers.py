@@ -15,7 +15,7 @@ import pytest
 import yaml
 from aiohttp import web
 
-from conftest import write_models_file
+from conftest import run_config, write_models_file
 from jurist.config import ModelSpec, ServeSpec, load_models_file
 from jurist.engine.local.embedded import EMBEDDED_ALIAS, embedded_gguf_path, embedded_model_spec
 from jurist.engine.wire.transport import Completion
@@ -318,10 +318,9 @@ def test_without_its_tokenizer_the_estimate_says_approximate_and_still_brackets(
 
 
 def plan_with_notes(**kwargs: Any) -> tuple[dict[tuple[str, str], dict[str, Any]], list[str]]:
-    from jurist.run.config import RunConfig
     from jurist.run.dry import plan_run
 
-    rows, notes = plan_run(RunConfig(progress=False, check=False, **kwargs))
+    rows, notes = plan_run(run_config(progress=False, check=False, **kwargs))
     return {(row["phase"], row["model"]): row for row in rows}, notes
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import view_card_fixtures as vc
-from conftest import SHARED_DATA
+from conftest import SHARED_DATA, run_config
 from jurist.audit import CARD_FILE
 from jurist.audit.perturb import INJECTION, OFF_TOPIC
 from jurist.store.jsonl import read_jsonl
@@ -175,7 +175,7 @@ def test_a_preference_judges_items_are_rebuilt_as_sent(
     """AlpacaEval's one-game judge: the position items say the order was swapped, the verbosity and
     injection items' answers are the ones the judge was sent (its requests, as the mock kept them)."""
     from conftest import FAST_RETRY, write_models_file
-    from jurist.run.pipeline import RunConfig, run_pipeline
+    from jurist.run.pipeline import run_pipeline
     from test_alpaca_eval_bench import AlpacaMock, _fake_template, needs_registry
 
     if needs_registry.args[0]:
@@ -186,7 +186,7 @@ def test_a_preference_judges_items_are_rebuilt_as_sent(
     try:
         aliases: dict[str, dict[str, Any]] = {"strong": {}, "close": {}, "judge-lp": {}}
         run_pipeline(
-            RunConfig(
+            run_config(
                 progress=False,
                 retry=FAST_RETRY,
                 check=False,

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from conftest import SHARED_DATA, write_models_file
+from conftest import SHARED_DATA, run_config, write_models_file
 from jurist.judging.answer_cuts import writingbench_cut
-from jurist.run.pipeline import RunConfig, run_pipeline
+from jurist.run.pipeline import run_pipeline
 from mock_openai import MockOpenAI
 from test_rubric_judge import install_reply, wb_reply, write_wb_prompt
 
@@ -90,7 +90,7 @@ def _run_shapes(server: MockOpenAI, tmp_path: Path) -> dict[str, list[str]]:
         patch.setenv("JURIST_DATA_DIR", str(SHARED_DATA))
         patch.setenv("JURIST_CACHE_DIR", str(tmp_path / "cache"))
         result = run_pipeline(
-            RunConfig(
+            run_config(
                 bench="writingbench",
                 models_file=models,
                 models=["m"],

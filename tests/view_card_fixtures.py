@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import view_fixtures as vf
-from conftest import FAST_RETRY, SHARED_DATA, write_models_file
-from jurist.run.pipeline import RunConfig, run_pipeline
+from conftest import FAST_RETRY, SHARED_DATA, run_config, write_models_file
+from jurist.run.pipeline import run_pipeline
 from mock_openai import MockOpenAI
 from test_judge_card import JUDGES, MODELS, _grade
 from test_rubric_judge import write_hb_prompt
@@ -73,13 +73,13 @@ def card_runs(work: Path) -> Iterator[dict[str, Any]]:
             "models_file": models,
         }
         pair = {"bench": str(question_file(work / "questions.jsonl")), "models": MODELS, "baseline": BASELINE}
-        run_pipeline(RunConfig(**common, **pair, judges=JUDGES, out=work / "pair"))
-        run_pipeline(RunConfig(**common, **pair, judges=["judge-good"], judge_card=0, out=work / "plain"))
+        run_pipeline(run_config(**common, **pair, judges=JUDGES, out=work / "pair"))
+        run_pipeline(run_config(**common, **pair, judges=["judge-good"], judge_card=0, out=work / "plain"))
         rubric = None
         if HEALTHBENCH:
             rubric = work / "rubric"
             run_pipeline(
-                RunConfig(
+                run_config(
                     **common,
                     bench="healthbench",
                     limit=30,

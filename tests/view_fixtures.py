@@ -19,11 +19,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from conftest import run_config
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions, Question, take_options
 from jurist.benchmarks.registry import register, unregister
 from jurist.engine.pacing.retry import RetryPolicy
 from jurist.judging.pairwise import battles_from_judgment
-from jurist.run.pipeline import RunConfig, run_pipeline
+from jurist.run.pipeline import run_pipeline
 from jurist.store.jsonl import JsonlAppender
 from mock_openai import MockOpenAI
 
@@ -127,7 +128,7 @@ def write_models(path: Path, base_url: str, aliases: list[str]) -> Path:
 
 def _run(**kwargs: Any) -> None:
     retry = RetryPolicy(max_attempts=2, base_delay=0.01, max_delay=0.02)
-    run_pipeline(RunConfig(progress=False, check=False, cache=False, retry=retry, **kwargs))
+    run_pipeline(run_config(progress=False, check=False, cache=False, retry=retry, **kwargs))
 
 
 def pairwise_run(

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import view_fixtures as vf
-from conftest import SHARED_DATA
+from conftest import SHARED_DATA, run_config
 from jurist.engine.pacing.retry import RetryPolicy
-from jurist.run.pipeline import RunConfig, run_pipeline
+from jurist.run.pipeline import run_pipeline
 from mock_openai import MockOpenAI
 from test_rubric_judge import (
     criterion_of,
@@ -67,7 +67,7 @@ def healthbench_file(path: Path) -> Path:
 
 def _run(**kwargs: Any) -> None:
     retry = RetryPolicy(max_attempts=2, base_delay=0.01, max_delay=0.02)
-    run_pipeline(RunConfig(progress=False, check=False, cache=False, retry=retry, **kwargs))
+    run_pipeline(run_config(progress=False, check=False, cache=False, retry=retry, **kwargs))
 
 
 @contextmanager

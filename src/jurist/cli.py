@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import logging
-import signal
 import sys
 from typing import Annotated, Any
 
@@ -76,20 +75,6 @@ _COMMAND_MODULES: tuple[str, ...] = (
 )  # fmt: skip
 
 
-def _quiet_flags() -> None:
-    """typer prints ``<bool>`` beside every flag in --help; a flag takes no value, so show no type."""
-    option = getattr(typer.core, "TyperOption", None)
-    shown = getattr(option, "display_type_rich", None)
-    if option is None or shown is None or getattr(shown, "_jurist", False):
-        return
-
-    def display_type_rich(self: Any, ctx: Any) -> str | None:
-        return None if getattr(self, "is_flag", False) else shown(self, ctx)
-
-    display_type_rich._jurist = True  # type: ignore[attr-defined]
-    option.display_type_rich = display_type_rich
-
-
 def _register_commands() -> None:
     import importlib
 
@@ -97,17 +82,13 @@ def _register_commands() -> None:
         importlib.import_module(f"jurist.commands.{name}").register(app)
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt  # said in one line below; a run installs its own handlers (run/interrupts)
-
-
 def main() -> None:
-    signal.signal(signal.SIGINT, _interrupt)  # first: importing the commands takes a moment
-    signal.signal(signal.SIGTERM, _interrupt)
+    from jurist.run import interrupt_on_signals
+
+    interrupt_on_signals()  # first: importing the commands takes a moment
     logging.basicConfig(level=logging.WARNING, format="jurist: %(message)s")
     try:
         _register_commands()
-        _quiet_flags()
         code = app(standalone_mode=False)  # click hands back typer.Exit codes instead of raising them
     except JuristError as exc:
         _error_line(mask(str(exc)), exit_code=2)  # model names, install hints with [extras]: no markup

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from jurist.commands.options import JuristCommand
 from jurist.errors import InputError, JuristError
 
 _ENV_REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$|^\$([A-Za-z_][A-Za-z0-9_]*)$")
@@ -96,4 +97,4 @@ def check(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("check")(check)
+    app.command("check", cls=JuristCommand)(check)

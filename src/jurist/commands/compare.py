@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from jurist.commands.options import Gate, JuristCommand
 from jurist.errors import JuristError
 
 
@@ -32,9 +33,7 @@ def compare(
         Path | None,
         typer.Option(help="a judge replacement map (jurist.judge_replacement/1) for runs judged otherwise"),
     ] = None,
-    gate: Annotated[
-        Path | None, typer.Option("--gate", help="a gate policy (YAML): exit 4 when a rule fails")
-    ] = None,
+    gate: Gate = None,
     head_to_head: Annotated[
         bool,
         typer.Option(
@@ -107,4 +106,4 @@ def compare(
 
 def register(app: typer.Typer) -> None:
     """Add ``jurist compare`` to the CLI."""
-    app.command("compare")(compare)
+    app.command("compare", cls=JuristCommand)(compare)

@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal
 
 import typer
 
+from jurist.commands.options import use_jurist_command
+
 judgebench_app = typer.Typer(
     no_args_is_help=True, help="JudgeBench utilities (run it with: jurist run --bench judgebench)."
 )
@@ -56,4 +58,5 @@ def _is_run_dir(path: Path) -> bool:
 
 
 def register(app: typer.Typer) -> None:
+    use_jurist_command(judgebench_app)
     app.add_typer(judgebench_app, name="judgebench")

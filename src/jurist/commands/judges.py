@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal
 
 import typer
 
+from jurist.commands.options import use_jurist_command
+
 judges_app = typer.Typer(no_args_is_help=True, help="Compare the judges of a run, or show its judge card.")
 
 
@@ -138,6 +140,7 @@ def print_run_card(run_dir: Path, fmt: str, *, missing_ok: bool = False) -> None
 
 
 def register(app: typer.Typer) -> None:
+    use_jurist_command(judges_app)
     app.add_typer(judges_app, name="judges")
 
 

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
+from jurist.commands.options import JuristCommand
 from jurist.errors import JuristError
 
 
@@ -144,4 +145,4 @@ def list_benchmarks(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("list")(list_benchmarks)
+    app.command("list", cls=JuristCommand)(list_benchmarks)

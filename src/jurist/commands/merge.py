@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
+from jurist.commands.options import JuristCommand
 from jurist.errors import JuristError
 
 if TYPE_CHECKING:
@@ -92,4 +93,4 @@ def _merge_sweep(given: list[ShardDir], out: Path, console: Console) -> bool:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("merge")(merge)
+    app.command("merge", cls=JuristCommand)(merge)

@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from jurist.commands.options import JuristCommand
 from jurist.errors import JuristError
 
 
@@ -66,4 +67,4 @@ def plot(
 
 def register(app: typer.Typer) -> None:
     """Add ``jurist plot`` to the CLI."""
-    app.command("plot")(plot)
+    app.command("plot", cls=JuristCommand)(plot)

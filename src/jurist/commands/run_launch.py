@@ -4,21 +4,15 @@ the run (tracking, the gate). Apart from the option parsing so ``run``'s own bod
 
 from __future__ import annotations
 
-import signal
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING
 
 from jurist.errors import JuristError
 
 if TYPE_CHECKING:
+    from jurist.commands.options import AdaptiveFlags
     from jurist.run import RunConfig, RunResult, TaskFlags
-
-
-def on_sigterm(signum: int, frame: FrameType | None) -> None:
-    """SIGTERM as Ctrl-C: the same clean shutdown (servers stopped, files closed), for run and sweep."""
-    raise KeyboardInterrupt
 
 
 @dataclass(frozen=True)
@@ -35,33 +29,26 @@ class Launch:
     ray_retries: int
     track: list[str] | None
     step: int | None
-    ci: float
     gate: Path | None
-    anchor: Path | None
-    adaptive: bool
-    target_ci: float | None
-    decide_vs: Path | None
-    delta: float
-    adaptive_round: int
+    adaptive: AdaptiveFlags
     sample_seed: int
 
     @property
     def several(self) -> bool:
         return self.tasks is not None or self.suite is not None
 
-    def check(self) -> None:
+    def check(self, config: RunConfig) -> None:
         """Every file and every combination of these options, before anything is spent."""
-        if self.anchor is not None:
+        if config.scoring.anchor is not None:
             from jurist.families import read_replacement
 
-            read_replacement(self.anchor)
+            read_replacement(config.scoring.anchor)
         if self.gate is not None:
             from jurist.decide import read_policy
 
             read_policy(self.gate)
-        if (self.target_ci is not None or self.decide_vs is not None) and not self.adaptive:
-            raise JuristError("--target-ci and --decide-vs apply to --adaptive only")
-        if self.adaptive and (self.several or self.dry_run):
+        self.adaptive.check()
+        if self.adaptive.adaptive and (self.several or self.dry_run):
             raise JuristError("--adaptive runs one benchmark (not --tasks, --suite or --dry-run)")
         if self.dry_run and self.track:
             raise JuristError("--track logs what a run scored: a --dry-run scores nothing")
@@ -74,7 +61,7 @@ class Launch:
 
     def run(self, config: RunConfig) -> int:
         """The run as asked; its exit code."""
-        self.check()
+        self.check(config)
         if self.dry_run:
             from jurist.run.dry import dry_run as estimate
 
@@ -83,16 +70,15 @@ class Launch:
             from jurist.commands.merge import merge_ray_shards
 
             return merge_ray_shards(config, self.ray, self.shards or 1, self.ray_retries)
-        previous = signal.signal(signal.SIGTERM, on_sigterm)
-        try:
+        from jurist.run import sigterm_as_interrupt
+
+        with sigterm_as_interrupt():
             result = self._result(config)
-        finally:
-            signal.signal(signal.SIGTERM, previous)
         if self.track and self.step is not None:
             from jurist.run.tracking import run_rows, track_rows
 
             rows = result.leaderboard if self.several else run_rows(self.bench, result)
-            track_rows(self.track, self.step, rows, self.ci, result.run_dir)
+            track_rows(self.track, self.step, rows, config.scoring.ci_level, result.run_dir)
         if self.gate is not None:
             from jurist.decide import gate_directories
 
@@ -114,15 +100,16 @@ class Launch:
                 else []
             )
             return run_tasks(config, names, settings=task_settings(names, self.flags, suite_file))
-        if self.adaptive:
+        if self.adaptive.adaptive:
             from jurist.decide import AdaptiveSettings, run_adaptive
 
+            adaptive = self.adaptive
             rule = AdaptiveSettings(
-                self.target_ci,
-                self.decide_vs,
-                self.delta,
-                config.ci_level,
-                self.adaptive_round,
+                adaptive.target_ci,
+                adaptive.versus(),
+                adaptive.delta,
+                config.scoring.ci_level,
+                adaptive.adaptive_round,
                 self.sample_seed,
             )
             return run_adaptive(config, rule)

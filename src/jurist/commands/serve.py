@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 
 import typer
 
+from jurist.commands.options import use_jurist_command
 from jurist.errors import JuristError
 
 serve_app = typer.Typer(no_args_is_help=True, help="Serve a benchmark's judge as a reward for RL trainers.")
@@ -92,4 +93,5 @@ def reward(
 
 
 def register(app: typer.Typer) -> None:
+    use_jurist_command(serve_app)
     app.add_typer(serve_app, name="serve")

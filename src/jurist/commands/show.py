@@ -9,34 +9,28 @@ run's. Nothing is written unless ``--write`` is given.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-import typer.core
 
-from jurist.errors import JuristError, unknown_value
+from jurist.commands.options import (
+    Anchor,
+    Ensemble,
+    Format,
+    JuristCommand,
+    LengthControlled,
+    StyleControl,
+    check_format,
+)
+from jurist.errors import JuristError
 from jurist.families import STYLE_FEATURES, ScoreRequest
 
-FORMATS = ("table", "json", "csv", "markdown")
 ALL_CATEGORIES = "all"
 """``--category all``: one score over every category (a run scored by category pools them)."""
 
 
 def _split(values: list[str] | None) -> tuple[str, ...]:
     return tuple(part.strip() for value in values or [] for part in value.split(",") if part.strip())
-
-
-def _is_feature_list(token: str) -> bool:
-    parts = [p.strip() for p in token.split(",")]
-    return bool(parts) and all(p in STYLE_FEATURES + ("all",) for p in parts)
-
-
-def _is_style_value(token: str) -> bool:
-    """Whether the token after ``--style-control`` is its value: a feature list, or a word that is no
-    path on disk (``lenght``: a misspelt feature, named as such, not read as a second run directory)."""
-    if _is_feature_list(token):
-        return True
-    return not token.startswith("-") and "/" not in token and not Path(token).exists()
 
 
 def _style_features(style_control: str | None) -> tuple[str, ...] | None:
@@ -57,18 +51,6 @@ def _categories(category: list[str] | None) -> tuple[str, ...] | None:
     return () if chosen == (ALL_CATEGORIES,) else chosen
 
 
-class _ShowCommand(typer.core.TyperCommand):
-    """Lets ``--style-control`` stand alone (meaning length and markdown) or take a feature list."""
-
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        fixed: list[str] = []
-        for k, token in enumerate(args):
-            fixed.append(token)
-            if token == "--style-control" and (k + 1 == len(args) or not _is_style_value(args[k + 1])):
-                fixed.append(",".join(STYLE_FEATURES))
-        return super().parse_args(ctx, fixed)
-
-
 def show(
     run_dirs: Annotated[
         list[Path],
@@ -81,10 +63,7 @@ def show(
     method: Annotated[
         str | None, typer.Option(help="winrate | bt (Bradley-Terry, Elo scale); default: the run's")
     ] = None,
-    style_control: Annotated[
-        str | None,
-        typer.Option("--style-control", help="control for style: length,markdown (alone: both)"),
-    ] = None,
+    style_control: StyleControl = None,
     category: Annotated[
         list[str] | None,
         typer.Option(
@@ -102,18 +81,14 @@ def show(
     resample: Annotated[
         str | None, typer.Option(help="bootstrap unit: questions | entries (Arena-Hard's exploded rows)")
     ] = None,
-    length_controlled: Annotated[
-        bool, typer.Option("--length-controlled", help="AlpacaEval's length-controlled win rate")
-    ] = False,
+    length_controlled: LengthControlled = False,
     instruction_difficulty: Annotated[
         Path | None,
         typer.Option(help="AlpacaEval's instruction difficulty CSV for --length-controlled (else estimated)"),
     ] = None,
     judge: Annotated[list[str] | None, typer.Option("--judge", help="only this judge (repeatable)")] = None,
-    ensemble: Annotated[
-        bool, typer.Option("--ensemble", help="pool the judges' battles into one score")
-    ] = False,
-    fmt: Annotated[str, typer.Option("--format", help="table | json | csv | markdown")] = "table",
+    ensemble: Ensemble = False,
+    fmt: Format = "table",
     write: Annotated[
         bool, typer.Option("--write", help="also write the score files (leaderboard.json, ratings.json...)")
     ] = False,
@@ -128,12 +103,7 @@ def show(
             help="rule-checked runs: also the per-instruction-id table; WritingBench: by subdomain",
         ),
     ] = False,
-    anchor: Annotated[
-        Path | None,
-        typer.Option(
-            help="a replacement.json (jurist judges replace): scores re-anchored to the published scale"
-        ),
-    ] = None,
+    anchor: Anchor = None,
 ) -> None:
     """Score a run again from its outcomes, as the run did unless options say otherwise."""
     request = ScoreRequest(
@@ -152,8 +122,7 @@ def show(
         anchor=anchor,
     )
     request.check()
-    if fmt not in FORMATS:
-        raise unknown_value("--format", fmt, FORMATS)
+    check_format(fmt)
     _note_crashed_runs(run_dirs)
     if usage:
         from jurist.run.budget import show_usage
@@ -222,4 +191,4 @@ def _note_crashed_runs(run_dirs: list[Path]) -> None:
 
 def register(app: typer.Typer) -> None:
     """Add ``jurist show`` to the CLI."""
-    app.command("show", cls=_ShowCommand)(show)
+    app.command("show", cls=JuristCommand)(show)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from jurist.commands.options import use_jurist_command
 from jurist.errors import JuristError
 
 if TYPE_CHECKING:
@@ -146,5 +147,7 @@ def export_arena_hard(
 
 def register(app: typer.Typer) -> None:
     """Add ``jurist import ...`` and ``jurist export ...`` to the CLI."""
+    use_jurist_command(import_app)
+    use_jurist_command(export_app)
     app.add_typer(import_app, name="import")
     app.add_typer(export_app, name="export")

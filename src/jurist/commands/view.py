@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from jurist.commands.options import JuristCommand
 from jurist.errors import JuristError
 
 if TYPE_CHECKING:
@@ -86,4 +87,4 @@ def _serve(data: ViewData, port: int, categories: bool, console: Console) -> Non
 
 def register(app: typer.Typer) -> None:
     """Add ``jurist view`` to the CLI."""
-    app.command("view")(view)
+    app.command("view", cls=JuristCommand)(view)

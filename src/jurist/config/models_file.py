@@ -216,18 +216,8 @@ def _line_of(text: str, alias: object, index: int) -> str:
     return ""
 
 
-def load_models_file(
-    path: str | Path, env: Mapping[str, str] | None = None, *, aliases: Collection[str] | None = None
-) -> dict[str, ModelSpec]:
-    """Read and validate a models file; errors name the file, the alias and the field.
-
-    With ``aliases``, keys are resolved for those aliases only (the ones a run uses), so an unrelated
-    entry whose ``${VAR}`` is unset does not block the run; every unset key of those aliases is reported
-    in one error. Other entries keep no key at all.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "", "models file not found")
+def _read_yaml(path: Path) -> tuple[str, dict[Any, Any]]:
+    """The file's text and its top-level mapping; bad bytes, YAML or shape as one line naming the file."""
     raw = read_config_bytes(path, "models file")
     try:
         text = raw.decode("utf-8")
@@ -251,6 +241,70 @@ def load_models_file(
         data = {}
     if not isinstance(data, dict):
         raise InputError(path, "", "expected a mapping of alias -> model settings at the top level")
+    return text, data
+
+
+def _served(path: Path, where: str, spec: ModelSpec) -> ModelSpec:
+    """A model jurist serves itself: no key, no endpoints; its weights found beside the models file."""
+    assert spec.serve is not None
+    if spec.api_key is not None:
+        raise InputError(path, where, "api_key has no use with serve: (jurist starts the server)")
+    if spec.endpoints:
+        raise InputError(path, where, "serve: and endpoints: exclude each other (jurist starts it)")
+    weights = Path(spec.serve.model).expanduser()
+    beside = path.parent / weights  # a relative path is relative to the models file
+    if not weights.is_absolute() and (spec.serve.kind == "llama.cpp" or beside.exists()):
+        spec.serve.model = str(beside.resolve())  # vllm: else a hub id, passed as given
+    return spec
+
+
+def _resolve_endpoints(
+    path: Path, text: str, alias: object, spec: ModelSpec, env: Mapping[str, str], problems: list[str] | None
+) -> None:
+    """Each endpoint's key and base URL, in place; with ``problems``, an unset key is noted there (every
+    one is reported together) instead of raised."""
+    where = f"model {alias!r}"
+    model_key, spec.api_key = spec.api_key, None  # copied into the endpoints, kept nowhere else
+    for i, endpoint in enumerate(spec.endpoints or []):
+        if endpoint.api_key is None:  # the model's key serves every endpoint that names none
+            endpoint.api_key = model_key
+        # OPENAI_API_KEY is the default only for OpenAI-wire models, ANTHROPIC_API_KEY for Anthropic's;
+        # LiteLLM finds providers' own keys.
+        default_env = _DEFAULT_KEY_ENVS.get(spec.api_type)
+        if spec.api_type == "anthropic" and endpoint.api_base is None:
+            endpoint.api_base = ANTHROPIC_API_BASE
+        try:
+            endpoint.api_key = resolve_key(
+                endpoint.api_key, env, where=f"{where}: endpoints[{i}]", path=path, default_env=default_env
+            )
+        except InputError as exc:
+            if problems is None:
+                raise
+            problems.append(str(exc))
+        if endpoint.api_base is None and spec.api_type in ("openai", "openai-responses"):
+            endpoint.api_base = openai_base_url(env)  # the provider default, as the OpenAI SDK finds it
+        if has_credentials(endpoint.api_base):
+            where_line = _line_of(text, alias, i) + f"{where}: endpoints[{i}]"
+            raise InputError(path, where_line, f"api_base: {CREDENTIALS_IN_URL}")
+        if _not_http(endpoint.api_base):  # e.g. ftp://: every request would fail, after every retry
+            where_line = _line_of(text, alias, i) + f"{where}: endpoints[{i}]"
+            shown = repr(endpoint.api_base)[:200]
+            raise InputError(path, where_line, f"api_base {shown} is not an http:// or https:// URL")
+
+
+def load_models_file(
+    path: str | Path, env: Mapping[str, str] | None = None, *, aliases: Collection[str] | None = None
+) -> dict[str, ModelSpec]:
+    """Read and validate a models file; errors name the file, the alias and the field.
+
+    With ``aliases``, keys are resolved for those aliases only (the ones a run uses), so an unrelated
+    entry whose ``${VAR}`` is unset does not block the run; every unset key of those aliases is reported
+    in one error. Other entries keep no key at all.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "", "models file not found")
+    text, data = _read_yaml(path)
     if env is None:
         env = {**load_dotenv_values(path.parent), **load_dotenv_values(), **os.environ}
     specs: dict[str, ModelSpec] = {}
@@ -267,51 +321,15 @@ def load_models_file(
         if spec.tokenizer is not None:
             spec.tokenizer = _tokenizer_location(path, where, spec.tokenizer)
         if spec.serve is not None:
-            if spec.api_key is not None:
-                raise InputError(path, where, "api_key has no use with serve: (jurist starts the server)")
-            if spec.endpoints:
-                raise InputError(path, where, "serve: and endpoints: exclude each other (jurist starts it)")
-            weights = Path(spec.serve.model).expanduser()
-            beside = path.parent / weights  # a relative path is relative to the models file
-            if not weights.is_absolute() and (spec.serve.kind == "llama.cpp" or beside.exists()):
-                spec.serve.model = str(beside.resolve())  # vllm: else a hub id, passed as given
-            specs[str(alias)] = spec
+            specs[str(alias)] = _served(path, where, spec)
             continue
         spec.endpoints = spec.resolved_endpoints()
-        used = aliases is None or str(alias) in aliases
-        model_key, spec.api_key = spec.api_key, None  # copied into the endpoints, kept nowhere else
-        for i, endpoint in enumerate(spec.endpoints):
-            if not used:
+        if aliases is None or str(alias) in aliases:
+            _resolve_endpoints(path, text, alias, spec, env, problems if aliases is not None else None)
+        else:
+            spec.api_key = None  # kept nowhere
+            for endpoint in spec.endpoints:
                 endpoint.api_key = None  # never a "${VAR}" text standing in for a key
-                continue
-            if endpoint.api_key is None:  # the model's key serves every endpoint that names none
-                endpoint.api_key = model_key
-            # OPENAI_API_KEY is the default only for OpenAI-wire models, ANTHROPIC_API_KEY for Anthropic's;
-            # LiteLLM finds providers' own keys.
-            default_env = _DEFAULT_KEY_ENVS.get(spec.api_type)
-            if spec.api_type == "anthropic" and endpoint.api_base is None:
-                endpoint.api_base = ANTHROPIC_API_BASE
-            try:
-                endpoint.api_key = resolve_key(
-                    endpoint.api_key,
-                    env,
-                    where=f"{where}: endpoints[{i}]",
-                    path=path,
-                    default_env=default_env,
-                )
-            except InputError as exc:
-                if aliases is None:
-                    raise
-                problems.append(str(exc))
-            if endpoint.api_base is None and spec.api_type in ("openai", "openai-responses"):
-                endpoint.api_base = openai_base_url(env)  # the provider default, as the OpenAI SDK finds it
-            if has_credentials(endpoint.api_base):
-                where_line = _line_of(text, alias, i) + f"{where}: endpoints[{i}]"
-                raise InputError(path, where_line, f"api_base: {CREDENTIALS_IN_URL}")
-            if _not_http(endpoint.api_base):  # e.g. ftp://: every request would fail, after every retry
-                where_line = _line_of(text, alias, i) + f"{where}: endpoints[{i}]"
-                shown = repr(endpoint.api_base)[:200]
-                raise InputError(path, where_line, f"api_base {shown} is not an http:// or https:// URL")
         specs[str(alias)] = spec
     if problems:
         raise JuristError("; ".join(problems))  # every problem of the run's aliases, in one line

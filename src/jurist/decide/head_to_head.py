@@ -45,7 +45,7 @@ def head_to_head(
     from jurist.families.door import RecordedRun
     from jurist.families.paired import read_outcomes
     from jurist.ratings.paired import paired_bootstrap
-    from jurist.run.config import RunConfig
+    from jurist.run.config import EngineSettings, JudgeCardSettings, RunConfig
     from jurist.run.pipeline import run_pipeline
     from jurist.store.run_dir import RunDir
 
@@ -75,9 +75,8 @@ def head_to_head(
         judge_protocol=fields.get("judge_protocol"),
         out=out,
         mode="judge-only",
-        progress=False,
-        check=False,
-        judge_card=0,
+        engine=EngineSettings(progress=False, check=False),
+        card=JudgeCardSettings(items=0),
         output_format="json",
     )
     _copy_candidate(b, model_b, out)

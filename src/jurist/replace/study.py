@@ -27,7 +27,7 @@ from jurist.config import ModelStringOptions
 from jurist.errors import JuristError
 from jurist.replace.panel import Panel
 from jurist.run.batching import BatchChoice
-from jurist.run.config import RunConfig
+from jurist.run.config import BudgetSettings, EngineSettings, JudgeCardSettings, RunConfig, ScoringSettings
 
 RUN_FOLDER = "run"
 """The study's run directory inside ``--out``."""
@@ -109,13 +109,11 @@ def study_config(request: StudyRequest, bench_options: Mapping[str, str]) -> Run
         model_strings=request.model_strings,
         out=request.out / RUN_FOLDER,
         judge_prompt=request.judge_prompt,
-        n_bootstrap=0,
-        progress=request.progress,
-        check=request.check,
-        prices_file=request.prices_file,
-        max_cost=request.max_cost,
+        scoring=ScoringSettings(n_bootstrap=0),
+        engine=EngineSettings(progress=request.progress, check=request.check),
+        budget=BudgetSettings(prices_file=request.prices_file, max_cost=request.max_cost),
         batching=request.batching,
-        judge_card=0,
+        card=JudgeCardSettings(items=0),
     )
 
 

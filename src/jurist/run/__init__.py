@@ -13,10 +13,23 @@ if TYPE_CHECKING:
     from jurist.run.batching import BatchChoice, batch_choice
     from jurist.run.budget import RunLedger, resolve_budget, show_usage, usage_of_runs
     from jurist.run.card import card_summary
-    from jurist.run.config import RunConfig, RunResult
+    from jurist.run.config import (
+        BudgetSettings,
+        EngineSettings,
+        JudgeCardSettings,
+        RunConfig,
+        RunResult,
+        ScoringSettings,
+    )
     from jurist.run.dry import dry_run
     from jurist.run.generate import new_progress
-    from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
+    from jurist.run.interrupts import (
+        FORCED_STOP,
+        GracefulInterrupt,
+        interrupt_on_signals,
+        run_interruptibly,
+        sigterm_as_interrupt,
+    )
     from jurist.run.merge import MergeReport, checked_shards, merge_shards
     from jurist.run.merge_checks import ShardDir
     from jurist.run.pipeline import Pipeline, run_pipeline, run_plan
@@ -48,12 +61,18 @@ _HOMES = {
     "show_usage": "budget",
     "usage_of_runs": "budget",
     "RunConfig": "config",
+    "EngineSettings": "config",
+    "ScoringSettings": "config",
+    "BudgetSettings": "config",
+    "JudgeCardSettings": "config",
     "RunResult": "config",
     "dry_run": "dry",
     "new_progress": "generate",
     "FORCED_STOP": "interrupts",
     "GracefulInterrupt": "interrupts",
     "run_interruptibly": "interrupts",
+    "interrupt_on_signals": "interrupts",
+    "sigterm_as_interrupt": "interrupts",
     "Pipeline": "pipeline",
     "run_pipeline": "pipeline",
     "run_plan": "pipeline",
@@ -106,6 +125,12 @@ __all__ = [
     "GracefulInterrupt",
     "Pipeline",
     "RunConfig",
+    "interrupt_on_signals",
+    "sigterm_as_interrupt",
+    "EngineSettings",
+    "ScoringSettings",
+    "BudgetSettings",
+    "JudgeCardSettings",
     "RunPlan",
     "RunLedger",
     "RunResult",

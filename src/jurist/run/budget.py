@@ -137,11 +137,11 @@ def resolve_budget(
     """Prices and the budget of a run in ``run_dir``. ``generating`` and ``judging``: the aliases the run
     may send requests for; with ``--max-cost`` each of them must have a price (an unknown cost cannot be
     bounded), else the run is refused before it starts. ``--judge-only`` sends nothing for ``generating``."""
-    table = load_prices(config.prices_file) if config.prices_file is not None else {}
+    table = load_prices(config.budget.prices_file) if config.budget.prices_file is not None else {}
     prices = resolve_prices(specs, table)
     usage = directory_usage(run_dir)
     earlier, carried = usage.ledger, usage.carried
-    if config.max_cost is None and config.max_tokens is None:
+    if config.budget.max_cost is None and config.budget.max_tokens is None:
         return BudgetPlan(prices, earlier, carried=carried)
     if usage.unknown is not None or usage.problems:
         why = (
@@ -157,7 +157,13 @@ def resolve_budget(
     _check_budget(config, used, prices, specs)
     spent_cost, spent_tokens = spent_by(usage.spent, prices)
     return BudgetPlan(
-        prices, earlier, config.max_cost, config.max_tokens, spent_cost, spent_tokens, carried=carried
+        prices,
+        earlier,
+        config.budget.max_cost,
+        config.budget.max_tokens,
+        spent_cost,
+        spent_tokens,
+        carried=carried,
     )
 
 
@@ -216,10 +222,12 @@ class RunLedger:
 def _check_budget(
     config: RunConfig, aliases: Sequence[str], prices: Mapping[str, Price], specs: Mapping[str, ModelSpec]
 ) -> None:
-    if (config.max_cost is not None and config.max_cost < 0) or (config.max_tokens or 0) < 0:
+    if (config.budget.max_cost is not None and config.budget.max_cost < 0) or (
+        config.budget.max_tokens or 0
+    ) < 0:
         raise JuristError("--max-cost and --max-tokens take a number of at least 0")
     unpriced = [alias for alias in aliases if alias not in prices]
-    if config.max_cost is not None and unpriced:
+    if config.budget.max_cost is not None and unpriced:
         raise JuristError(
             f"--max-cost needs a price for every model the run uses; none for {', '.join(unpriced)} "
             "(add price: {input: USD per 1M tokens, output: ...} to the models file, or --prices FILE; "
@@ -337,12 +345,12 @@ def estimate_notes(
             "re-asks of unreadable verdicts are not in 'to send' (they depend on the replies); the cost "
             f"range allows one per judge request{rate}"
         )
-    if config.max_cost is not None:
-        left = config.max_cost - spent(past, prices)[0]
+    if config.budget.max_cost is not None:
+        left = config.budget.max_cost - spent(past, prices)[0]
         high, fits = rows[-1].get("cost_high_usd"), "even the worst case fits"
         if not isinstance(high, float) or high > left:
             fits = "if the run reaches the budget, it stops safely and a larger budget resumes it"
         notes.append(
-            f"budget: {dollars(left)} of {dollars(config.max_cost)} left in this run directory; {fits}"
+            f"budget: {dollars(left)} of {dollars(config.budget.max_cost)} left in this run directory; {fits}"
         )
     return notes

@@ -42,26 +42,28 @@ log = logging.getLogger("jurist.card")
 
 def card_wanted(plan: RunPlan) -> bool:
     """A card is made for every run that judges (unless ``--no-judge-card``)."""
-    return bool(plan.judges) and plan.mode != "inference-only" and plan.config.judge_card != 0
+    return bool(plan.judges) and plan.mode != "inference-only" and plan.config.card.items != 0
 
 
 def check_gate(plan: RunPlan) -> None:
     """``--judge-gate`` on a run that makes no card would gate nothing, ``--gold`` on one has no card to
     add to: one line, before any request; a ``--gold`` file with a bad line is refused then too."""
-    if plan.config.judge_gate and not card_wanted(plan):
+    if plan.config.card.gate and not card_wanted(plan):
         raise JuristError("--judge-gate: this run judges nothing, so it has no judge card to gate on")
-    if plan.config.gold is not None:
+    if plan.config.card.gold is not None:
         if not card_wanted(plan):
             raise JuristError("--gold: this run makes no judge card (it judges nothing, or --no-judge-card)")
         from jurist.audit import read_gold
 
-        read_gold(plan.config.gold)
+        read_gold(plan.config.card.gold)
 
 
 async def probe_judges(engine: Engine, plan: RunPlan, work: JudgeWork) -> dict[str, Any]:
     """Every judge's probes on the run's own judgments; judge_card.json written, its document returned."""
     questions = {question.uid: question for question in plan.bench.questions}
-    card = JudgeCardRun(dict(plan.kinds), questions, seed=plan.config.seed, sample=plan.config.judge_card)
+    card = JudgeCardRun(
+        dict(plan.kinds), questions, seed=plan.config.scoring.seed, sample=plan.config.card.items
+    )
     for item, record in work.judged():
         card.add(item.judge, record)
     positions = {question.uid: n for n, question in enumerate(plan.bench.questions)}
@@ -76,11 +78,11 @@ async def probe_judges(engine: Engine, plan: RunPlan, work: JudgeWork) -> dict[s
 
     document = await card.probe(engine.client, fetch, lambda: engine.ledger.stopped)
     write_card(plan.run_dir.root, document)
-    if plan.config.gold is not None:  # --gold: human labels, read against the judgments just stored
+    if plan.config.card.gold is not None:  # --gold: human labels, read against the judgments just stored
         from jurist.audit import gold_card
 
         try:
-            document = await asyncio.to_thread(gold_card, plan.run_dir.root, plan.config.gold)
+            document = await asyncio.to_thread(gold_card, plan.run_dir.root, plan.config.card.gold)
         except JuristError as exc:  # e.g. a task of --tasks that the file labels nothing of: the card stands
             log.warning("--gold: %s", exc)
     return document
@@ -94,13 +96,13 @@ def probe_estimates(
     bound (a probe finds fewer items than it may send when few judgments qualify, e.g. for injection)."""
     if not card_wanted(plan):
         return {}
-    sample = plan.config.judge_card or DEFAULT_SAMPLE
+    sample = plan.config.card.items or DEFAULT_SAMPLE
     found: dict[tuple[str, str], Estimate] = {}
     for (phase, alias), row in rows.items():
         if phase != "judge" or not row.requests or alias not in plan.kinds:
             continue
         sets = request_sets(plan.kinds[alias], plan.specs[alias])
-        asked = plan.config.judge_card is not None
+        asked = plan.config.card.items is not None
         probes = sets * items_per_probe(row.requests + row.cached + row.done, sets, sample, asked=asked)
         if probes:
             scale = probes / row.requests
@@ -151,7 +153,7 @@ def skipped_probe_lines(document: Mapping[str, Any], plan: RunPlan) -> list[str]
 
 def gate(document: dict[str, Any] | None, plan: RunPlan, exit_code: int, console: Console) -> int:
     """``--judge-gate``: a run that would end with 0 ends with :data:`GATE_EXIT` when a probe is flagged."""
-    if not plan.config.judge_gate or document is None or exit_code != 0 or not flagged(document):
+    if not plan.config.card.gate or document is None or exit_code != 0 or not flagged(document):
         return exit_code
     console.print(
         f"--judge-gate: a judge card probe is flagged (judge_card.json); exit {GATE_EXIT}",

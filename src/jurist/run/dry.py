@@ -279,7 +279,7 @@ class Planner:
     def _probes(self, rows: dict[tuple[str, str], Estimate]) -> None:
         """The pre-run check's one-token probes, one per endpoint of each model with work (not sent here)."""
         config = self.run.config
-        if not config.check:
+        if not config.engine.check:
             return
         busy = {alias for (_, alias), row in rows.items() if row.requests}
         for alias in sorted(busy):
@@ -305,9 +305,9 @@ def _strip(message: dict[str, Any]) -> dict[str, Any]:
 
 def _existing_cache(config: RunConfig) -> RequestCache | None:
     """The request cache a run would use, opened only if it exists: a dry run creates nothing."""
-    if not config.cache:
+    if not config.engine.cache:
         return None
-    path = config.cache_path if config.cache_path is not None else default_cache_path()
+    path = config.engine.cache_path if config.engine.cache_path is not None else default_cache_path()
     if path.is_dir() or not path.suffix:
         path = path / "requests.sqlite"
     return open_cache(path) if path.is_file() else None

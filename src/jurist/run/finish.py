@@ -50,7 +50,7 @@ def score_finished_run(
         work.judged,
         work.indexes.built_answers(),
         plan.samples,
-        config.strong_weight,
+        config.scoring.strong_weight,
     )
     end = score_family(plan.family).outcomes(finished)
     root = plan.run_dir.root

@@ -9,13 +9,16 @@ results already appended are on disk either way (every line is written whole).
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import os
 import signal
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from types import FrameType, TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
 
 GRACE_S = 20.0
 FORCED_STOP = (
@@ -50,6 +53,8 @@ class GracefulInterrupt:
 
     def attach(self) -> None:
         """Call first thing inside the main task: the task a signal cancels."""
+        import asyncio
+
         self._task = asyncio.current_task()
         self._loop = asyncio.get_running_loop()
 
@@ -95,6 +100,8 @@ def run_interruptibly(
 ) -> None:
     """``asyncio.run(main(interrupt))`` under :class:`GracefulInterrupt`; a signal ends it with
     KeyboardInterrupt (exit 130 in the CLI) once everything has been saved."""
+    import asyncio  # here, not at the top: the command line installs its signals before any import
+
     interrupt = GracefulInterrupt(on_force)
     try:
         with interrupt:
@@ -103,3 +110,25 @@ def run_interruptibly(
         if interrupt.interrupted:
             raise KeyboardInterrupt from None
         raise
+
+
+def _as_keyboard_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def interrupt_on_signals() -> None:
+    """Ctrl-C and SIGTERM raise KeyboardInterrupt (the command line says so in one line and exits 130);
+    installed first thing, since importing the commands takes a moment. A run installs its own."""
+    signal.signal(signal.SIGINT, _as_keyboard_interrupt)
+    signal.signal(signal.SIGTERM, _as_keyboard_interrupt)
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM as Ctrl-C for the block: the same clean shutdown (servers stopped, files closed), for run and
+    sweep; the handler before is put back after."""
+    previous = signal.signal(signal.SIGTERM, _as_keyboard_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -86,7 +86,7 @@ class Pipeline:
         ``--cache-only`` probes nothing: it sends nothing, and answers from the cache under what each
         server last said it serves."""
         plan, config = self.plan, self.plan.config
-        if not config.check or config.cache_only:  # a server jurist starts is never probed
+        if not config.engine.check or config.engine.cache_only:  # a server jurist starts is never probed
             return
         from jurist.engine import require_ready
 
@@ -96,7 +96,7 @@ class Pipeline:
         elif plan.judges:
             busy.update(judge for (judge, _), jobs in self._judging_work().items() if jobs)
         due = chat_probes_due(
-            plan.specs, self._pending_work(), busy, plan.judges, config.cache_path, config.cache
+            plan.specs, self._pending_work(), busy, plan.judges, config.engine.cache_path, config.engine.cache
         )
         require_ready(
             plan.specs,
@@ -152,14 +152,14 @@ class Pipeline:
         config = self.plan.config
         return Engine(
             dict(self.plan.specs),
-            max_concurrency=config.max_concurrency,
-            policy=config.retry,
-            throttle=make_throttle(config.min_interval, config.throttle_file),
-            cache=open_cache(config.cache_path, enabled=config.cache),
+            max_concurrency=config.engine.max_concurrency,
+            policy=config.engine.retry,
+            throttle=make_throttle(config.engine.min_interval, config.engine.throttle_file),
+            cache=open_cache(config.engine.cache_path, enabled=config.engine.cache),
             pool=ServerPool(notify=notify, log_dir=self.plan.run_dir.root / "logs"),
             ledger=self.accounts.ledger,
-            local=LocalModels(notify=notify) if config.local else None,
-            cache_only=config.cache_only,
+            local=LocalModels(notify=notify) if config.engine.local else None,
+            cache_only=config.engine.cache_only,
             batching=self.batching,
         )
 
@@ -262,7 +262,7 @@ def run_plan(plan: RunPlan, console: Console | None = None) -> RunResult:
     """The run ``plan`` describes, alone in its session, holding the run directory's lock: one writer
     per directory, whatever else runs."""
     pipeline = Pipeline(plan, console)
-    return run_session(Session({"": pipeline}), pipeline.console, plan.config.progress)[""]
+    return run_session(Session({"": pipeline}), pipeline.console, plan.config.engine.progress)[""]
 
 
 def run_pipeline(config: RunConfig, console: Console | None = None) -> RunResult:

@@ -50,11 +50,11 @@ def judges_against_baselines(bench: Benchmark) -> bool:
 def battle_scoring_flags(config: RunConfig) -> list[str]:
     """The scoring options given that only battles take (``--method bt``, style or length control...)."""
     given = {
-        f"--method {config.method}": config.method != "winrate",
-        "--style-control": bool(config.style_control),
-        "--length-controlled": config.length_controlled,
-        "--category": bool(config.categories),
-        "--ensemble": config.ensemble,
+        f"--method {config.scoring.method}": config.scoring.method != "winrate",
+        "--style-control": bool(config.scoring.style_control),
+        "--length-controlled": config.scoring.length_controlled,
+        "--category": bool(config.scoring.categories),
+        "--ensemble": config.scoring.ensemble,
     }
     return [flag for flag, on in given.items() if on]
 
@@ -117,11 +117,11 @@ class RunPlan:
             "judge_prompt": str(config.judge_prompt) if config.judge_prompt else None,
             "protocols": {judge: kind.protocol_name for judge, kind in self.kinds.items()},
             "judge_preset": self.preset.record(),
-            "min_interval": config.min_interval,
-            "max_concurrency": config.max_concurrency,
+            "min_interval": config.engine.min_interval,
+            "max_concurrency": config.engine.max_concurrency,
             "limit": config.limit,
-            "cache": config.cache,
-            "local": config.local,  # served models ran in-process (--local), not on servers
+            "cache": config.engine.cache,
+            "local": config.engine.local,  # served models ran in-process (--local), not on servers
             "score_family": self.family,
             "scoring": dict(self.scoring),
             "model_specs": {a: self.specs[a].public_dict() for a in involved if a in self.specs},
@@ -179,7 +179,7 @@ def resolve(
         {judge: kind.protocol_name for judge, kind in kinds.items()},
         config.judge_prompt,
     )
-    scoring = run_scoring_fields(bench, config.scoring_settings())  # the family, derived once
+    scoring = run_scoring_fields(bench, config.scoring.recorded())  # the family, derived once
     return RunPlan(
         config=config,
         bench=bench,
@@ -305,7 +305,7 @@ def _kind(config: RunConfig, bench: Benchmark, spec: ModelSpec) -> JudgeKind:
         default_protocol=bench.judge_protocol,
         spec=spec,
         prompt_file=config.judge_prompt,
-        strong_weight=config.strong_weight,
+        strong_weight=config.scoring.strong_weight,
         prompt_source=bench.judge_prompt_source,
     )
 

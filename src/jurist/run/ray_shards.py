@@ -98,7 +98,8 @@ def run_shard_remotely(job: ShardJob, keeper: Any) -> ShardOutcome:
         saver = threading.Thread(target=save, name=f"jurist-shard-{index}-save", daemon=True)
         saver.start()
         try:
-            result = run_pipeline(dataclasses.replace(job.config, out=out, progress=False))
+            quiet = dataclasses.replace(job.config.engine, progress=False)
+            result = run_pipeline(dataclasses.replace(job.config, out=out, engine=quiet))
         finally:
             stop.set()
             saver.join()
@@ -148,7 +149,7 @@ def run_on_ray(
                 config,
                 shard=shard,
                 out=None,
-                progress=False,
+                engine=dataclasses.replace(config.engine, progress=False),
                 model_strings=config.model_strings.without_key(),
             )
             job = ShardJob(shipped, pack(directory))

@@ -47,9 +47,15 @@ def task_config(
     """The run of one task: the shared options of ``config`` with the task's own settings; for a task
     whose outcomes are not battles (``battles`` False), without the scoring options only battles take."""
     if not battles:
-        config = dataclasses.replace(
-            config, method="winrate", style_control=(), length_controlled=False, categories=(), ensemble=False
+        pairwise_off = dataclasses.replace(
+            config.scoring,
+            method="winrate",
+            style_control=(),
+            length_controlled=False,
+            categories=(),
+            ensemble=False,
         )
+        config = dataclasses.replace(config, scoring=pairwise_off)
     return dataclasses.replace(
         config,
         bench=task,
@@ -104,7 +110,7 @@ def run_tasks(
         for task in tasks
     }
     labels = {task: f"{run.plan.bench.name}: " for task, run in runs.items()}
-    results = list(run_session(Session(runs, labels=labels), console, config.progress).values())
+    results = list(run_session(Session(runs, labels=labels), console, config.engine.progress).values())
     modes = [run.plan.mode for run in runs.values()]
     rows = summary_rows(tasks, results, modes)
     write_json_atomic(root / SUMMARY_FILE, {"tasks": list(tasks), "rows": rows})

@@ -26,7 +26,7 @@ from jurist.engine import BudgetExhausted, Engine, RequestFailed, RetryPolicy, m
 from jurist.errors import JuristError
 from jurist.judging import JudgeItem, PartialJudgment
 from jurist.redact import mask
-from jurist.run import RunConfig, RunLedger, RunPlan, resolve, resolve_budget
+from jurist.run import BudgetSettings, EngineSettings, RunConfig, RunLedger, RunPlan, resolve, resolve_budget
 from jurist.serve.rewards import RewardRule, pairwise_reward, preference_reward, rubric_reward, rules_reward
 from jurist.serve.rule_checks import RuleChecks, RuleJob
 from jurist.store import RunDirLock
@@ -79,14 +79,16 @@ class ServeSettings:
             judge_protocol=self.judge_protocol,
             judge_prompt=self.judge_prompt,
             out=self.out or Path("runs") / f"serve-reward-{Path(self.bench).stem}",
-            cache=self.cache,
-            cache_path=self.cache_path,
-            prices_file=self.prices_file,
-            max_concurrency=self.max_concurrency,
-            min_interval=self.min_interval,
-            retry=self.retry,
-            progress=False,
-            check=False,
+            engine=EngineSettings(
+                max_concurrency=self.max_concurrency,
+                retry=self.retry,
+                min_interval=self.min_interval,
+                cache=self.cache,
+                cache_path=self.cache_path,
+                progress=False,
+                check=False,
+            ),
+            budget=BudgetSettings(prices_file=self.prices_file),
         )
 
 
@@ -183,10 +185,10 @@ class RewardService:
         config = plan.config
         self.engine = Engine(
             dict(plan.specs),
-            max_concurrency=config.max_concurrency,
-            policy=config.retry,
-            throttle=make_throttle(config.min_interval, config.throttle_file),
-            cache=open_cache(config.cache_path, enabled=config.cache),
+            max_concurrency=config.engine.max_concurrency,
+            policy=config.engine.retry,
+            throttle=make_throttle(config.engine.min_interval, config.engine.throttle_file),
+            cache=open_cache(config.engine.cache_path, enabled=config.engine.cache),
             ledger=self.ledger,
         )
 
@@ -200,7 +202,10 @@ class RewardService:
             raise JuristError(f"{plan.bench.name} judges fixed response pairs: there is no answer to reward")
         if plan.bench.judge_kind is None and plan.bench.rule_suite is None:
             raise JuristError(f"{plan.bench.name}: no judge and no rule suite, so no reward")
-        bounded = dataclasses.replace(config, max_cost=settings.max_cost, max_tokens=settings.max_tokens)
+        limits = dataclasses.replace(
+            config.budget, max_cost=settings.max_cost, max_tokens=settings.max_tokens
+        )
+        bounded = dataclasses.replace(config, budget=limits)
         budget = resolve_budget(bounded, plan.specs, plan.run_dir.root, [], plan.judges)
         lock = RunDirLock(plan.run_dir.root)
         lock.acquire()

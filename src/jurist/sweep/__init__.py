@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from jurist import lazy_face
 
 if TYPE_CHECKING:
-    from jurist.sweep.build import build_plan
+    from jurist.sweep.build import SweepJudges, SweepPlacement, SweepTasks, build_plan
     from jurist.sweep.plan import SweepPlan
     from jurist.sweep.schedule import run_sweep
     from jurist.sweep.shards import merge_sweeps, shard_sweep, write_sweep_shard
@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 
 _HOMES = {
     "build_plan": "build",
+    "SweepJudges": "build",
+    "SweepPlacement": "build",
+    "SweepTasks": "build",
     "run_sweep": "schedule",
     "merge_sweeps": "shards",
     "shard_sweep": "shards",
@@ -36,7 +39,10 @@ __getattr__ = lazy_face(__name__, _HOMES)
 
 __all__ = [
     "CheckpointWatcher",
+    "SweepJudges",
+    "SweepPlacement",
     "SweepPlan",
+    "SweepTasks",
     "WatchRules",
     "build_plan",
     "merge_sweeps",

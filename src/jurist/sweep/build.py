@@ -8,6 +8,7 @@ file, GPUs that do not divide into slots, options that exclude each other.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
@@ -19,10 +20,10 @@ from jurist.config import (
     models_from_strings,
     undefined_model,
 )
-from jurist.engine import RetryPolicy
 from jurist.errors import JuristError
+from jurist.run import EngineSettings, ScoringSettings
 from jurist.sweep.checkpoints import find_checkpoints
-from jurist.sweep.plan import SweepPlan, gpu_slots, load_tasks
+from jurist.sweep.plan import GpuSlot, SweepPlan, gpu_slots, load_tasks
 
 
 def bench_option_keys(values: Sequence[str], tasks: Sequence[str]) -> dict[str, str]:
@@ -39,13 +40,6 @@ def bench_option_keys(values: Sequence[str], tasks: Sequence[str]) -> dict[str, 
             key = f"{tasks[0]}:{key}"
         options[key] = text.strip()
     return options
-
-
-def parse_bench_options(values: Sequence[str], tasks: Sequence[str]) -> dict[str, dict[str, str]]:
-    """``-B TASK:KEY=VALUE`` per task (a bare ``KEY=VALUE`` is allowed when there is one task)."""
-    from jurist.run.task_options import task_options
-
-    return task_options(bench_option_keys(values, tasks), tasks)
 
 
 def _texts(value: str | int | Sequence[str] | None) -> list[str]:
@@ -96,56 +90,90 @@ def _check_judges(
         require_ready(specs, [alias for alias in named if specs[alias].serve is None])
 
 
+SERVE_KINDS = ("llama.cpp", "vllm")
+ERROR_BARS = ("ci95", "sem", "std", "none")
+
+
+@dataclass(frozen=True)
+class SweepTasks:
+    """What every checkpoint is evaluated on: the tasks (``--tasks``, ``--suite``) and, per task, its
+    ``-B`` options, samples, limit and baseline, as the command line gives them (bare or ``TASK=VALUE``)."""
+
+    tasks: str | None = None
+    suite: Path | None = None
+    bench_options: Sequence[str] = ()
+    samples: str | int | Sequence[str] | None = None
+    limit: str | int | Sequence[str] | None = None
+    baselines: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class SweepJudges:
+    """Who judges (``--judge``, a models file or model strings) and how many judge requests at once."""
+
+    judges: Sequence[str] = ()
+    models_file: Path | None = None
+    model_strings: ModelStringOptions = field(default_factory=ModelStringOptions)
+    concurrency: int = 8
+
+
+@dataclass(frozen=True)
+class SweepPlacement:
+    """Where and how each checkpoint is served: GPU slots or CPU servers, in-process, or on Ray."""
+
+    gpus: str | None = None
+    tensor_parallel: int | None = None
+    servers: int | None = None
+    serve_kind: str | None = None
+    checkpoint_settings: str | None = None  # a models-file alias every checkpoint takes its settings from
+    local: bool = False
+    ray: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.serve_kind is not None and self.serve_kind not in SERVE_KINDS:
+            raise JuristError(f"--serve-kind: {self.serve_kind!r} is not llama.cpp or vllm")
+
+
 def build_plan(
-    *,
     checkpoints: str,
-    tasks: str | None = None,
-    bench_options: Sequence[str] = (),
-    samples: str | int | Sequence[str] | None = None,
-    limit: str | int | Sequence[str] | None = None,
-    baselines: Sequence[str] = (),
-    suite: Path | None = None,
-    gpus: str | None = None,
-    tensor_parallel: int | None = None,
-    servers: int | None = None,
-    serve_kind: str | None = None,
-    checkpoint_settings: str | None = None,
-    models_file: Path | None = None,
-    judges: Sequence[str] = (),
-    model_strings: ModelStringOptions | None = None,
-    judge_concurrency: int = 8,
-    max_concurrency: int = 64,
+    tasks: SweepTasks,
+    judges: SweepJudges = SweepJudges(),
+    placement: SweepPlacement = SweepPlacement(),
+    engine: EngineSettings | None = None,
+    scoring: ScoringSettings | None = None,
+    *,
     out: Path = Path("runs/sweep"),
     name: str | None = None,
-    local: bool = False,
-    ray: str | None = None,
     error_bars: str = "ci95",
-    bootstrap: int = 100,
-    seed: int = 0,
-    max_attempts: int = 6,
-    retry_base_delay: float = 1.0,
-    cache: bool = True,
-    cache_dir: Path | None = None,
-    check: bool = True,
-    progress: bool = True,
     watch: bool = False,
 ) -> SweepPlan:
     """The plan of a sweep, every option checked; raises :class:`JuristError` (exit 2) on a bad one.
-    ``watch``: no checkpoint yet (the watcher adds them as training completes them)."""
+    ``engine``: each checkpoint server's requests (``max_concurrency``: in flight per server); ``scoring``:
+    its bootstrap; ``watch``: no checkpoint yet (the watcher adds them as training completes them)."""
     from jurist.config import load_suite
     from jurist.run.task_options import TaskFlags, fit_to_benchmarks, parse_tasks, task_settings
 
+    engine, scoring = engine or EngineSettings(), scoring or ScoringSettings()
+    if error_bars not in ERROR_BARS:
+        raise JuristError(f"--error-bars: {error_bars!r} is not one of {', '.join(ERROR_BARS)}")
     if out.exists() and not out.is_dir():
         raise JuristError(f"--out: {out} is a file, not a sweep directory")
+    models_file = judges.models_file
     if models_file is not None and not models_file.is_file():
         raise JuristError(f"--models-file: {models_file} is not a file")
     found = [] if watch else find_checkpoints(checkpoints)
-    suite_file = load_suite(suite) if suite is not None else None
-    if tasks is None and suite_file is None:
+    suite_file = load_suite(tasks.suite) if tasks.suite is not None else None
+    if tasks.tasks is None and suite_file is None:
         raise JuristError("name the tasks: --tasks a,b or --suite FILE")
-    names = parse_tasks(tasks) if tasks is not None else list(suite_file.tasks) if suite_file else []
+    names = (
+        parse_tasks(tasks.tasks) if tasks.tasks is not None else list(suite_file.tasks) if suite_file else []
+    )
     flags = TaskFlags(
-        judges, baselines, _texts(samples), _texts(limit), bench_option_keys(bench_options, names)
+        judges.judges,
+        tasks.baselines,
+        _texts(tasks.samples),
+        _texts(tasks.limit),
+        bench_option_keys(tasks.bench_options, names),
     )
     chosen = task_settings(names, flags, suite_file)
     loaded = load_tasks(names, {}, chosen)
@@ -153,20 +181,13 @@ def build_plan(
     judged = tuple(task for task, bench in loaded.items() if bench.judge_kind is not None)
     every_judge = tuple(dict.fromkeys(j for task in judged for j in fitted[task].judges))
     baseline_of = {task: s.baseline for task, s in fitted.items() if s.baseline is not None}
-    if ray is not None and (gpus is not None or servers is not None):
-        raise JuristError("--ray places each checkpoint where Ray has room: leave out --gpus and --servers")
-    slots = gpu_slots(gpus, tensor_parallel, servers) if ray is None else (None,)
-    if local and ray is None and sum(slot is not None for slot in slots) > 1:
-        raise JuristError(
-            "--local runs a checkpoint in this process, on one group of GPUs at a time: "
-            "give --gpus one group (or add --ray, which runs each checkpoint in its own process)"
-        )
-    model_strings = model_strings or ModelStringOptions()
+    slots = _slots(placement)
     model_baselines = [b for b in baseline_of.values() if not (b.endswith(".jsonl") or Path(b).is_file())]
     for task, value in baseline_of.items():
         if value.endswith(".jsonl") and not Path(value).is_file():
             raise JuristError(f"{fitted[task].origins['baseline']}: no such answers file {value}")
-    _check_judges(models_file, every_judge, check and bool(judged), model_strings, model_baselines)
+    probe = engine.check and bool(judged)
+    _check_judges(models_file, every_judge, probe, judges.model_strings, model_baselines)
     return SweepPlan(
         out=out,
         name=name or out.absolute().name,
@@ -181,19 +202,34 @@ def build_plan(
         task_judges={task: fitted[task].judges for task in judged if fitted[task].judges},
         baselines=baseline_of,
         models_file=models_file,
-        model_strings=model_strings,
-        settings=_settings(models_file, checkpoint_settings),
-        serve_kind=cast("ServeKind | None", serve_kind),
-        tensor_parallel=tensor_parallel,
-        max_concurrency=max_concurrency,
-        judge_concurrency=judge_concurrency,
-        local=local,
+        model_strings=judges.model_strings,
+        settings=_settings(models_file, placement.checkpoint_settings),
+        serve_kind=cast("ServeKind | None", placement.serve_kind),
+        tensor_parallel=placement.tensor_parallel,
+        max_concurrency=engine.max_concurrency,
+        judge_concurrency=judges.concurrency,
+        local=placement.local,
         error_bars=error_bars,
-        n_bootstrap=bootstrap,
-        seed=seed,
-        cache=cache,
-        cache_path=cache_dir,
-        retry=RetryPolicy(max_attempts=max_attempts, base_delay=retry_base_delay),
-        progress=progress,
-        check=check,
+        n_bootstrap=scoring.n_bootstrap,
+        seed=scoring.seed,
+        cache=engine.cache,
+        cache_path=engine.cache_path,
+        retry=engine.retry,
+        progress=engine.progress,
+        check=engine.check,
     )
+
+
+def _slots(placement: SweepPlacement) -> tuple[GpuSlot, ...]:
+    """The GPU groups (or CPU servers) checkpoints are served on at once; Ray places them itself."""
+    if placement.ray is not None and (placement.gpus is not None or placement.servers is not None):
+        raise JuristError("--ray places each checkpoint where Ray has room: leave out --gpus and --servers")
+    if placement.ray is not None:
+        return (None,)
+    slots = gpu_slots(placement.gpus, placement.tensor_parallel, placement.servers)
+    if placement.local and sum(slot is not None for slot in slots) > 1:
+        raise JuristError(
+            "--local runs a checkpoint in this process, on one group of GPUs at a time: "
+            "give --gpus one group (or add --ray, which runs each checkpoint in its own process)"
+        )
+    return slots

@@ -22,7 +22,7 @@ from jurist.benchmarks.base import Benchmark
 from jurist.config import ModelSpec, ModelStringOptions, ServeKind, ServeSpec
 from jurist.engine import RetryPolicy
 from jurist.errors import JuristError
-from jurist.run.config import RunConfig
+from jurist.run.config import EngineSettings, RunConfig, ScoringSettings
 from jurist.run.task_options import TaskSettings
 from jurist.sweep.checkpoints import Checkpoint
 
@@ -214,16 +214,17 @@ def _base_config(plan: SweepPlan, task: str, out: Path, checkpoint: Checkpoint |
         limit_sample=plan.limit_sample,
         limit_seed=plan.limit_seed,
         samples=plan.samples.get(task),
-        n_bootstrap=plan.n_bootstrap,
-        seed=plan.seed,
-        ci_level=CI_LEVEL,
-        retry=plan.retry,
-        progress=plan.progress,
-        cache=plan.cache,
-        cache_path=plan.cache_path,
-        check=False,  # the sweep probes the judges once; a checkpoint's server has no endpoint to probe
+        scoring=ScoringSettings(n_bootstrap=plan.n_bootstrap, seed=plan.seed, ci_level=CI_LEVEL),
+        engine=EngineSettings(
+            retry=plan.retry,
+            progress=plan.progress,
+            cache=plan.cache,
+            cache_path=plan.cache_path,
+            check=False,  # the sweep probes the judges once; a checkpoint's server has no endpoint to probe
+            local=plan.local,  # --local: in-process
+        ),
     )
-    return dataclasses.replace(config, local=True) if plan.local else config  # --local: in-process
+    return config
 
 
 def generation_config(
@@ -236,7 +237,7 @@ def generation_config(
         models_file=(root or plan.out) / MODELS_FILE,
         models=[checkpoint.name],
         mode="inference-only",
-        max_concurrency=plan.max_concurrency,
+        engine=dataclasses.replace(config.engine, max_concurrency=plan.max_concurrency),
     )
 
 
@@ -251,7 +252,7 @@ def judging_config(plan: SweepPlan, checkpoint: Checkpoint, task: str) -> RunCon
         baseline=plan.baseline_for(task),
         model_strings=plan.model_strings,
         mode="judge-only",
-        max_concurrency=plan.judge_concurrency,
+        engine=dataclasses.replace(config.engine, max_concurrency=plan.judge_concurrency),
     )
 
 
@@ -266,7 +267,7 @@ def baseline_config(plan: SweepPlan, task: str) -> RunConfig:
         models=[alias],
         samples=1,
         mode="inference-only",
-        max_concurrency=plan.judge_concurrency,
+        engine=dataclasses.replace(config.engine, max_concurrency=plan.judge_concurrency),
         model_strings=plan.model_strings,
     )
 

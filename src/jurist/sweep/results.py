@@ -52,10 +52,10 @@ def _plain_win_rate(run: RunPlan) -> bool:
         and not official.style_control
         and not official.length_controlled
         and not bench.score_categories
-        and config.method == "winrate"
-        and not config.style_control
-        and not config.length_controlled
-        and not config.categories
+        and config.scoring.method == "winrate"
+        and not config.scoring.style_control
+        and not config.scoring.length_controlled
+        and not config.scoring.categories
     )
 
 
