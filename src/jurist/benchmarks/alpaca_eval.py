@@ -37,8 +37,8 @@ from jurist.benchmarks.base import Benchmark, BenchmarkOptions, OfficialScoring,
 from jurist.benchmarks.data_files import DATA_DIR_ENV, PinnedFile, data_dirs, resolve, resolve_files
 from jurist.benchmarks.presets import REFERENCE_KEY, ReferenceJudge
 from jurist.errors import InputError, JuristError
-from jurist.judging.kinds import JudgePromptSource
-from jurist.ratings.lc_winrate import GamedRows
+from jurist.judging import JudgePromptSource
+from jurist.ratings import GamedRows
 from jurist.store import category_field
 
 NAME = "alpaca-eval"

@@ -33,9 +33,8 @@ from jurist.benchmarks.data_files import (
 )
 from jurist.benchmarks.presets import REFERENCE_KEY, ReferenceJudge
 from jurist.errors import InputError, JuristError
-from jurist.judging.kinds import JudgePromptSource
-from jurist.store import content_text
-from jurist.store.jsonl import read_input_jsonl
+from jurist.judging import JudgePromptSource
+from jurist.store import content_text, read_input_jsonl
 
 RUBRIC_SUITE = RubricSuite(
     name="healthbench",

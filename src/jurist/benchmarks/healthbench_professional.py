@@ -23,8 +23,7 @@ from typing import Any
 
 from jurist.benchmarks.base import Question
 from jurist.errors import InputError
-from jurist.store import content_text
-from jurist.store.jsonl import read_input_jsonl
+from jurist.store import content_text, read_input_jsonl
 
 TAG_FIELDS = ("use_case", "type", "difficulty", "specialty")
 

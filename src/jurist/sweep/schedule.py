@@ -34,10 +34,8 @@ from rich.console import Console
 
 from jurist.engine import EMBEDDED_ALIAS, KeptServer, ServerFactory
 from jurist.errors import JuristError
-from jurist.report.progress import StageProgress
-from jurist.run.generate import new_progress
-from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
-from jurist.run.session import all_or_none
+from jurist.report import StageProgress
+from jurist.run import FORCED_STOP, GracefulInterrupt, all_or_none, new_progress, run_interruptibly
 from jurist.sweep.checkpoints import Checkpoint, step_of
 from jurist.sweep.generation import generate_checkpoint, slot_words
 from jurist.sweep.judging import JudgePhase
