@@ -68,7 +68,7 @@ def _rubric(path: Path, where: str, value: Any) -> list[dict[str, Any]]:
 
 def read_professional(path: Path) -> list[Question]:
     """The rows of a HealthBench Professional file as HealthBench questions (see the module docstring)."""
-    from jurist.benchmarks.healthbench import conversation_text
+    from jurist.benchmarks.healthbench_rows import conversation_text
 
     questions: list[Question] = []
     seen: set[str] = set()
