@@ -40,8 +40,8 @@ from jurist.config import ModelSpec
 from jurist.engine.servers import ManagedServer, server_for
 from jurist.run.budget import usage_of_runs
 from jurist.sweep.build import build_plan
+from jurist.sweep.launch import run_sweep
 from jurist.sweep.plan import SweepPlan, checkpoint_spec
-from jurist.sweep.schedule import run_sweep
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from jurist.decide import gate_directories
-from jurist.sweep.schedule import run_sweep
+from jurist.sweep.launch import run_sweep
 from test_sweep import CountingServers, checkpoint_dirs, sweep_plan, use_fake_vllm
 
 

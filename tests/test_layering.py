@@ -221,6 +221,28 @@ def test_every_name_another_package_uses_is_on_its_face() -> None:
     assert not missing, "names used across packages but not on the package's face:\n" + "\n".join(missing)
 
 
+def test_another_package_is_entered_only_through_its_face() -> None:
+    """The face is the boundary: code imports another package's names from ``jurist.PACKAGE`` itself,
+    never from one of its modules, so a package can move its modules without its users noticing (and an
+    internal cannot be reached by accident). Inside a package, modules import each other freely."""
+    packages = set(_packages())
+    around: list[str] = []
+    for path in sorted(SRC.rglob("*.py")):
+        owner = _owner(path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                modules = [node.module]
+            elif isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            else:
+                continue
+            for module in modules:
+                parts = module.split(".")
+                if parts[0] == "jurist" and len(parts) > 2 and parts[1] in packages and parts[1] != owner:
+                    around.append(f"{path.relative_to(SRC.parent)}:{node.lineno}: {module}")
+    assert not around, "imports that go around a package's face:\n" + "\n".join(around)
+
+
 @pytest.mark.parametrize("package", _packages())
 def test_a_face_gives_every_name_it_lists(package: str) -> None:
     """Each listed name resolves (the faces load lazily: a wrong home would fail only on first use)."""

@@ -29,8 +29,8 @@ from jurist.errors import JuristError
 from jurist.run.tasks import run_tasks
 from jurist.store.jsonl import read_jsonl
 from jurist.sweep.checkpoints import find_checkpoints, step_of
+from jurist.sweep.launch import run_sweep
 from jurist.sweep.plan import SweepPlan, checkpoint_spec, gpu_slots, judging_config
-from jurist.sweep.schedule import run_sweep
 from test_pool import group_gone
 
 FAKE_VLLM_DIR = Path(__file__).resolve().parent / "fake_vllm"

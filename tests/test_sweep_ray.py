@@ -28,6 +28,7 @@ from jurist.run.budget import ledger_of_run, read_run_json
 from jurist.store.jsonl import read_jsonl, rewrite_jsonl_atomic
 from jurist.store.lock import RunDirLock
 from jurist.sweep.checkpoints import Checkpoint
+from jurist.sweep.launch import run_sweep
 from jurist.sweep.ray_backend import (
     gpus_per_checkpoint,
     import_ray,
@@ -37,7 +38,6 @@ from jurist.sweep.ray_backend import (
     ray_generation,
     unpack,
 )
-from jurist.sweep.schedule import run_sweep
 from jurist.sweep.watch import CheckpointWatcher, WatchRules
 from test_sweep import (
     FAKE_VLLM_DIR,

@@ -23,7 +23,7 @@ from conftest import build_sweep_plan
 from jurist.engine.servers.pool import KeptServer, ServerPool
 from jurist.engine.servers.vllm import SWAP_SERVED_NAME, swap_blocker
 from jurist.store.jsonl import read_jsonl
-from jurist.sweep.schedule import run_sweep
+from jurist.sweep.launch import run_sweep
 from test_pool import Factory, group_gone, managed_spec
 from test_sweep import checkpoint_dirs, rule_file, starts, use_fake_vllm
 from test_sweep_watch import _complete, _document, _wait_for

@@ -63,7 +63,7 @@ def load_verdicts(run_dir: Path) -> dict[str, dict[GameKey, tuple[str | None, Id
     The last record per (model, uid) wins, as on resume. The identity (answer and baseline hashes) lets
     a comparison skip slots where the judges saw different answers.
     """
-    from jurist.store.jsonl import iter_jsonl
+    from jurist.store import iter_jsonl
 
     root = run_dir / "judgments"
     if not root.is_dir():

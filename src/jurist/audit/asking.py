@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from jurist.engine.client import Completion, ModelClient, RequestFailed
+from jurist.engine import Completion, ModelClient, RequestFailed
 from jurist.judging import JudgeItem, JudgeProtocol
 
 RESAMPLE = 1_000_003

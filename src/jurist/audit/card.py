@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from jurist.errors import JuristError
 from jurist.ratings import ProbeInterval, calibration_interval
-from jurist.store.jsonl import write_json_atomic
+from jurist.store import write_json_atomic
 
 SCHEMA = "jurist.judge_card/1"
 CARD_FILE = "judge_card.json"

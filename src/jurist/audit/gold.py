@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from jurist.audit.card import ProbeResult, calibration_result
 from jurist.audit.verdicts import Preference, preference_decision
 from jurist.ratings import gold_agreement
-from jurist.store.records import Question
+from jurist.store import Question
 
 HUMAN_VOTE = {"model_a": "A>B", "model_b": "B>A"}
 """An arena calibration question's decisive human vote in the pair's order (model_a's answer as A)."""

@@ -181,7 +181,7 @@ class GoldLabels:
 
 def _judgments(run_dir: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     """(judge, judgment) for the latest stored judgment of every item (as on resume, the last wins)."""
-    from jurist.store.jsonl import iter_jsonl
+    from jurist.store import iter_jsonl
 
     root = run_dir / "judgments"
     if not root.is_dir():

@@ -18,7 +18,7 @@ from jurist.audit.asking import Asker
 from jurist.audit.card import ProbeResult
 from jurist.errors import JuristError
 from jurist.judging import JudgeKind, judge_kind_probes
-from jurist.store.records import Question
+from jurist.store import Question
 
 Ask = Callable[[], Awaitable[list[ProbeResult]]]
 """One set of probe requests, and the probes they measure."""

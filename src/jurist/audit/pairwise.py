@@ -23,7 +23,7 @@ from jurist.audit.perturb import padded, planted
 from jurist.audit.verdicts import Game, Verdicts, verdicts_of
 from jurist.judging import JudgeItem, PairwiseJudge
 from jurist.ratings import first_position_wins, gold_agreement, mean_interval, swap_agreements
-from jurist.store.records import Question
+from jurist.store import Question
 
 
 def position_probes(records: Sequence[Verdicts], *, seed: int) -> list[ProbeResult]:

@@ -20,9 +20,9 @@ from jurist.audit.asking import Asker
 from jurist.audit.card import MIN_ITEMS, JudgeAudit, ProbeResult, card_document
 from jurist.audit.hooks import SELF_CONSISTENCY, Ask, KindProbes, ProbeContext, kind_probes
 from jurist.config import ModelSpec
-from jurist.engine.client import ModelClient
+from jurist.engine import ModelClient
 from jurist.judging import JudgeItem, JudgeKind
-from jurist.store.records import Question
+from jurist.store import Question
 
 BUDGET_SHARE = 0.10
 """The probes of a judge send at most this share of the judge requests its judgments in the run hold."""

@@ -14,8 +14,7 @@ from pathlib import Path
 
 from jurist.benchmarks.base import Benchmark
 from jurist.errors import InputError, JuristError
-from jurist.store import id_field
-from jurist.store.jsonl import read_input_jsonl
+from jurist.store import id_field, read_input_jsonl
 
 
 def read_answers_file(path: Path, bench: Benchmark) -> dict[str, str]:

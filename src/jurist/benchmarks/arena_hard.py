@@ -20,9 +20,7 @@ from typing import Any
 
 from jurist.benchmarks.base import Benchmark, Question
 from jurist.errors import InputError
-from jurist.store import category_field, content_text, id_field
-from jurist.store.jsonl import iter_numbered_jsonl
-from jurist.store.line_index import answer_text
+from jurist.store import answer_text, category_field, content_text, id_field, iter_numbered_jsonl
 
 ARENA_HARD_BASELINES: dict[str, str] = {
     "hard_prompt": "o3-mini-2025-01-31",

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from jurist.errors import JuristError
-from jurist.judging.kinds import JudgeKindName, JudgePromptSource
-from jurist.store.records import Question
+from jurist.judging import JudgeKindName, JudgePromptSource
+from jurist.store import Question
 
 __all__ = [  # Question is re-exported: it lives in jurist.store.records, below the judge kinds
     "Benchmark",

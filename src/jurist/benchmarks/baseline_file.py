@@ -12,9 +12,7 @@ from pathlib import Path
 
 from jurist.benchmarks.base import Benchmark
 from jurist.errors import InputError
-from jurist.store import id_field
-from jurist.store.jsonl import iter_numbered_jsonl
-from jurist.store.line_index import answer_text
+from jurist.store import answer_text, id_field, iter_numbered_jsonl
 
 
 def read_answer_file(path: Path) -> tuple[str, dict[str, str]]:

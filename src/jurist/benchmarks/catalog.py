@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from jurist.store.locations import data_dirs
+from jurist.store import data_dirs
 
 if TYPE_CHECKING:
     from jurist.benchmarks.base import Benchmark

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jurist.errors import JuristError
-from jurist.store.locations import DATA_DIR_ENV, cache_root, data_dirs
+from jurist.store import DATA_DIR_ENV, cache_root, data_dirs
 
 __all__ = [
     "DATA_DIR_ENV",

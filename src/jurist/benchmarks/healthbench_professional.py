@@ -23,8 +23,7 @@ from typing import Any
 
 from jurist.benchmarks.base import Question
 from jurist.errors import InputError
-from jurist.store import content_text
-from jurist.store.jsonl import read_input_jsonl
+from jurist.store import content_text, read_input_jsonl
 
 TAG_FIELDS = ("use_case", "type", "difficulty", "specialty")
 
@@ -69,7 +68,7 @@ def _rubric(path: Path, where: str, value: Any) -> list[dict[str, Any]]:
 
 def read_professional(path: Path) -> list[Question]:
     """The rows of a HealthBench Professional file as HealthBench questions (see the module docstring)."""
-    from jurist.benchmarks.healthbench import conversation_text
+    from jurist.benchmarks.healthbench_rows import conversation_text
 
     questions: list[Question] = []
     seen: set[str] = set()

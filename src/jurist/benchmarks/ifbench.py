@@ -63,7 +63,7 @@ OPTIONS = {
 
 
 def benchmark(options: BenchmarkOptions) -> Benchmark:
-    from jurist.rules.registry import checkers
+    from jurist.rules import checkers
 
     chosen = take_options("ifbench", options, OPTIONS)
     version = chosen.pop("version", DEFAULT_VERSION)

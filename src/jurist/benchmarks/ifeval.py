@@ -35,7 +35,7 @@ VERSIONS = {
 
 
 def benchmark(options: BenchmarkOptions) -> Benchmark:
-    from jurist.rules.registry import checkers
+    from jurist.rules import checkers
 
     return rule_benchmark("ifeval", "ifeval", VERSIONS, "current", options, checkers("ifeval"))
 

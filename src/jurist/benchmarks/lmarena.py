@@ -41,7 +41,7 @@ from jurist.benchmarks.lmarena_data import (
     side_draws,
 )
 from jurist.errors import JuristError
-from jurist.ratings.placement import anchor_battles
+from jurist.ratings import anchor_battles
 
 OPPONENT = "arena-opponent"
 """The baseline alias: for each question, the stored answer of that battle's drawn arena side."""

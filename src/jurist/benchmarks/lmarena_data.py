@@ -144,7 +144,7 @@ def _winner(value: Any) -> str | None:
 
 def read_jsonl_arena(path: Path, label: str | None = None) -> ArenaTable:
     """A JSONL file in the unified schema (``lang`` or ``language`` optional)."""
-    from jurist.store.jsonl import parse_jsonl_bytes
+    from jurist.store import parse_jsonl_bytes
 
     ids: list[str] = []
     a: list[str] = []

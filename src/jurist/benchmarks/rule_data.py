@@ -16,10 +16,8 @@ from jurist.benchmarks.base import Benchmark, BenchmarkOptions, Question, take_o
 from jurist.benchmarks.catalog import BenchmarkCard, Need, fetch_line, pinned_copy
 from jurist.benchmarks.data_files import PinnedFile, resolve, sha256_of
 from jurist.errors import InputError, JuristError
-from jurist.rules.base import Checker
-from jurist.rules.evaluate import require_resources
-from jurist.store import id_field
-from jurist.store.jsonl import read_input_jsonl
+from jurist.rules import Checker, require_resources
+from jurist.store import id_field, read_input_jsonl
 
 OPTIONS = {
     "version": "which pinned data version",

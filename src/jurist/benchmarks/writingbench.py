@@ -32,8 +32,8 @@ from jurist.benchmarks.data_files import PinnedFile, data_dirs, resolve_files, s
 from jurist.benchmarks.healthbench import PROMPT_HINT, grader_sampling
 from jurist.benchmarks.presets import REFERENCE_KEY, ReferenceJudge
 from jurist.errors import InputError, JuristError
-from jurist.judging.kinds import JudgePromptSource
-from jurist.store.jsonl import read_input_jsonl
+from jurist.judging import JudgePromptSource
+from jurist.store import read_input_jsonl
 
 RUBRIC_SUITE = RubricSuite(
     name="writingbench",

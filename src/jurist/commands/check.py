@@ -65,7 +65,7 @@ def check(
         models_from_strings,
         parse_settings,
     )
-    from jurist.engine.check import run_checks
+    from jurist.engine import run_checks
 
     selected = [part.strip() for value in aliases or [] for part in value.split(",") if part.strip()]
     strings = ModelStringOptions(base_url, api_key, parse_settings(model_setting or []))

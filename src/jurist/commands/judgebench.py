@@ -31,10 +31,10 @@ def score(
     """Score stored JudgeBench outputs: accuracy overall and per category, consistency, failed games."""
     from rich.console import Console
 
-    from jurist.benchmarks.judgebench_scoring import score_row
-    from jurist.families.judge_accuracy.family import score_judgebench_run
-    from jurist.interop.judgebench import score_stored_outputs
-    from jurist.report.formats import judgebench_table, print_notes, table_console
+    from jurist.benchmarks import score_row
+    from jurist.families import score_judgebench_run
+    from jurist.interop import score_stored_outputs
+    from jurist.report import judgebench_table, print_notes, table_console
 
     rows: list[dict[str, Any]] = []
     notes: list[str] = []

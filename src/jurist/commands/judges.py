@@ -26,7 +26,7 @@ def _cell(value: Any, digits: int = 3) -> str:
 def print_comparison(result: dict[str, Any]) -> None:
     from rich.table import Table
 
-    from jurist.report.formats import table_console
+    from jurist.report import table_console
 
     console = table_console()
     agreement = Table(title="judge agreement (per game, candidate's perspective)")
@@ -183,7 +183,7 @@ def replace(
 
     from jurist.config import ModelStringOptions
     from jurist.replace import StudyRequest, print_replacement, replace_judge
-    from jurist.report.formats import table_console
+    from jurist.report import table_console
     from jurist.run import batch_choice
 
     request = StudyRequest(

@@ -48,7 +48,7 @@ def merge(
 
 def _merge_run(given: list[ShardDir], out: Path, fmt: str, console: Console) -> bool:
     from jurist.families import print_scores, score_run_dir, write_documents
-    from jurist.report.formats import table_console
+    from jurist.report import table_console
     from jurist.run import merge_shards
 
     report = merge_shards(given, out)

@@ -26,9 +26,8 @@ from jurist.errors import JuristError, unknown_value
 
 if TYPE_CHECKING:
     from jurist.config import ModelStringOptions
-    from jurist.engine.retry import RetryPolicy
-    from jurist.run.shards import ShardChoice
-    from jurist.run.task_options import TaskFlags
+    from jurist.engine import RetryPolicy
+    from jurist.run import ShardChoice, TaskFlags
 
 STYLE_BOTH = "length,markdown"
 """``--style-control`` alone: both features."""
@@ -39,7 +38,7 @@ RAY_LOCAL = "local"
 def _is_style_value(token: str) -> bool:
     """Whether the token after ``--style-control`` is its value: a feature list, or a word that is no path
     on disk (``lenght``: a misspelt feature, named as such, not read as a run directory)."""
-    from jurist.scoring import STYLE_FEATURES
+    from jurist.families import STYLE_FEATURES
 
     parts = [part.strip() for part in token.split(",")]
     if all(part in (*STYLE_FEATURES, "all") for part in parts):
@@ -270,7 +269,7 @@ class TaskOptionFlags:
         return self.tasks is not None or self.suite is not None
 
     def flags(self, bench_options: dict[str, str] | None = None) -> TaskFlags:
-        from jurist.run.task_options import TaskFlags
+        from jurist.run import TaskFlags
 
         return TaskFlags(
             self.judge or [], self.baseline or [], self.samples or [], self.limit or [], bench_options or {}
@@ -325,7 +324,7 @@ class RequestFlags:
     no_progress: Annotated[bool, typer.Option("--no-progress", help="no progress bars")] = False
 
     def retry(self) -> RetryPolicy:
-        from jurist.engine.retry import RetryPolicy
+        from jurist.engine import RetryPolicy
 
         return RetryPolicy(max_attempts=self.max_attempts, base_delay=self.retry_base_delay)
 

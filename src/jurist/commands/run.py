@@ -115,8 +115,7 @@ def run(
     larger budget resumes), 4 a judge-card probe flagged under --judge-gate or a --gate rule failed,
     130 interrupted."""
     from jurist.commands.run_launch import Launch
-    from jurist.run.config import RunConfig
-    from jurist.run.task_options import task_settings
+    from jurist.run import RunConfig, task_settings
 
     engine_settings = engine.settings(requests)
     if track and step is None:

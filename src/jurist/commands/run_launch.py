@@ -63,7 +63,7 @@ class Launch:
         """The run as asked; its exit code."""
         self.check(config)
         if self.dry_run:
-            from jurist.run.dry import dry_run as estimate
+            from jurist.run import dry_run as estimate
 
             return estimate(config)
         if self.ray is not None:
@@ -75,7 +75,7 @@ class Launch:
         with sigterm_as_interrupt():
             result = self._result(config)
         if self.track and self.step is not None:
-            from jurist.run.tracking import run_rows, track_rows
+            from jurist.run import run_rows, track_rows
 
             rows = result.leaderboard if self.several else run_rows(self.bench, result)
             track_rows(self.track, self.step, rows, config.scoring.ci_level, result.run_dir)
@@ -88,8 +88,7 @@ class Launch:
     def _result(self, config: RunConfig) -> RunResult:
         if self.several:
             from jurist.config import load_suite
-            from jurist.run.task_options import parse_tasks, task_settings
-            from jurist.run.tasks import run_tasks
+            from jurist.run import parse_tasks, run_tasks, task_settings
 
             suite_file = load_suite(self.suite) if self.suite is not None else None
             names = (
@@ -113,6 +112,6 @@ class Launch:
                 self.sample_seed,
             )
             return run_adaptive(config, rule)
-        from jurist.run.pipeline import run_pipeline
+        from jurist.run import run_pipeline
 
         return run_pipeline(config)

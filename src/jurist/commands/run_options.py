@@ -14,8 +14,7 @@ from jurist.commands.options import Ci, Ensemble, LengthControlled, RequestFlags
 from jurist.errors import JuristError
 
 if TYPE_CHECKING:
-    from jurist.run import BudgetSettings, EngineSettings, JudgeCardSettings, ScoringSettings
-    from jurist.run.batching import BatchChoice
+    from jurist.run import BatchChoice, BudgetSettings, EngineSettings, JudgeCardSettings, ScoringSettings
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,7 +145,7 @@ class BatchFlags:
     ] = None
 
     def choice(self) -> BatchChoice:
-        from jurist.run.batching import batch_choice
+        from jurist.run import batch_choice
 
         return batch_choice(
             self.batch,

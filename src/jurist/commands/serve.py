@@ -64,9 +64,7 @@ def reward(
     max_body_mb: Annotated[float, typer.Option("--max-body-mb", min=0.001, help="request body size")] = 32.0,
 ) -> None:
     """Serve POST /verify (NeMo-Gym), /get_reward (OpenRLHF), /v1/reward, GET /health, /metrics."""
-    from jurist.serve.app import Bounds
-    from jurist.serve.server import Listen, RewardServer, serve_forever
-    from jurist.serve.service import ServeSettings
+    from jurist.serve import Bounds, Listen, RewardServer, ServeSettings, serve_forever
 
     if reward_rule not in ("debiased", "gen-base"):
         raise JuristError(f"--reward {reward_rule!r}: debiased | gen-base")

@@ -125,7 +125,7 @@ def show(
     check_format(fmt)
     _note_crashed_runs(run_dirs)
     if usage:
-        from jurist.run.budget import show_usage
+        from jurist.run import show_usage
 
         show_usage(run_dirs, fmt)
         return

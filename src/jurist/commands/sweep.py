@@ -25,8 +25,7 @@ from jurist.commands.options import (
 from jurist.errors import JuristError
 
 if TYPE_CHECKING:
-    from jurist.sweep import SweepJudges, SweepPlacement, SweepTasks
-    from jurist.sweep.watch import WatchRules
+    from jurist.sweep import SweepJudges, SweepPlacement, SweepTasks, WatchRules
 
 SETTLE_S = 120.0
 
@@ -116,7 +115,7 @@ class WatchFlags:
             raise JuristError(f"{stray[0]} applies to --watch only")
         if not self.watch:
             return None
-        from jurist.sweep.watch import WatchRules
+        from jurist.sweep import WatchRules
 
         folder = Path(checkpoints).expanduser()
         return WatchRules(folder, self.settle, self.ready_file, self.until_step, self.stop_file)
@@ -207,12 +206,11 @@ def sweep(
             )
         from rich.console import Console
 
-        from jurist.sweep.shards import shard_sweep, write_sweep_shard
+        from jurist.sweep import shard_sweep, write_sweep_shard
 
         plan = shard_sweep(plan, part)
         Console(stderr=True).print(write_sweep_shard(plan), markup=False, highlight=False, soft_wrap=True)
-    from jurist.sweep.schedule import run_sweep
-    from jurist.sweep.watch import CheckpointWatcher
+    from jurist.sweep import CheckpointWatcher, run_sweep
     from jurist.track import Trackers
 
     watcher = CheckpointWatcher(rules) if rules is not None else None

@@ -15,7 +15,7 @@ from jurist.commands.options import use_jurist_command
 from jurist.errors import JuristError
 
 if TYPE_CHECKING:
-    from jurist.interop.common import StyleFn
+    from jurist.interop import StyleFn
 
 import_app = typer.Typer(
     help="Import another harness's answers and judgments as a jurist run.", no_args_is_help=True
@@ -55,7 +55,7 @@ def import_arena_hard(
     ] = True,
 ) -> None:
     """Read data/<bench>/model_answer and model_judgment/<judge>; write answers, judgments and battles."""
-    from jurist.interop.arena_hard import import_arena_hard as run_import
+    from jurist.interop import import_arena_hard as run_import
 
     if not data_dir.is_dir():
         raise JuristError(f"{data_dir}: no such directory")
@@ -89,7 +89,7 @@ def import_alpaca_eval(
     ] = True,
 ) -> None:
     """Read model_outputs.json[.gz] and <annotator>/annotations.json[.gz], keeping every preference."""
-    from jurist.interop.alpaca_eval import import_alpaca_eval as run_import
+    from jurist.interop import import_alpaca_eval as run_import
 
     summary = run_import(results_dir, out, annotator=annotator, style=_style_function(style))
     n_judgments = sum(sum(per.values()) for per in summary.judgments.values())
@@ -110,7 +110,7 @@ def import_judgearena(
     out: Annotated[Path, typer.Option("--out", help="new run directory to write")],
 ) -> None:
     """Read JudgeArena's battles (parquet or JSONL) and elo_ratings.json into a run ``jurist show`` reads."""
-    from jurist.interop.judgearena import import_judgearena as run_import
+    from jurist.interop import import_judgearena as run_import
 
     summary = run_import(results, out)
     report = " and elo_ratings.json" if summary["elo_report"] else ""
@@ -131,7 +131,7 @@ def export_arena_hard(
     """Write answers and pairwise judgments in Arena-Hard v2.0's shapes (model_answer, model_judgment)."""
     import json
 
-    from jurist.interop.arena_hard_export import export_arena_hard as run_export
+    from jurist.interop import export_arena_hard as run_export
 
     run_json_path = run_dir / "run.json"
     run_json = json.loads(run_json_path.read_text(encoding="utf-8")) if run_json_path.is_file() else {}

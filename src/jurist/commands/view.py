@@ -18,7 +18,7 @@ from jurist.errors import JuristError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from jurist.view.index import ViewData
+    from jurist.view import ViewData
 
 LARGE_PAGE = 400 * 1024 * 1024
 """A written page above this size is slow to open; the command then suggests ``--serve``."""
@@ -44,7 +44,7 @@ def view(
     """Browse a run: every question, answers side by side, judge reasoning, verdicts, filters, search."""
     from rich.console import Console
 
-    from jurist.view.index import ViewData
+    from jurist.view import ViewData
 
     for run in runs:
         if not run.is_dir():
@@ -56,7 +56,7 @@ def view(
     if serve:
         _serve(data, port, categories, console)
         return
-    from jurist.view.page import write_page
+    from jurist.view import write_page
 
     target = out if out is not None else runs[0] / "view.html"
     written = write_page(data, target, categories=categories)
@@ -72,7 +72,7 @@ def view(
 
 
 def _serve(data: ViewData, port: int, categories: bool, console: Console) -> None:
-    from jurist.view.server import ViewServer
+    from jurist.view import ViewServer
 
     try:
         server = ViewServer(data, port=port, categories=categories)

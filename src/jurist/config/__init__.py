@@ -10,6 +10,7 @@ the environment or a ``.env`` file is used). A name that is no alias may be a mo
 (``openai/NAME``, ``vllm/NAME``, ``hf/ORG/NAME``, a path …: :mod:`~jurist.config.model_strings`).
 """
 
+from jurist.config.model_names import undefined_model
 from jurist.config.model_strings import (
     PROVIDERS,
     SERVER_PROVIDERS,
@@ -17,7 +18,6 @@ from jurist.config.model_strings import (
     ModelStringOptions,
     models_from_strings,
     parse_settings,
-    undefined_model,
 )
 from jurist.config.models_file import load_dotenv_values, load_models_file, openai_base_url, resolve_key
 from jurist.config.prices import (

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from jurist.errors import JuristError
-from jurist.run.config import RunConfig, RunResult
+from jurist.run import RunConfig, RunResult
 
 SCHEMA = "jurist.adaptive/1"
 
@@ -73,7 +73,7 @@ def _bounded(value: float) -> float:
 
 def judge_calls(run_dir: Path) -> int:
     """Judge requests the directory has sent (usage.jsonl, phase judge), every run of it together."""
-    from jurist.store.jsonl import iter_jsonl
+    from jurist.store import iter_jsonl
 
     path = run_dir / "usage.jsonl"
     if not path.is_file():
@@ -83,8 +83,8 @@ def judge_calls(run_dir: Path) -> int:
 
 def look(run_dir: Path, order: list[str], settings: AdaptiveSettings, population: int) -> dict[str, Any]:
     """One look at the run: every (judge, model)'s sequence interval and whether the rule says stop."""
-    from jurist.families.paired import read_outcomes
-    from jurist.ratings.confseq import confidence_sequence, difference_sequence
+    from jurist.families import read_outcomes
+    from jurist.ratings import confidence_sequence, difference_sequence
 
     outcomes = read_outcomes(run_dir)
     alpha = 1.0 - settings.level
@@ -142,10 +142,9 @@ def run_adaptive(config: RunConfig, settings: AdaptiveSettings) -> RunResult:
     question is in); ``adaptive.json`` written, the summary printed."""
     from rich.console import Console
 
-    from jurist.benchmarks.base import shuffled_order
-    from jurist.run.pipeline import run_pipeline
-    from jurist.run.plan import resolve
-    from jurist.store.jsonl import write_json_atomic
+    from jurist.benchmarks import shuffled_order
+    from jurist.run import resolve, run_pipeline
+    from jurist.store import write_json_atomic
 
     settings.check()
     if config.limit is not None:

@@ -162,7 +162,7 @@ def run_adaptive_sweep(plan: SweepPlan, settings: AdaptiveSettings, sweep: Calla
     from rich.console import Console
 
     from jurist.decide.race import look_against_best
-    from jurist.store.jsonl import write_json_atomic
+    from jurist.store import write_json_atomic
 
     settings.check_rule()
     if plan.limits:

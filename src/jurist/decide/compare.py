@@ -19,7 +19,7 @@ from typing import Any
 
 from jurist.decide.sides import Side, TaskRun
 from jurist.errors import JuristError
-from jurist.families.paired import Cells, RunOutcomes, read_outcomes
+from jurist.families import Cells, RunOutcomes, read_outcomes
 
 REPLACEMENT_SCHEMA = "jurist.judge_replacement/1"
 
@@ -106,7 +106,7 @@ def compare_task(
     a: TaskRun, b: TaskRun, settings: CompareSettings, *, name_a: str, name_b: str
 ) -> list[dict[str, Any]]:
     """One row per judge of the two runs of one task (before Holm's correction and the decision)."""
-    from jurist.ratings.paired import mcnemar_exact, paired_bootstrap
+    from jurist.ratings import mcnemar_exact, paired_bootstrap
 
     outcomes_a, outcomes_b = read_outcomes(a.root), read_outcomes(b.root)
     check_same(outcomes_a, outcomes_b, settings.replacement)
@@ -163,7 +163,7 @@ def _score(cells: Cells, uids: list[str], scale: float) -> float | None:
 
 def decide(rows: list[dict[str, Any]], level: float, delta: float) -> None:
     """Holm-adjust the p-values of ``rows`` (one pair of sides, every task) and add the decisions."""
-    from jurist.ratings.paired import holm
+    from jurist.ratings import holm
 
     alpha = 1.0 - level
     for row, adjusted in zip(rows, holm([float(r["p"]) for r in rows]), strict=True):

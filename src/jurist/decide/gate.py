@@ -166,7 +166,7 @@ def read_policy(path: Path) -> GatePolicy:
 
 def check_gate(policy: GatePolicy, side: Side, reference: Side | None) -> list[dict[str, Any]]:
     """Every rule's outcome on ``side`` (one entry per task it applies to): passed or failed, and why."""
-    from jurist.families.paired import read_outcomes
+    from jurist.families import read_outcomes
 
     results: list[dict[str, Any]] = []
     for rule in policy.rules:

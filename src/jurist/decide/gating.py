@@ -12,7 +12,7 @@ from rich.console import Console
 from jurist.decide.gate import GATE_FAILED, check_gate, read_policy
 from jurist.decide.report import print_gate, render_json
 from jurist.decide.sides import read_sides
-from jurist.store.jsonl import write_json_atomic
+from jurist.store import write_json_atomic
 
 
 def gate_directories(policy_path: Path, directories: list[Path], exit_code: int) -> int:

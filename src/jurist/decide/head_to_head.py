@@ -25,7 +25,7 @@ def _copy_candidate(run: TaskRun, model: str, out: Path) -> None:
     """b's stored answers copied into the new run directory, as if it had generated them (judge-only)."""
     import shutil
 
-    from jurist.store.run_dir import RunDir
+    from jurist.store import RunDir
 
     target = RunDir(out).answers(model)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -42,12 +42,10 @@ def head_to_head(
     names: tuple[str, str],
 ) -> dict[str, Any]:
     """Judge b against a on a's benchmark, in ``out``, and the comparison row."""
-    from jurist.families.door import RecordedRun
-    from jurist.families.paired import read_outcomes
-    from jurist.ratings.paired import paired_bootstrap
-    from jurist.run.config import EngineSettings, JudgeCardSettings, RunConfig
-    from jurist.run.pipeline import run_pipeline
-    from jurist.store.run_dir import RunDir
+    from jurist.families import RecordedRun, read_outcomes
+    from jurist.ratings import paired_bootstrap
+    from jurist.run import EngineSettings, JudgeCardSettings, RunConfig, run_pipeline
+    from jurist.store import RunDir
 
     outcomes_a, outcomes_b = read_outcomes(a.root), read_outcomes(b.root)
     check_same(outcomes_a, outcomes_b, settings.replacement)

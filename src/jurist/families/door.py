@@ -24,11 +24,10 @@ from jurist.families.registry import FamilyName, family_of_run, score_family
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from jurist.benchmarks.base import Benchmark
+    from jurist.benchmarks import Benchmark
     from jurist.families.paired import PairedCells
-    from jurist.judging.base import JudgeItem, JudgeKind
-    from jurist.store.line_index import AnswerIndex
-    from jurist.store.run_dir import RunDir
+    from jurist.judging import JudgeItem, JudgeKind
+    from jurist.store import AnswerIndex, RunDir
 
 Row = dict[str, Any]
 Judged = tuple["JudgeItem", dict[str, Any]]
@@ -263,7 +262,7 @@ def score_run_dir(
 
 def write_documents(root: Path, scores: Scores) -> list[Path]:
     """Write the documents of ``scores`` into the run directory ``root`` (a battles file's folder)."""
-    from jurist.store.jsonl import write_json_atomic
+    from jurist.store import write_json_atomic
 
     folder = root if root.is_dir() else root.parent
     written = []

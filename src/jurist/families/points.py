@@ -10,11 +10,9 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from jurist.benchmarks.base import Benchmark, Question
-from jurist.judging.base import JudgeItem, JudgeKind
-from jurist.store.jsonl import iter_jsonl, rewrite_jsonl_atomic
-from jurist.store.records import PointRecord
-from jurist.store.run_dir import RunDir
+from jurist.benchmarks import Benchmark, Question
+from jurist.judging import JudgeItem, JudgeKind
+from jurist.store import PointRecord, RunDir, iter_jsonl, rewrite_jsonl_atomic
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -57,7 +55,7 @@ def print_point_scores(
     scores: Scores, printer: RowPrinter, fmt: str, title: str, out: Console, err: Console, detail: bool
 ) -> None:
     """A pointwise score's tables (none when nothing was scored), then its warnings on ``err``."""
-    from jurist.report.formats import print_warnings
+    from jurist.report import print_warnings
 
     if scores.rows:
         ci = float(scores.settings["ci_level"])
@@ -98,9 +96,7 @@ def check_points(run_dir: RunDir, bench: Benchmark, models: Sequence[str], sampl
     """A point record for every (model, question, sample) answer on disk, checked by :mod:`jurist.rules`
     (no requests), written per model; a point is reused while its answer and the checkers' version are
     unchanged. Returns how many."""
-    from jurist.rules.answers import visible_answer
-    from jurist.rules.evaluate import check_response
-    from jurist.rules.registry import checkers
+    from jurist.rules import check_response, checkers, visible_answer
 
     assert bench.rule_suite is not None
     table = checkers(bench.rule_suite)

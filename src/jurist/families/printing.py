@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from jurist.families.registry import score_family
-from jurist.report.formats import print_notes, table_console
+from jurist.report import print_notes, table_console
 
 if TYPE_CHECKING:
     from jurist.families.door import Scores

@@ -19,7 +19,7 @@ from jurist.errors import JuristError
 from jurist.plugins import plugins
 
 if TYPE_CHECKING:
-    from jurist.benchmarks.base import Benchmark
+    from jurist.benchmarks import Benchmark
     from jurist.families.door import Family
 
 FamilyName = str

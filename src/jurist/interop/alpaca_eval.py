@@ -27,9 +27,8 @@ from jurist.interop.common import (
     write_jsonl,
     write_run_json,
 )
-from jurist.judging.alpaca_protocol import preference_battles
-from jurist.judging.pairwise import judgment_key
-from jurist.store.run_dir import RunDir
+from jurist.judging import judgment_key, preference_battles
+from jurist.store import RunDir
 
 ALPACA_ANNOTATOR = "weighted_alpaca_eval_gpt4_turbo"
 ALPACA_BASELINE = "gpt4_1106_preview"  # AlpacaEval 2.0's "gpt4_turbo" reference outputs

@@ -31,10 +31,8 @@ from jurist.interop.common import (
     write_jsonl,
     write_run_json,
 )
-from jurist.judging.pairwise import battles_from_judgment, judgment_key
-from jurist.judging.verdict import canonical_label
-from jurist.store.line_index import answer_text
-from jurist.store.run_dir import RunDir
+from jurist.judging import battles_from_judgment, canonical_label, judgment_key
+from jurist.store import RunDir, answer_text
 
 STYLE_GROUPS = ("header_count", "list_count", "bold_count")
 

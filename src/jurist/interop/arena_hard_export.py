@@ -12,10 +12,9 @@ from typing import Any
 
 from jurist.errors import JuristError
 from jurist.interop.common import StyleFn, last_per_uid, read_run_answers, write_jsonl
-from jurist.judging.verdict import swap_label
+from jurist.judging import swap_label
+from jurist.store import RunDir, iter_jsonl
 from jurist.store import plain_stem as file_stem  # Arena-Hard's own folders keep its plain names
-from jurist.store.jsonl import iter_jsonl
-from jurist.store.run_dir import RunDir
 
 
 def _oriented_game(game: dict[str, Any], want_a: str) -> dict[str, Any] | None:

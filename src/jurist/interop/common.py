@@ -18,9 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from jurist.errors import InputError, JuristError
-from jurist.store.jsonl import iter_numbered_jsonl, parse_jsonl_bytes
-from jurist.store.line_index import answer_text
-from jurist.store.run_dir import RunDir
+from jurist.store import RunDir, answer_text, iter_numbered_jsonl, parse_jsonl_bytes
 
 StyleFn = Callable[[str], dict[str, Any]]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from jurist.errors import JuristError
-from jurist.families.placement.arena_battles import (
+from jurist.families import (
     BATTLE_FILES,
     ELO_FILE,
     HARD_PREF,
@@ -57,7 +57,7 @@ def import_judgearena(results: Path, out: Path) -> dict[str, Any]:
     ``elo_ratings.json`` when there is one, and a run.json saying where it came from.
     """
     from jurist.interop.common import check_new_run_dir
-    from jurist.store.jsonl import rewrite_jsonl_atomic, write_json_atomic
+    from jurist.store import rewrite_jsonl_atomic, write_json_atomic
 
     source = results if results.is_file() else find_battles(results)
     if source is None:

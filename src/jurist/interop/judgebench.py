@@ -10,18 +10,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from jurist.benchmarks.judgebench import (
-    field_error,
-    pair_from_record,
-    read_jsonl_any,
-)
-from jurist.benchmarks.judgebench_scoring import (
+from jurist.benchmarks import (
     Decision,
     Group,
     JudgeScore,
     Label,
     Pair,
+    field_error,
     normalize_decision,
+    pair_from_record,
+    read_jsonl_any,
     score_games,
     unswap,
 )

@@ -30,12 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from jurist.config import ModelSpec
-from jurist.engine.client import ModelClient
+from jurist.engine import ModelClient
 from jurist.errors import InputError, JuristError
 from jurist.judging.base import CacheMode, JudgeItem, OutcomeKind
 from jurist.judging.kinds import JudgeKindSetup, JudgePromptSource
 from jurist.judging.pairwise import cap_raw, judgment_key
-from jurist.store.records import sample_of, text_hash
+from jurist.store import sample_of, text_hash
 
 PROTOCOL = "alpaca-eval"
 SWITCH_SEED = "is_switched_outputs"

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from jurist.engine.client import ModelClient, RequestFailed
-from jurist.store.records import Question, text_hash
+from jurist.engine import ModelClient, RequestFailed
+from jurist.store import Question, text_hash
 
 CacheMode = Literal["use", "refresh", "off"]
 """How a judge request uses the request cache: ``refresh`` asks again (re-judging an invalid verdict)."""

@@ -19,13 +19,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from jurist.config import ModelSpec
-from jurist.engine.client import ModelClient, RequestFailed
+from jurist.engine import ModelClient, RequestFailed
 from jurist.errors import JuristError, did_you_mean
 from jurist.judging.base import CacheMode, JudgeItem, OutcomeKind, PartialJudgment
 from jurist.judging.kinds import JudgeKindSetup
 from jurist.judging.protocols import PROTOCOLS, JudgeProtocol, protocol_set
 from jurist.judging.verdict import LABEL_OUTCOME
-from jurist.store.records import Question, sample_of, text_hash
+from jurist.store import Question, sample_of, text_hash
 
 # A judge reply is stored whole up to 2 x RAW_KEEP characters; past that, its head and tail with a marker.
 RAW_KEEP = 16_384

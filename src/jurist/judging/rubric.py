@@ -19,13 +19,13 @@ import time
 from typing import Any
 
 from jurist.config import ModelSpec
-from jurist.engine.client import ModelClient, RequestFailed
+from jurist.engine import ModelClient, RequestFailed
 from jurist.errors import JuristError
 from jurist.judging.base import CacheMode, JudgeItem, OutcomeKind, PartialJudgment
 from jurist.judging.kinds import JudgeKindSetup
 from jurist.judging.pairwise import cap_raw, reask_context
 from jurist.judging.rubric_prompts import RubricGrader, rubric_grader
-from jurist.store.records import text_hash
+from jurist.store import text_hash
 
 MAX_REASKS = 1
 """Re-asks after an unreadable reply before the item is recorded unscored."""

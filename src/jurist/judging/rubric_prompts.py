@@ -30,8 +30,8 @@ from jurist.judging.answer_cuts import writingbench_cut
 from jurist.judging.kinds import JudgePromptSource
 from jurist.judging.python_strings import read_python_strings
 from jurist.judging.rubric_readers import read_criteria_met, read_criteria_met_ef, read_score
-from jurist.rules.answers import visible_text
-from jurist.store.records import Question
+from jurist.rules import visible_text
+from jurist.store import Question
 
 READER_VERSION = 1
 """Bump when a reader accepts or refuses other replies, so stored grades are asked again."""

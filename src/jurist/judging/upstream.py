@@ -30,8 +30,7 @@ import yaml
 
 from jurist.errors import JuristError
 from jurist.judging.verdict import canonical_label
-from jurist.store import locations
-from jurist.store.locations import DATA_DIR_ENV, data_dirs
+from jurist.store import DATA_DIR_ENV, data_dirs, locations
 
 REPOSITORY = "lmarena/arena-hard-auto"
 COMMIT = "196f6b826783b3da7310e361a805fa36f0be83f3"

@@ -25,7 +25,7 @@ import yaml
 from jurist.errors import JuristError
 from jurist.judging.upstream import cache_root, fetch_pinned, jurist_template
 from jurist.judging.verdict import LABELS
-from jurist.store.locations import DATA_DIR_ENV, data_dirs
+from jurist.store import DATA_DIR_ENV, data_dirs
 
 REPOSITORY = "r4dm/arena-hard-local"
 COMMIT = "f9be4e981495235b477d5bf8a0f394cc930fb0c2"

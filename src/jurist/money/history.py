@@ -19,7 +19,7 @@ from typing import Any
 from jurist.config import Price
 from jurist.errors import JuristError
 from jurist.money.rows import COUNTS, LABELS, add_rows, row_order, total_of
-from jurist.store.usage import add_usage, iter_usage_log, usage_log_path, usage_record_problem
+from jurist.store import add_usage, iter_usage_log, usage_log_path, usage_record_problem
 from jurist.tokens import merge_labels
 
 log = logging.getLogger("jurist.run.budget")

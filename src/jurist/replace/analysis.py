@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from jurist.benchmarks.base import Benchmark
+from jurist.benchmarks import Benchmark
 from jurist.families import REPLACEMENT_SCHEMA
 from jurist.ratings import (
     Interval,

@@ -25,10 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jurist.benchmarks.alpaca_eval import question_uid
+from jurist.benchmarks import question_uid
 from jurist.errors import InputError, JuristError
-from jurist.store.line_index import answer_text
-from jurist.store.locations import DATA_DIR_ENV, data_dirs
+from jurist.store import DATA_DIR_ENV, answer_text, data_dirs
 
 ALPACA_ANNOTATOR = "weighted_alpaca_eval_gpt4_turbo"
 ALPACA_BASELINE = "gpt4_1106_preview"

@@ -34,7 +34,7 @@ RETIRED_VERDICTS = "retired_verdicts.jsonl"
 
 def write_retired_verdicts(panel: Panel, baseline: str, path: Path) -> bool:
     """The panel's stored verdicts as gold lines (uid, model, baseline, winner); False when it has none."""
-    from jurist.store.jsonl import rewrite_jsonl_atomic
+    from jurist.store import rewrite_jsonl_atomic
 
     lines: list[dict[str, str]] = []
     for model in panel.models:
@@ -62,7 +62,7 @@ def replace_judge(
     request: StudyRequest, panel_dir: Path | None, *, dry_run: bool, console: Console
 ) -> tuple[int, dict[str, Any] | None]:
     """Run the study (or only its estimate); (exit code, replacement.json's document or None)."""
-    from jurist.store.jsonl import write_json_atomic
+    from jurist.store import write_json_atomic
 
     panel = load_panel(request.bench, panel_dir)
     models = choose_models(panel, request.models)

@@ -21,13 +21,18 @@ from typing import Any
 
 from rich.console import Console
 
-from jurist.benchmarks.base import Benchmark
-from jurist.benchmarks.registry import load_benchmark
+from jurist.benchmarks import Benchmark, load_benchmark
 from jurist.config import ModelStringOptions
 from jurist.errors import JuristError
 from jurist.replace.panel import Panel
-from jurist.run.batching import BatchChoice
-from jurist.run.config import BudgetSettings, EngineSettings, JudgeCardSettings, RunConfig, ScoringSettings
+from jurist.run import (
+    BatchChoice,
+    BudgetSettings,
+    EngineSettings,
+    JudgeCardSettings,
+    RunConfig,
+    ScoringSettings,
+)
 
 RUN_FOLDER = "run"
 """The study's run directory inside ``--out``."""
@@ -120,7 +125,7 @@ def study_config(request: StudyRequest, bench_options: Mapping[str, str]) -> Run
 def run_study(request: StudyRequest, panel: Panel, bench: Benchmark, console: Console) -> int:
     """Judge the sample (resuming whatever the run directory holds); the run's exit code. The run's own
     leaderboard table is not printed: the study prints its own."""
-    from jurist.engine.client import RequestFailed
+    from jurist.engine import RequestFailed
     from jurist.redact import mask
     from jurist.run import resolve, run_plan
 
@@ -144,7 +149,7 @@ def candidate_scores(run_root: Path, judge: str) -> dict[str, dict[str, float]]:
     """model -> uid -> the candidate's score from the model's side, from the run's battles (weights kept:
     a strong verdict counts as the judge kind weighs it; AlpacaEval's soft preference as its two shares)."""
     from jurist.families import load_battles
-    from jurist.store.run_dir import RunDir
+    from jurist.store import RunDir
 
     battles, _ = load_battles(RunDir(run_root))
     sums: dict[tuple[str, str], list[float]] = {}

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from jurist.benchmarks.judgebench_scoring import ROW_FIELDS
+from jurist.benchmarks import ROW_FIELDS
 from jurist.report.intervals import interval_text, pairwise_zero_reason
 
 Row = dict[str, Any]

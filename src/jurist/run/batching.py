@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from jurist.engine import JOURNAL_FILE, Batching, BatchSettings, Engine, check_batchable
 from jurist.errors import JuristError, unknown_value
-from jurist.report.ledger_table import dollars
+from jurist.report import dollars
 from jurist.store import booked_batch_lines, usage_log_path
 
 if TYPE_CHECKING:

@@ -38,10 +38,9 @@ from jurist.money import (
     usage_of_ledger,
     usage_of_runs,
 )
-from jurist.report.formats import render_csv, render_markdown, table_console
-from jurist.report.ledger_table import dollars, print_ledger
+from jurist.report import dollars, print_ledger, render_csv, render_markdown, table_console
 from jurist.run.config import RunConfig
-from jurist.store.usage import UsageLog, add_usage, usage_log_path
+from jurist.store import UsageLog, add_usage, usage_log_path
 
 log = logging.getLogger("jurist.run.budget")
 

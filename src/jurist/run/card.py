@@ -27,7 +27,7 @@ from jurist.audit import (
     request_sets,
     write_card,
 )
-from jurist.engine.client import Engine
+from jurist.engine import Engine
 from jurist.errors import JuristError
 from jurist.judging import JudgeItem
 from jurist.report import print_card, table_console

@@ -55,7 +55,7 @@ class ScoringSettings:
     anchor: Path | None = None  # --anchor: a replacement.json whose map re-anchors the scores
 
     def __post_init__(self) -> None:
-        from jurist.scoring import ScoreRequest
+        from jurist.families import ScoreRequest
 
         method: Any = self.method
         ScoreRequest(method=method, style_control=self.style_control, ci_level=self.ci_level).check()

@@ -25,7 +25,7 @@ from typing import Any
 
 from rich.console import Console
 
-from jurist.benchmarks.base import Benchmark, Question
+from jurist.benchmarks import Benchmark, Question
 from jurist.config import Price
 from jurist.engine import (
     PROBE_MESSAGES,
@@ -38,10 +38,9 @@ from jurist.engine import (
     default_cache_path,
     open_cache,
 )
-from jurist.judging.base import CacheMode, JudgeItem, JudgeKind, PartialJudgment
+from jurist.judging import CacheMode, JudgeItem, JudgeKind, PartialJudgment
 from jurist.money import Ledger, row_order, worst_prompt_tokens
-from jurist.report.formats import table_console
-from jurist.report.ledger_table import dry_run_table
+from jurist.report import dry_run_table, table_console
 from jurist.run.batching import batch_phases, dry_batch_note
 from jurist.run.budget import Estimate, estimate_notes, priced_estimate
 from jurist.run.card import probe_estimates

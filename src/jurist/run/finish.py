@@ -17,7 +17,7 @@ from rich.console import Console
 
 from jurist.errors import JuristError
 from jurist.families import FinishedRun, Scores, print_scores, score_family, score_run_dir, write_documents
-from jurist.report.formats import table_console
+from jurist.report import table_console
 from jurist.run.outcomes import Outcome
 from jurist.run.plan import RunPlan
 from jurist.run.work import JudgeWork

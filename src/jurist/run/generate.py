@@ -18,13 +18,12 @@ from typing import Any
 from rich.console import Console
 from rich.progress import TaskID
 
-from jurist.benchmarks.base import Question
+from jurist.benchmarks import Question
 from jurist.config import ModelSpec
-from jurist.engine.client import Completion, Engine, ModelClient, RequestFailed
-from jurist.judging.base import CacheMode, JudgeItem, JudgeKind
-from jurist.report.progress import StageProgress
-from jurist.store.jsonl import JsonlAppender
-from jurist.store.records import answer_record
+from jurist.engine import Completion, Engine, ModelClient, RequestFailed
+from jurist.judging import CacheMode, JudgeItem, JudgeKind
+from jurist.report import StageProgress
+from jurist.store import JsonlAppender, answer_record
 from jurist.tokens import answer_style_metadata
 
 AnswerWritten = Callable[[str, str, int], None]
@@ -341,7 +340,7 @@ class PartialGames:
     @staticmethod
     def load(path: Path) -> dict[str, dict[int, dict[str, Any]]]:
         """key -> {game number: game}; the last line for a (key, game) wins."""
-        from jurist.store.jsonl import iter_jsonl
+        from jurist.store import iter_jsonl
 
         games: dict[str, dict[int, dict[str, Any]]] = {}
         for record in iter_jsonl(path):

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from jurist.store.line_index import AnswerIndex, JudgmentIndex
-from jurist.store.run_dir import RunDir
+from jurist.store import AnswerIndex, JudgmentIndex, RunDir
 
 
 class RunIndexes:

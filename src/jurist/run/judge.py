@@ -20,9 +20,9 @@ from pathlib import Path
 
 from rich.progress import TaskID
 
-from jurist.engine.client import Engine, ModelClient, RequestFailed
-from jurist.judging.base import PartialJudgment
-from jurist.report.progress import StageProgress
+from jurist.engine import Engine, ModelClient, RequestFailed
+from jurist.judging import PartialJudgment
+from jurist.report import StageProgress
 from jurist.run.generate import (
     AnswerJob,
     FailureLog,
@@ -33,8 +33,7 @@ from jurist.run.generate import (
     workers_for,
 )
 from jurist.run.work import JudgeFeed, Pair
-from jurist.store.jsonl import JsonlAppender
-from jurist.store.run_dir import RunDir
+from jurist.store import JsonlAppender, RunDir
 
 
 class JobQueue:

@@ -14,11 +14,11 @@ from typing import Any
 
 from rich.console import Console
 
-from jurist.benchmarks.registry import benchmark_names
+from jurist.benchmarks import benchmark_names
 from jurist.engine import Engine, LocalModels, RequestFailed, ServerPool, make_throttle, open_cache
 from jurist.errors import JuristError
 from jurist.redact import mask
-from jurist.report.progress import StageProgress
+from jurist.report import StageProgress
 from jurist.run.batching import batch_report, batching_of
 from jurist.run.budget import BUDGET_STOPPED, RunLedger
 from jurist.run.card import card_wanted, check_gate, gate, probe_judges, show_card, skipped_probe_lines
@@ -35,8 +35,7 @@ from jurist.run.session import Session, run_session
 from jurist.run.shard_files import shard_line, write_shard_file
 from jurist.run.shipped import start_writing_shipped
 from jurist.run.work import JudgeFeed, JudgeJobs, JudgeWork, answer_work
-from jurist.store import CRASHED
-from jurist.store.lock import RunDirLock
+from jurist.store import CRASHED, RunDirLock
 
 __all__ = ["Mode", "Pipeline", "RunConfig", "RunResult", "run_pipeline", "run_plan"]
 

@@ -18,11 +18,17 @@ from typing import Any
 
 import yaml
 
-from jurist.benchmarks.answers_file import read_answers_file, with_answers_file
-from jurist.benchmarks.base import Benchmark
-from jurist.benchmarks.baseline_file import baseline_from
-from jurist.benchmarks.presets import JudgePreset, judge_preset, reference_sampling
-from jurist.benchmarks.registry import benchmark_names, load_benchmark
+from jurist.benchmarks import (
+    Benchmark,
+    JudgePreset,
+    baseline_from,
+    benchmark_names,
+    judge_preset,
+    load_benchmark,
+    read_answers_file,
+    reference_sampling,
+    with_answers_file,
+)
 from jurist.config import (
     ModelSpec,
     labelled,
@@ -34,12 +40,11 @@ from jurist.config import (
 from jurist.engine import EMBEDDED_ALIAS, embedded_model_spec
 from jurist.errors import JuristError
 from jurist.families import FamilyName, run_scoring_fields
-from jurist.judging.base import JudgeKind
-from jurist.judging.kinds import judge_kind_for, judge_kind_outcome
+from jurist.judging import JudgeKind, judge_kind_for, judge_kind_outcome
 from jurist.run.budget import BudgetPlan, resolve_budget
 from jurist.run.config import Mode, RunConfig
 from jurist.run.shards import ShardChoice, ShardPlan, shard_benchmark
-from jurist.store.run_dir import RunDir
+from jurist.store import RunDir
 
 
 def judges_against_baselines(bench: Benchmark) -> bool:

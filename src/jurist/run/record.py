@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from jurist.engine.client import Engine
+from jurist.engine import Engine
 from jurist.redact import mask
 from jurist.run.budget import RunLedger
 from jurist.run.generate import FailureLog

@@ -19,13 +19,13 @@ from typing import Any, Protocol
 
 from rich.console import Console
 
-from jurist.engine.client import Engine
-from jurist.report.progress import PrefixedProgress, StageProgress
+from jurist.engine import Engine
+from jurist.report import PrefixedProgress, StageProgress
 from jurist.run.config import RunResult
 from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
 from jurist.run.plan import RunPlan
 from jurist.run.record import RunRecord
-from jurist.store.lock import RunDirLock
+from jurist.store import RunDirLock
 
 
 class Run(Protocol):

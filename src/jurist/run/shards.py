@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jurist.benchmarks.base import Benchmark
+from jurist.benchmarks import Benchmark
 from jurist.errors import JuristError
 from jurist.store import Question
 

@@ -8,11 +8,8 @@ import asyncio
 import time
 from collections.abc import Iterable
 
-from jurist.benchmarks.base import Benchmark
-from jurist.store.jsonl import JsonlAppender
-from jurist.store.line_index import AnswerIndex
-from jurist.store.records import answer_record, text_hash
-from jurist.store.run_dir import RunDir
+from jurist.benchmarks import Benchmark
+from jurist.store import AnswerIndex, JsonlAppender, RunDir, answer_record, text_hash
 from jurist.tokens import answer_style_metadata
 
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jurist.benchmarks.base import Benchmark
+from jurist.benchmarks import Benchmark
 from jurist.config import MAX_SAMPLES, Suite, SuiteTask
 from jurist.errors import JuristError
 from jurist.run.plan import judges_against_baselines
@@ -184,7 +184,7 @@ def task_settings(
 
 def load_task(task: str, chosen: TaskSettings) -> Benchmark:
     """``task`` loaded with its options; an error names the suite file's line that lists it, if one does."""
-    from jurist.benchmarks.registry import load_benchmark
+    from jurist.benchmarks import load_benchmark
 
     try:
         return load_benchmark(task, dict(chosen.options))

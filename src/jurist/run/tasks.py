@@ -21,8 +21,7 @@ from rich.table import Table
 
 from jurist.errors import JuristError
 from jurist.families import RecordedRun, score_family
-from jurist.report import interval_text
-from jurist.report.formats import table_console
+from jurist.report import interval_text, table_console
 from jurist.run.config import RunConfig, RunResult
 from jurist.run.pipeline import Pipeline
 from jurist.run.plan import battle_scoring_flags, judges_against_baselines, resolve
@@ -36,7 +35,7 @@ from jurist.run.task_options import (
     task_options,
     task_settings,
 )
-from jurist.store.jsonl import write_json_atomic
+from jurist.store import write_json_atomic
 
 SUMMARY_FILE = "tasks_summary.json"
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from jurist.benchmarks.base import Question
-from jurist.judging.base import CacheMode, JudgeItem, JudgeKind
+from jurist.benchmarks import Question
+from jurist.judging import CacheMode, JudgeItem, JudgeKind
 from jurist.run.generate import AnswerJob, JudgeJob, PartialGames
 from jurist.run.indexes import RunIndexes
-from jurist.store.line_index import AnswerIndex, JudgmentIndex
+from jurist.store import AnswerIndex, JudgmentIndex
 
 if TYPE_CHECKING:
     from jurist.run.plan import RunPlan

@@ -15,8 +15,8 @@ from jurist import lazy_face
 
 if TYPE_CHECKING:
     from jurist.sweep.build import SweepJudges, SweepPlacement, SweepTasks, build_plan
+    from jurist.sweep.launch import run_sweep
     from jurist.sweep.plan import SweepPlan
-    from jurist.sweep.schedule import run_sweep
     from jurist.sweep.shards import merge_sweeps, shard_sweep, write_sweep_shard
     from jurist.sweep.watch import CheckpointWatcher, WatchRules
 
@@ -25,7 +25,7 @@ _HOMES = {
     "SweepJudges": "build",
     "SweepPlacement": "build",
     "SweepTasks": "build",
-    "run_sweep": "schedule",
+    "run_sweep": "launch",
     "merge_sweeps": "shards",
     "shard_sweep": "shards",
     "write_sweep_shard": "shards",

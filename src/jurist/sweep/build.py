@@ -151,7 +151,7 @@ def build_plan(
     ``engine``: each checkpoint server's requests (``max_concurrency``: in flight per server); ``scoring``:
     its bootstrap; ``watch``: no checkpoint yet (the watcher adds them as training completes them)."""
     from jurist.config import load_suite
-    from jurist.run.task_options import TaskFlags, fit_to_benchmarks, parse_tasks, task_settings
+    from jurist.run import TaskFlags, fit_to_benchmarks, parse_tasks, task_settings
 
     engine, scoring = engine or EngineSettings(), scoring or ScoringSettings()
     if error_bars not in ERROR_BARS:

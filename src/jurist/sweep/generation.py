@@ -23,7 +23,7 @@ from rich.console import Console
 
 from jurist.engine import KeptServer, ServerFactory, ServerPool
 from jurist.errors import JuristError
-from jurist.report.progress import StageProgress
+from jurist.report import StageProgress
 from jurist.sweep.checkpoints import Checkpoint
 from jurist.sweep.phases import (
     LiveEngines,

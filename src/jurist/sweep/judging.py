@@ -14,8 +14,8 @@ from contextlib import ExitStack
 from rich.console import Console
 
 from jurist.errors import JuristError
-from jurist.report.progress import StageProgress
-from jurist.run.session import Session
+from jurist.report import StageProgress
+from jurist.run import Session
 from jurist.sweep.checkpoints import Checkpoint
 from jurist.sweep.phases import (
     LiveEngines,

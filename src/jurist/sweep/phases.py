@@ -21,11 +21,8 @@ from rich.console import Console
 from jurist.config import ModelSpec
 from jurist.engine import Engine, KeptServer, ServerFactory, ServerPool, open_cache
 from jurist.errors import JuristError, StorageError
-from jurist.report.progress import StageProgress
-from jurist.run.config import RunConfig, RunResult
-from jurist.run.pipeline import Pipeline
-from jurist.run.plan import RunPlan, resolve
-from jurist.run.session import Session
+from jurist.report import StageProgress
+from jurist.run import Pipeline, RunConfig, RunPlan, RunResult, Session, resolve
 from jurist.sweep.plan import SweepPlan
 
 log = logging.getLogger("jurist.sweep")

@@ -18,12 +18,11 @@ from typing import Any, Literal
 import yaml
 from pydantic import ValidationError
 
-from jurist.benchmarks.base import Benchmark
+from jurist.benchmarks import Benchmark
 from jurist.config import ModelSpec, ModelStringOptions, ServeKind, ServeSpec
 from jurist.engine import RetryPolicy
 from jurist.errors import JuristError
-from jurist.run.config import EngineSettings, RunConfig, ScoringSettings
-from jurist.run.task_options import TaskSettings
+from jurist.run import EngineSettings, RunConfig, ScoringSettings, TaskSettings
 from jurist.sweep.checkpoints import Checkpoint
 
 MODELS_FILE = "models.yaml"
@@ -280,7 +279,7 @@ def load_tasks(
     """Each task loaded now, so a bad name or ``-B`` option fails before anything starts (exit 2), and one
     with fixed response pairs (nothing to generate) is refused. ``settings``: each task's, whose options
     replace ``options`` and whose suite line an error names."""
-    from jurist.run.task_options import load_task
+    from jurist.run import load_task
 
     loaded = {}
     for task in tasks:

@@ -29,8 +29,7 @@ from rich.console import Console
 
 from jurist.engine import ServerFactory
 from jurist.errors import JuristError
-from jurist.store import pack, unpack
-from jurist.store.lock import RunDirLock
+from jurist.store import RunDirLock, pack, unpack
 from jurist.sweep.checkpoints import Checkpoint
 from jurist.sweep.phases import PhaseOutcome, Status, one_line
 from jurist.sweep.plan import SweepPlan
@@ -75,7 +74,7 @@ def generate_remotely(job: RemoteJob) -> RemoteOutcome:
     """Runs on a Ray worker: the checkpoint's generation phase in a temporary directory of this node."""
     import ray
 
-    from jurist.report.progress import StageProgress
+    from jurist.report import StageProgress
     from jurist.sweep.generation import generate_checkpoint
     from jurist.sweep.plan import MODELS_FILE, write_models_file
 

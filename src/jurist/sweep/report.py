@@ -49,7 +49,7 @@ def summary_table(document: Mapping[str, Any]) -> Table:
 
 
 def print_summary(plan: SweepPlan, document: Mapping[str, Any]) -> None:
-    from jurist.report.formats import table_console
+    from jurist.report import table_console
 
     console = table_console()
     console.print(summary_table(document))

@@ -19,12 +19,9 @@ from typing import Any
 
 from jurist.errors import JuristError
 from jurist.families import family_of_metrics
-from jurist.ratings.repeated import across_runs
-from jurist.run import card_summary
-from jurist.run.config import RunResult
-from jurist.run.plan import RunPlan, judges_against_baselines
-from jurist.run.tasks import headline
-from jurist.store.jsonl import write_json_atomic
+from jurist.ratings import across_runs
+from jurist.run import RunPlan, RunResult, card_summary, headline, judges_against_baselines
+from jurist.store import write_json_atomic
 from jurist.sweep.checkpoints import Checkpoint
 from jurist.sweep.phases import one_line
 from jurist.sweep.plan import SweepPlan
@@ -60,9 +57,8 @@ def _plain_win_rate(run: RunPlan) -> bool:
 
 
 def _win_rate_per_sample(run: RunPlan, judge: Any, model: str) -> list[float] | None:
-    from jurist.families.pairwise.battles import read_battles_file
-    from jurist.families.pairwise.winrate import win_rate_leaderboard
-    from jurist.store.records import sample_of
+    from jurist.families import read_battles_file, win_rate_leaderboard
+    from jurist.store import sample_of
 
     path = run.run_dir.battles
     if not path.is_file():
@@ -154,7 +150,7 @@ def card_entries(
 
 def summed_usage(plan: SweepPlan) -> dict[str, Any]:
     """The ledger of every run directory of the sweep added up (issue 16: a sweep sums its runs)."""
-    from jurist.run.budget import usage_of_runs
+    from jurist.run import usage_of_runs
 
     dirs = [
         plan.run_dir(c, task)

@@ -34,10 +34,8 @@ from rich.console import Console
 
 from jurist.engine import EMBEDDED_ALIAS, KeptServer, ServerFactory
 from jurist.errors import JuristError
-from jurist.report.progress import StageProgress
-from jurist.run.generate import new_progress
-from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interruptibly
-from jurist.run.session import all_or_none
+from jurist.report import StageProgress
+from jurist.run import FORCED_STOP, GracefulInterrupt, all_or_none, new_progress, run_interruptibly
 from jurist.sweep.checkpoints import Checkpoint, step_of
 from jurist.sweep.generation import generate_checkpoint, slot_words
 from jurist.sweep.judging import JudgePhase
@@ -387,43 +385,3 @@ def _utc(epoch: float) -> str:
 
 def _shown(value: Any) -> str:
     return f"{value:.1f}" if isinstance(value, (int, float)) else "-"
-
-
-def run_sweep(
-    plan: SweepPlan,
-    console: Console | None = None,
-    *,
-    server_factory: ServerFactory | None = None,
-    ray_address: str | None = None,
-    plots: bool = True,
-    watcher: CheckpointWatcher | None = None,
-    trackers: Trackers | None = None,
-    warm_swap: bool = False,
-) -> SweepResult:
-    """The sweep, then its table and plots; KeyboardInterrupt (after sweep.json is written) when stopped.
-    ``watcher``: evaluate checkpoints as training completes them (``--watch``); ``trackers``: log each
-    checkpoint's points to them (``--track``); ``warm_swap``: each slot keeps its vLLM server and swaps in
-    the next checkpoint's weights (``--warm-swap``)."""
-    console = console or Console(stderr=True)
-    sweep = Sweep(
-        plan,
-        console,
-        server_factory=server_factory,
-        ray_address=ray_address,
-        watcher=watcher,
-        trackers=trackers,
-        plots=plots and watcher is not None,
-        warm_swap=warm_swap,
-    )
-    try:
-        result = sweep.run()
-    finally:
-        if trackers is not None:
-            trackers.close()
-    plan = sweep.plan  # --watch: with the checkpoints it found
-    from jurist.sweep.report import print_summary
-
-    print_summary(plan, result.document)
-    if plots:
-        sweep.write_plots()
-    return result

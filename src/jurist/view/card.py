@@ -17,7 +17,7 @@ from typing import Any
 from jurist.audit import CARD_FILE, RULES, perturb, read_card
 from jurist.errors import JuristError
 from jurist.rules import visible_text
-from jurist.store.line_index import answer_text
+from jurist.store import answer_text
 from jurist.view.collect import Files, Judged, RunData
 
 NO_CARD = "no judge card in this run"

@@ -14,10 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from jurist.errors import InputError
-from jurist.store.jsonl import iter_jsonl_lines, parse_jsonl_line, read_jsonl_line
-from jurist.store.line_index import answer_text
-from jurist.store.records import judgment_kind, sample_of
-from jurist.store.run_dir import RunDir
+from jurist.store import (
+    RunDir,
+    answer_text,
+    iter_jsonl_lines,
+    judgment_kind,
+    parse_jsonl_line,
+    read_jsonl_line,
+    sample_of,
+)
 from jurist.view import codes
 from jurist.view.rubric import rubric_code
 
@@ -132,7 +137,7 @@ def _add(names: list[str], name: str) -> None:
 
 def read_run(root: Path, files: Files) -> RunData:
     """Index one run directory: answers, judgments (any kind), rule points and still-failing requests."""
-    from jurist.families.pairwise.battles import read_json
+    from jurist.families import read_json
 
     run = RunDir(root)
     if not run.root.is_dir():

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from jurist.errors import JuristError
-from jurist.store.line_index import answer_text
+from jurist.store import answer_text
 from jurist.view import codes
 from jurist.view.card import card_view
 from jurist.view.collect import Files, RunData, read_run
@@ -101,7 +101,7 @@ class ViewData:
         """Prompts are not in a run's records: they come from the copy a run of a question file keeps
         (``questions_kept``), else from the benchmark the run names, else from the question file whose path
         run.json records (``bench_path``); when none can be read, the run says why (``prompt_note``)."""
-        from jurist.benchmarks.registry import benchmark_names, load_benchmark
+        from jurist.benchmarks import benchmark_names, load_benchmark
 
         kept, path = run.info.get("questions_kept"), run.info.get("bench_path")
         if isinstance(kept, str) and (run.root / kept).is_file():
@@ -143,7 +143,7 @@ class ViewData:
 
     def _kept_questions(self, run: RunData, path: Path) -> None:
         """The questions a run of a question file kept (run/kept_questions.py): uid, category, prompt."""
-        from jurist.store.jsonl import iter_jsonl
+        from jurist.store import iter_jsonl
 
         for position, row in enumerate(iter_jsonl(path, repair=False)):
             if not isinstance(row, dict) or not isinstance(row.get("prompt"), str):

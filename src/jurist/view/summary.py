@@ -144,7 +144,7 @@ def _categories(run: RunData, entry: dict[str, Any]) -> None:
 
 
 def _battle_categories(run: RunData) -> list[str]:
-    from jurist.store.jsonl import iter_jsonl
+    from jurist.store import iter_jsonl
 
     seen: dict[str, None] = {}
     for battle in iter_jsonl(run.root / "battles.jsonl", repair=False):

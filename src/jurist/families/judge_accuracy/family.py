@@ -36,7 +36,7 @@ from jurist.families.registry import FamilyName
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from jurist.benchmarks.judgebench import Pair
+    from jurist.benchmarks import Pair
     from jurist.families.paired import PairedCells
 
 JUDGEBENCH_FILE = "judgebench.json"
@@ -61,7 +61,7 @@ class JudgeAccuracyFamily:
 
     def outcomes(self, run: FinishedRun) -> RunEnd:
         """battles.jsonl from the judgments (kept for the record: a JudgeBench run has no win rate)."""
-        from jurist.benchmarks.judgebench import pair_of
+        from jurist.benchmarks import pair_of
         from jurist.families.pairwise.outcomes import write_outcomes
 
         judged = list(run.judged())
@@ -91,8 +91,8 @@ class JudgeAccuracyFamily:
     def print_scores(
         self, scores: Scores, fmt: str, title: str, out: Console, err: Console, detail: bool
     ) -> None:
-        from jurist.benchmarks.judgebench_scoring import ROW_FIELDS
-        from jurist.report.formats import judgebench_table, print_rows, print_warnings
+        from jurist.benchmarks import ROW_FIELDS
+        from jurist.report import judgebench_table, print_rows, print_warnings
 
         if fmt == "table":
             out.print(judgebench_table(scores.rows, title=title))
@@ -155,9 +155,8 @@ def _score_current_layout(
     root: Path, run_json: dict[str, Any], judges: list[str], pairs: Sequence[Pair] | None
 ) -> list[dict[str, Any]]:
     """Exactly what the run scored: every pair of the (limited) benchmark, a missing judgment failing."""
-    from jurist.benchmarks.judgebench_scoring import score_decisions, score_row
-    from jurist.store.jsonl import iter_numbered_jsonl
-    from jurist.store.records import sample_of
+    from jurist.benchmarks import score_decisions, score_row
+    from jurist.store import iter_numbered_jsonl, sample_of
 
     pairs = _run_pairs(run_json) if pairs is None else pairs
     rows = []
@@ -175,8 +174,7 @@ def _score_current_layout(
 def _run_pairs(run_json: dict[str, Any]) -> list[Pair]:
     """The pairs a run judged, loaded again: run.json's ``bench_options``, then the questions it selected
     (``bench_info.selection``, whatever ``--limit`` chose them), else its ``limit`` first ones."""
-    from jurist.benchmarks.judgebench import pair_of
-    from jurist.benchmarks.registry import load_benchmark
+    from jurist.benchmarks import load_benchmark, pair_of
 
     options = {str(k): str(v) for k, v in (run_json.get("bench_options") or {}).items()}
     bench = load_benchmark("judgebench", options)
@@ -196,7 +194,7 @@ def _run_pairs(run_json: dict[str, Any]) -> list[Pair]:
 
 def _score_old_layout(root: Path, judge: str) -> dict[str, Any]:
     """One judge's accuracy from the earlier runner's self-contained lines (the last line per pair wins)."""
-    from jurist.benchmarks.judgebench_scoring import (
+    from jurist.benchmarks import (
         LABELS,
         normalize_decision,
         score_games,
@@ -204,7 +202,7 @@ def _score_old_layout(root: Path, judge: str) -> dict[str, Any]:
         source_group,
         unswap,
     )
-    from jurist.store.jsonl import iter_numbered_jsonl
+    from jurist.store import iter_numbered_jsonl
 
     latest: dict[str, dict[str, Any]] = {}
     for path in sorted((root / "judgments" / judge).glob("*.jsonl")):

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jurist.errors import InputError, JuristError
-from jurist.scoring.common import ALL, OUTCOME, Battle
+from jurist.scoring import ALL, OUTCOME, Battle
 
 if TYPE_CHECKING:
-    from jurist.store.run_dir import RunDir
+    from jurist.store import RunDir
 
 
 def read_json(path: Path) -> Any:
@@ -103,7 +103,7 @@ def _parse_chunk(data: bytes, into: list[Battle]) -> bool:
 
 
 def _report_bad_line(path: Path) -> list[Battle]:
-    from jurist.store.jsonl import parse_jsonl_bytes
+    from jurist.store import parse_jsonl_bytes
 
     data = path.read_bytes()
     for number, record in parse_jsonl_bytes(path, data[: data.rfind(b"\n") + 1]):
@@ -138,9 +138,8 @@ def load_battles(run: RunDir) -> tuple[list[Battle], str]:
 
 def _battles_from_judgments(run: RunDir) -> list[Battle]:
     """Battles of every judgment file, the last record per (judge, model, uid) winning."""
-    from jurist.judging.pairwise import battles_from_judgment
-    from jurist.store.jsonl import iter_numbered_jsonl
-    from jurist.store.records import judgment_kind, sample_of
+    from jurist.judging import battles_from_judgment
+    from jurist.store import iter_numbered_jsonl, judgment_kind, sample_of
 
     root = run.root / "judgments"
     if not root.is_dir():
@@ -155,7 +154,7 @@ def _battles_from_judgments(run: RunDir) -> list[Battle]:
             if kind == "pairwise":
                 battles.extend(battles_from_judgment(record))
             elif kind == "preference":  # a soft preference (AlpacaEval import)
-                from jurist.judging.alpaca_protocol import preference_battles
+                from jurist.judging import preference_battles
 
                 battles.extend(preference_battles(record))
             else:

@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any
 from jurist.errors import JuristError
 from jurist.families.pairwise.common import Oriented, anchor, bootstrap_design, model_counts, model_rows
 from jurist.families.runaway import mark_runaways
-from jurist.scoring.common import OUTCOME, Battle, Row
+from jurist.scoring import OUTCOME, Battle, Row
 
 if TYPE_CHECKING:
     from jurist.families.pairwise.options import ScoreOptions, Settings
-    from jurist.ratings.bt import BTResult
-    from jurist.store.run_dir import RunDir
+    from jurist.ratings import BTResult
+    from jurist.store import RunDir
 
 StyleVector = tuple[int, int, int, int]
 
@@ -36,7 +36,7 @@ def bt_rows(
     """
     import numpy as np
 
-    from jurist.ratings.bt import bradley_terry, win_rate_vs_anchor
+    from jurist.ratings import bradley_terry, win_rate_vs_anchor
 
     names = sorted({b["model_a"] for b in battles} | {b["model_b"] for b in battles})
     index = {name: i for i, name in enumerate(names)}
@@ -120,9 +120,7 @@ class StyleCache:
         return self._models[name]
 
     def _load(self, name: str) -> dict[tuple[str, int], StyleVector]:
-        from jurist.store.jsonl import iter_numbered_jsonl
-        from jurist.store.line_index import answer_text
-        from jurist.store.records import sample_of
+        from jurist.store import answer_text, iter_numbered_jsonl, sample_of
         from jurist.tokens import answer_style_metadata, style_vector
 
         vectors: dict[tuple[str, int], StyleVector] = {}
@@ -160,7 +158,7 @@ def style_rows(
     """
     import numpy as np
 
-    from jurist.ratings.style_control import style_controlled_win_rates
+    from jurist.ratings import style_controlled_win_rates
 
     oriented = Oriented(battles, set(baselines))
     keep: list[int] = []
@@ -251,7 +249,7 @@ def style_fit_problem(
     """
     import numpy as np
 
-    from jurist.ratings.style_control import style_features, zscore
+    from jurist.ratings import style_features, zscore
 
     model_idx, baseline_idx, reference, n_models = players
     z = zscore(style_features(model_style, baseline_style, features))

@@ -27,7 +27,7 @@ from jurist.families.door import (
 )
 from jurist.families.pairwise.options import Scored, ScoreOptions
 from jurist.families.registry import FamilyName
-from jurist.scoring.common import ALL, Battle, Row
+from jurist.scoring import ALL, Battle, Row
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -178,7 +178,7 @@ class PairwiseFamily:
             read_battles_file,
         )
         from jurist.families.pairwise.run import check_options, score_battles
-        from jurist.store.run_dir import RunDir
+        from jurist.store import RunDir
 
         one_file = run.root.is_file()  # a battles file alone (jurist's schema), scored where it lies
         directory = RunDir(run.root.parent if one_file else run.root)

@@ -9,20 +9,18 @@ from typing import TYPE_CHECKING, Any
 
 from jurist.errors import InputError, JuristError
 from jurist.families.pairwise.common import Oriented
-from jurist.scoring.common import Battle, Row, r
+from jurist.scoring import Battle, Row, r
 
 if TYPE_CHECKING:
-    from jurist.benchmarks.alpaca_eval import OfficialLC
-    from jurist.store.run_dir import RunDir
+    from jurist.benchmarks import OfficialLC
+    from jurist.store import RunDir
 
 
 def _answer_lengths(run: RunDir, model: str) -> tuple[dict[str, int], bool]:
     """uid -> answer length in characters (of the lowest sample: the baseline's one answer), in file order,
     and whether every answer came from a source (shipped by the benchmark, or imported) rather than from
     generation: such a file is written in its source's order, which AlpacaEval's GLM folds depend on."""
-    from jurist.store.jsonl import iter_numbered_jsonl
-    from jurist.store.line_index import answer_text
-    from jurist.store.records import sample_of
+    from jurist.store import answer_text, iter_numbered_jsonl, sample_of
 
     lengths: dict[str, tuple[int, int]] = {}
     sourced = True
@@ -42,7 +40,7 @@ def load_instruction_difficulty(path: Path) -> dict[str, float]:
     ``instruction`` (AlpacaEval's ``df_gamed.csv`` / ``instruction_difficulty.csv``) or ``uid`` columns."""
     import csv
 
-    from jurist.benchmarks.alpaca_eval import question_uid
+    from jurist.benchmarks import question_uid
 
     if not path.is_file():
         raise InputError(path, "", "instruction difficulty file not found")
@@ -73,7 +71,7 @@ def alpaca_lc_inputs(run: RunDir) -> tuple[OfficialLC | None, str | None]:
     lc = ((read_json(run.run_json) or {}).get("bench_info") or {}).get("lc")
     if not isinstance(lc, dict):
         return None, None
-    from jurist.benchmarks.alpaca_eval import official_lc_for
+    from jurist.benchmarks import official_lc_for
 
     return official_lc_for(lc)
 
@@ -91,7 +89,7 @@ def lc_rows(
     exactly), else ``difficulty`` if given, else one estimated from these models."""
     import numpy as np
 
-    from jurist.ratings.lc_winrate import length_controlled_win_rates
+    from jurist.ratings import length_controlled_win_rates
 
     oriented = Oriented(battles, set(baselines))
     used = sorted(set(oriented.baseline))

@@ -11,10 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jurist.families.door import FinishedRun, InvalidCounts, Judged
-from jurist.judging.pairwise import battles_from_judgment
-from jurist.scoring.common import ALL
-from jurist.store.jsonl import iter_numbered_jsonl, rewrite_jsonl_atomic
-from jurist.store.records import judgment_kind, sample_of, text_hash
+from jurist.judging import battles_from_judgment
+from jurist.scoring import ALL
+from jurist.store import iter_numbered_jsonl, judgment_kind, rewrite_jsonl_atomic, sample_of, text_hash
 
 
 @dataclass

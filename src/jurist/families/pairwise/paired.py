@@ -13,8 +13,8 @@ def paired_cells(run: RecordedRun) -> PairedCells:
     from jurist.families.pairwise.battles import load_battles
     from jurist.families.pairwise.options import ScoreOptions
     from jurist.families.pairwise.run import resolve_baselines
-    from jurist.scoring.common import OUTCOME
-    from jurist.store.run_dir import RunDir
+    from jurist.scoring import OUTCOME
+    from jurist.store import RunDir
 
     battles, _ = load_battles(RunDir(run.root))
     baselines = set(resolve_baselines(ScoreOptions(), run.fields, battles))

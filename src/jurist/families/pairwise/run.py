@@ -22,12 +22,10 @@ from jurist.families.pairwise.lc import alpaca_lc_inputs, lc_intervals, lc_rows,
 from jurist.families.pairwise.options import STYLE_FEATURES, Scored, ScoreOptions, Settings
 from jurist.families.pairwise.tokens import TokenLengths, add_avg_tokens
 from jurist.families.pairwise.winrate import ratings_document, win_rate_leaderboard
-from jurist.scoring.common import ALL, Battle, Row
-from jurist.scoring.sanity import judge_sanity
+from jurist.scoring import ALL, Battle, Row, judge_sanity
 
 if TYPE_CHECKING:
-    from jurist.store.line_index import AnswerIndex
-    from jurist.store.run_dir import RunDir
+    from jurist.store import AnswerIndex, RunDir
 
 InvalidCounts = dict[tuple[str, str, str], int]
 """Questions left out for invalid verdicts, per (judge, model, category or ``ALL``)."""
@@ -47,7 +45,7 @@ def score_run(
     (``jurist run`` knows them before it has written either); ``answers``: the run's own answer indexes,
     whose stored token lengths spare reading the answer files again.
     """
-    from jurist.store.run_dir import RunDir
+    from jurist.store import RunDir
 
     run = RunDir(root)
     if not run.root.is_dir():
@@ -140,7 +138,7 @@ def _drop_intervals(rows: list[Row]) -> None:
 def ratings_file(scored: Scored) -> dict[str, Any]:
     """ratings.json: the settings, per-model numbers (every row field kept), the judges' sanity, and the
     warnings printed under the table (only when there are any: a near-separated fit, a degenerate judge)."""
-    from jurist.scoring.sanity import sanity_warnings
+    from jurist.scoring import sanity_warnings
 
     settings = scored.settings
     fixed = ("method", "seed", "bootstrap_rounds", "ci_level")
@@ -164,8 +162,7 @@ def ratings_file(scored: Scored) -> dict[str, Any]:
 
 def write_outputs(root: Path, scored: Scored) -> None:
     """ratings.json (settings, per-model numbers, judge sanity) and leaderboard.json (the rows)."""
-    from jurist.store.jsonl import write_json_atomic
-    from jurist.store.run_dir import RunDir
+    from jurist.store import RunDir, write_json_atomic
 
     run = RunDir(root)
     write_json_atomic(run.root / "ratings.json", ratings_file(scored))

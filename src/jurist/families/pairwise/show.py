@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from jurist.families.door import Headline
-from jurist.report.formats import print_notes, print_rows, print_warnings, render_sanity, render_table
+from jurist.report import print_notes, print_rows, print_warnings, render_sanity, render_table
 
 if TYPE_CHECKING:
     from rich.console import Console

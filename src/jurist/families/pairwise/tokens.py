@@ -14,11 +14,10 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from jurist.scoring.common import Battle, Row
+from jurist.scoring import Battle, Row
 
 if TYPE_CHECKING:
-    from jurist.store.line_index import AnswerIndex
-    from jurist.store.run_dir import RunDir
+    from jurist.store import AnswerIndex, RunDir
 
 
 Lengths = tuple[list[str], "array.array[int]"]
@@ -63,9 +62,7 @@ class TokenLengths:
 
     def _load_file(self, name: str) -> Lengths:
         """An answers file with no index of this run (an import): the last record of each key counts."""
-        from jurist.store.jsonl import iter_numbered_jsonl
-        from jurist.store.line_index import answer_text
-        from jurist.store.records import sample_of
+        from jurist.store import answer_text, iter_numbered_jsonl, sample_of
 
         latest: dict[tuple[str, int], int | None] = {}
         missing: dict[tuple[str, int], str] = {}

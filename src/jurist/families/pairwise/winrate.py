@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from jurist.scoring.common import OUTCOME
+from jurist.scoring import OUTCOME
 
 if TYPE_CHECKING:
     import numpy as np
@@ -35,7 +35,7 @@ def win_rate_leaderboard(
     of all entries (Arena-Hard). The bootstrap resamples questions in sorted-uid order (:class:`_Entries`).
     The baseline is listed at 50, its ``n`` the questions judged against it (as BT and style control count).
     """
-    from jurist.ratings.winrate import win_rate_from_entries
+    from jurist.ratings import win_rate_from_entries
 
     columns = _Entries()
     seen_baselines: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from jurist.errors import InputError, JuristError
-from jurist.ratings.placement import soft_preference
+from jurist.ratings import soft_preference
 
 WINNERS = frozenset({"model_a", "model_b", "tie", "tie (bothbad)"})
 SOURCES = ("llm-judge", "human")
@@ -81,7 +81,7 @@ def read_battles(path: Path) -> list[dict[str, Any]]:
             ) from None
         rows = pq.read_table(str(path)).to_pylist()
         return [battle_from_dict(row, path, f"row {k}") for k, row in enumerate(rows, start=1)]
-    from jurist.store.jsonl import parse_jsonl_bytes
+    from jurist.store import parse_jsonl_bytes
 
     data = path.read_bytes()
     return [battle_from_dict(record, path, f"line {n}") for n, record in parse_jsonl_bytes(path, data)]

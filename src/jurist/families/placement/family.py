@@ -39,7 +39,7 @@ from jurist.families.placement.fit import (
     summary_rows,
 )
 from jurist.families.registry import FamilyName
-from jurist.scoring.common import ALL, r
+from jurist.scoring import ALL, r
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -68,7 +68,7 @@ class PlacementFamily:
 
     def outcomes(self, run: FinishedRun) -> RunEnd:
         from jurist.families.placement.arena_battles import evaluated_name, judged_battles
-        from jurist.store.jsonl import rewrite_jsonl_atomic, write_json_atomic
+        from jurist.store import rewrite_jsonl_atomic, write_json_atomic
 
         bench = run.bench
         human = getattr(bench, "human", None)
@@ -131,7 +131,7 @@ class PlacementFamily:
         )
 
     def documents(self, scores: Scores) -> dict[str, Any]:
-        from jurist.store.run_dir import file_stem
+        from jurist.store import file_stem
 
         detail: PlacementDetail = scores.detail
         if detail.kind != "reports":
@@ -224,7 +224,7 @@ def _invalid(run: RecordedRun, end: RunEnd | None) -> dict[tuple[str, str, str],
     if not run.root.is_dir():
         return {}
     from jurist.families.pairwise.battles import invalid_counts
-    from jurist.store.run_dir import RunDir
+    from jurist.store import RunDir
 
     return invalid_counts(RunDir(run.root), {})
 
@@ -256,7 +256,7 @@ def judged_summary(battles: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
 
 def calibration_fits(judged: Iterable[tuple[Any, dict[str, Any]]], side_a: str) -> dict[str, dict[str, Any]]:
     """Per judge: the temperature that best predicts the human votes from its graded verdicts."""
-    from jurist.ratings.placement import calibrate_temperature
+    from jurist.ratings import calibrate_temperature
 
     gaps: dict[str, list[float]] = defaultdict(list)
     votes: dict[str, list[float]] = defaultdict(list)

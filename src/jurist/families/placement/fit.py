@@ -26,8 +26,8 @@ import numpy as np
 from jurist.errors import JuristError
 from jurist.families.placement.arena_battles import HARD_PREF
 from jurist.families.runaway import RUNAWAY_FIELDS, mark_runaways
-from jurist.ratings.placement import place_models, rank_by_ci, rank_by_rating
-from jurist.scoring.common import r
+from jurist.ratings import place_models, rank_by_ci, rank_by_rating
+from jurist.scoring import r
 
 Battle = dict[str, Any]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from jurist.report.formats import print_rows, print_warnings
+from jurist.report import print_rows, print_warnings
 
 if TYPE_CHECKING:
     from rich.console import Console

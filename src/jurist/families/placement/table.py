@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from jurist.report.intervals import interval_text
+from jurist.report import interval_text
 
 NEIGHBOURS = 5
 """Arena models shown on each side of the evaluated one (the table of a 100-model arena stays short)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from jurist.benchmarks.base import RubricSuite
+from jurist.benchmarks import RubricSuite
 from jurist.families.rubric.score import Point, healthbench_metrics
 
 

@@ -49,7 +49,7 @@ class RubricFamily:
 
     def score(self, run: RecordedRun, request: ScoreRequest, end: RunEnd | None) -> Scores:
         from jurist.families.rubric.score import LengthAdjustment, score_rubric_points
-        from jurist.store.run_dir import RunDir
+        from jurist.store import RunDir
 
         info = dict(run.bench_info)
         variant = str(info["variant"]) if info.get("variant") else None
@@ -94,7 +94,7 @@ class RubricFamily:
         print_point_scores(scores, print_rubric_rows, fmt, title, out, err, detail)
 
     def summary(self, rows: Sequence[Row], method: Any) -> tuple[str, list[float] | None]:
-        from jurist.benchmarks.base import rubric_suite
+        from jurist.benchmarks import rubric_suite
 
         suite = rubric_suite(next((row.get("suite") for row in rows if row.get("suite")), None))
         if suite is None:
@@ -103,7 +103,7 @@ class RubricFamily:
         return suite.worded(suite.title, variant), list(suite.scale)
 
     def headline(self, row: Mapping[str, Any]) -> Headline | None:
-        from jurist.benchmarks.base import rubric_suite
+        from jurist.benchmarks import rubric_suite
 
         suite = rubric_suite(row.get("suite"))
         if suite is None or suite.shown_field not in row:
@@ -120,7 +120,7 @@ class RubricFamily:
 
 
 def _headline(suite: str, variant: str | None) -> str:
-    from jurist.benchmarks.base import rubric_suite
+    from jurist.benchmarks import rubric_suite
 
     described = rubric_suite(suite)
     return described.worded(described.headline, variant) if described else f"{suite} score"

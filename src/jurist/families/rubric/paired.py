@@ -14,7 +14,7 @@ from jurist.families.paired import Cells, PairedCells
 def paired_cells(run: RecordedRun) -> PairedCells:
     from jurist.families.points import load_points
     from jurist.families.rubric.score import group_answers, healthbench_metrics, known_suite
-    from jurist.store.run_dir import RunDir
+    from jurist.store import RunDir
 
     suite = known_suite(run.bench_info.get("suite"))
     by_group: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)

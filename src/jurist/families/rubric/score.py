@@ -28,9 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from jurist.benchmarks.base import RubricSuite, rubric_suite
-from jurist.ratings.repeated import across_runs
-from jurist.ratings.winrate import WinRate, win_rate_from_entries
+from jurist.benchmarks import RubricSuite, rubric_suite
+from jurist.ratings import WinRate, across_runs, win_rate_from_entries
 
 BOOTSTRAP_ROUNDS = 1000
 """simple-evals' bootstrap rounds for ``bootstrap_std``."""

@@ -15,9 +15,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from jurist.benchmarks.base import rubric_suite
-from jurist.report.formats import render_csv, render_markdown
-from jurist.report.intervals import interval_text
+from jurist.benchmarks import rubric_suite
+from jurist.report import interval_text, render_csv, render_markdown
 
 Row = dict[str, Any]
 

@@ -48,7 +48,7 @@ class RulesFamily:
 
     def score(self, run: RecordedRun, request: ScoreRequest, end: RunEnd | None) -> Scores:
         from jurist.families.rules.score import HEADLINE, LABELS, score_points
-        from jurist.store.run_dir import RunDir
+        from jurist.store import RunDir
 
         info = dict(run.bench_info)
         suite = str(info.get("suite") or run.fields.get("rule_suite") or "")

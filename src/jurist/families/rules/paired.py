@@ -13,7 +13,7 @@ from jurist.families.paired import Cells, PairedCells
 def paired_cells(run: RecordedRun) -> PairedCells:
     from jurist.families.points import load_points
     from jurist.families.rules.score import HEADLINE
-    from jurist.store.run_dir import RunDir
+    from jurist.store import RunDir
 
     suite = str(run.bench_info.get("suite") or run.fields.get("rule_suite") or "")
     mode = "loose" if HEADLINE.get(suite, "prompt_strict") == "prompt_loose" else "strict"

@@ -14,8 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from jurist.ratings.repeated import across_runs
-from jurist.ratings.winrate import win_rate_from_entries
+from jurist.ratings import across_runs, win_rate_from_entries
 
 METRICS = ("prompt_strict", "inst_strict", "prompt_loose", "inst_loose")
 """Column order: the reference's four numbers."""

@@ -14,8 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from jurist.families.rules.score import LABELS, METRICS
-from jurist.report.formats import render_csv, render_markdown
-from jurist.report.intervals import interval_text
+from jurist.report import interval_text, render_csv, render_markdown
 
 Row = dict[str, Any]
 
