@@ -1,12 +1,16 @@
 """jurist against its peers end to end, side by side in one invocation: the same Arena-Hard v2.0 questions,
 the same mock server (tests/mock_openai.py with a fixed latency per request), the same number of requests
-in flight, answers only and the full run (answers, then two judged games per question).
+in flight, answers only and the full run (answers, then two judged games per question); and the IFEval
+leg (``--modes ifeval``): upstream's 541 prompts answered and checked by rule (bench/e2e_ifeval.py).
 
 Systems (bench/e2e_systems.py says how each is set up): jurist (this checkout), eval_framework (PyPI
 ``llm-eval-framework``, the seed framework, installed into a venv of its own on first use) and, with
 ``--arena-hard-auto DIR`` (a checkout, or a bare git directory), arena-hard-auto's gen_answer/gen_judgment;
 with ``--jurist-ref DIR`` (another jurist source tree, e.g. ``git archive HEAD`` unpacked), that version as
-system ``jurist-ref``, to measure a change against the code before it in the same conditions; and
+system ``jurist-ref``, to measure a change against the code before it in the same conditions;
+``jurist-card``, jurist's full run with its judge card on (the others run with it off); ``inspect``
+(Inspect AI with inspect_evals' IFEval task, IFEval leg only; ``--inspect-python`` or
+``$JURIST_BENCH_INSPECT_PYTHON``, a venv made as bench/e2e_ifeval.py says, else skipped); and
 ``floor`` (bench/e2e_floor.py), no harness at all but the same requests from one aiohttp session: what any
 client pays on this machine above the limit.
 
@@ -30,8 +34,9 @@ systems, so background load falls on all of them alike. A short untimed warm-up 
 runs each system once first. The load average is printed: this is a shared 2-core machine.
 
 Usage: ``python bench/bench_e2e.py [--rounds 3] [--conc 32] [--latency 0.2] [--limit N]
-[--systems jurist eval_framework arena-hard-auto floor] [--modes answers full] [--arena-hard-auto DIR]
-[--jurist-ref DIR] [--json F]``.
+[--systems jurist jurist-card eval_framework inspect arena-hard-auto floor] [--modes answers full ifeval]
+[--arena-hard-auto DIR] [--jurist-ref DIR] [--eval-framework-python P] [--inspect-python P] [--json F]``.
+bench/e2e_profile.py profiles one of jurist's legs (start, steady state, finish).
 """
 
 from __future__ import annotations

@@ -164,6 +164,11 @@ def main() -> None:
         if tid != main_tid:
             busy = sum(b - a for a, b, stack in spans_ if stack[-1][0] not in IDLE_TOPS) / 1e6
             print(f"other thread {tid}: {busy:.2f} s not idle")
+    main_end = offset + threads[main_tid][-1][1] / 1e6
+    print(
+        f"main thread's last Python frame to the last sample: {ended - main_end:.2f} s "
+        "(interpreter teardown: no Python frame on the main thread, other threads idle)"
+    )
     for title, begin, end in phases:
         print(f"\n{title}: {end - begin:.2f} s")
         print("\n".join(phase_report(threads[main_tid], to_ts(begin), to_ts(end), args.top)))
