@@ -30,8 +30,9 @@ so the figures below come from the server's side as well as the client's:
   busy time from ``/proc/stat`` less both): how much the machine's other work competed with it.
 
 Every figure is the median of ``--rounds`` runs (wall also shows min-max); the rounds interleave the
-systems, so background load falls on all of them alike. A short untimed warm-up runs each system once first,
-on its first leg (answers to 2·C questions, or 2·C IFEval prompts for a system on that leg only). The load average is printed: this is a shared 2-core machine.
+systems, so background load falls on all of them alike. A short untimed warm-up runs each system once
+first, on its first leg (answers to 2·C questions, or 2·C IFEval prompts for a system on that leg
+only). The load average is printed: this is a shared 2-core machine.
 
 Usage: ``python bench/bench_e2e.py [--rounds 3] [--conc 32] [--latency 0.2] [--limit N]
 [--systems jurist jurist-card eval_framework inspect arena-hard-auto floor] [--modes answers full ifeval]
