@@ -1,12 +1,16 @@
 """jurist against its peers end to end, side by side in one invocation: the same Arena-Hard v2.0 questions,
 the same mock server (tests/mock_openai.py with a fixed latency per request), the same number of requests
-in flight, answers only and the full run (answers, then two judged games per question).
+in flight, answers only and the full run (answers, then two judged games per question); and the IFEval
+leg (``--modes ifeval``): upstream's 541 prompts answered and checked by rule (bench/e2e_ifeval.py).
 
 Systems (bench/e2e_systems.py says how each is set up): jurist (this checkout), eval_framework (PyPI
 ``llm-eval-framework``, the seed framework, installed into a venv of its own on first use) and, with
 ``--arena-hard-auto DIR`` (a checkout, or a bare git directory), arena-hard-auto's gen_answer/gen_judgment;
 with ``--jurist-ref DIR`` (another jurist source tree, e.g. ``git archive HEAD`` unpacked), that version as
-system ``jurist-ref``, to measure a change against the code before it in the same conditions; and
+system ``jurist-ref``, to measure a change against the code before it in the same conditions;
+``jurist-card``, jurist's full run with its judge card on (the others run with it off); ``inspect``
+(Inspect AI with inspect_evals' IFEval task, IFEval leg only; ``--inspect-python`` or
+``$JURIST_BENCH_INSPECT_PYTHON``, a venv made as bench/e2e_ifeval.py says, else skipped); and
 ``floor`` (bench/e2e_floor.py), no harness at all but the same requests from one aiohttp session: what any
 client pays on this machine above the limit.
 
@@ -26,12 +30,14 @@ so the figures below come from the server's side as well as the client's:
   busy time from ``/proc/stat`` less both): how much the machine's other work competed with it.
 
 Every figure is the median of ``--rounds`` runs (wall also shows min-max); the rounds interleave the
-systems, so background load falls on all of them alike. A short untimed warm-up (answers to 2·C questions)
-runs each system once first. The load average is printed: this is a shared 2-core machine.
+systems, so background load falls on all of them alike. A short untimed warm-up runs each system once
+first, on its first leg (answers to 2·C questions, or 2·C IFEval prompts for a system on that leg
+only). The load average is printed: this is a shared 2-core machine.
 
 Usage: ``python bench/bench_e2e.py [--rounds 3] [--conc 32] [--latency 0.2] [--limit N]
-[--systems jurist eval_framework arena-hard-auto floor] [--modes answers full] [--arena-hard-auto DIR]
-[--jurist-ref DIR] [--json F]``.
+[--systems jurist jurist-card eval_framework inspect arena-hard-auto floor] [--modes answers full ifeval]
+[--arena-hard-auto DIR] [--jurist-ref DIR] [--eval-framework-python P] [--inspect-python P] [--json F]``.
+bench/e2e_profile.py profiles one of jurist's legs (start, steady state, finish).
 """
 
 from __future__ import annotations
@@ -52,14 +58,23 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+import e2e_ifeval as ifeval  # noqa: E402
 import e2e_systems as systems  # noqa: E402
 
 import mock_process  # noqa: E402
 from mock_process import stop_process  # noqa: E402
 
 MOCK = Path(__file__).resolve().parent / "e2e_mock.py"
-SYSTEMS = ("jurist", "eval_framework", "arena-hard-auto", "floor")
-MODES = ("answers", "full")
+SYSTEMS = ("jurist", "jurist-card", "eval_framework", "inspect", "arena-hard-auto", "floor")
+MODES = ("answers", "full", "ifeval")
+# The legs each system runs: Inspect only IFEval (inspect_evals has no Arena-Hard v2.0 task to match),
+# arena-hard-auto only Arena-Hard, jurist-card (jurist with its judge card on) only the judged run.
+LEGS = {"inspect": ("ifeval",), "arena-hard-auto": ("answers", "full"), "jurist-card": ("full",)}
+EVALFW_PYTHON_ENV = "JURIST_BENCH_EVALFW_PYTHON"
+
+
+def runs_leg(system: str, mode: str) -> bool:
+    return mode in LEGS.get(system, MODES)
 
 
 @dataclass
@@ -166,7 +181,9 @@ class Bench:
     def __init__(self, args: argparse.Namespace, work: Path) -> None:
         self.args = args
         self.work = work
-        self.ef_python = systems.ensure_venv("venv-eval-framework", systems.EVAL_FRAMEWORK)
+        given = ifeval.find_python(args.eval_framework_python, EVALFW_PYTHON_ENV)
+        self.ef_python = given or systems.ensure_venv("venv-eval-framework", systems.EVAL_FRAMEWORK)
+        self.inspect_python = ifeval.find_python(args.inspect_python, ifeval.INSPECT_PYTHON_ENV)
         bundled = systems.eval_framework_data(self.ef_python)
         self.data = systems.build_data(work / "main", bundled, args.limit)
         self.warm = systems.build_data(work / "warm", bundled, 2 * args.conc)
@@ -175,11 +192,19 @@ class Bench:
             code = systems.arena_hard_auto_code(args.arena_hard_auto)
             self.aha = (systems.ensure_venv("venv-arena-hard-auto", systems.ARENA_HARD_AUTO), code)
         self.questions = sum(1 for _ in (self.data / "question.jsonl").open(encoding="utf-8"))
+        self.prompts = ifeval.prompts(args.limit)
+
+    def requests(self, mode: str) -> int:
+        """The requests one run of the leg sends, probes left out."""
+        return {"answers": self.questions, "full": 3 * self.questions, "ifeval": self.prompts}[mode]
 
     def launch(self, system: str, mode: str, run: Path, data: Path, url: str) -> systems.Launch:
+        if mode == "ifeval":  # the warm-up's is the first 2·C prompts
+            limit = self.args.limit if data is self.data else 2 * self.args.conc
+            return self.ifeval_launch(system, run, url, limit)
         full, conc = mode == "full", self.args.conc
-        if system == "jurist":
-            return systems.jurist_launch(run, data, url, conc, full)
+        if system in ("jurist", "jurist-card"):
+            return systems.jurist_launch(run, data, url, conc, full, judge_card=system == "jurist-card")
         if system == "jurist-ref":
             assert self.args.jurist_ref is not None
             return systems.jurist_launch(run, data, url, conc, full, src=self.args.jurist_ref / "src")
@@ -189,6 +214,20 @@ class Bench:
             return systems.eval_framework_launch(self.ef_python, run, data.parent.parent, url, conc, full)
         assert self.aha is not None
         return systems.arena_hard_auto_launch(self.aha[0], self.aha[1], run, data, url, conc, full)
+
+    def ifeval_launch(self, system: str, run: Path, url: str, limit: int | None) -> systems.Launch:
+        conc = self.args.conc
+        if system == "jurist":
+            return ifeval.jurist_launch(run, url, conc, limit)
+        if system == "jurist-ref":
+            assert self.args.jurist_ref is not None
+            return ifeval.jurist_launch(run, url, conc, limit, src=self.args.jurist_ref / "src")
+        if system == "eval_framework":
+            return ifeval.eval_framework_launch(self.ef_python, run, url, conc, limit)
+        if system == "inspect":
+            assert self.inspect_python is not None
+            return ifeval.inspect_launch(self.inspect_python, run, url, conc, limit)
+        return ifeval.floor_launch(run, url, conc, limit)
 
     def run(self, system: str, mode: str, tag: str, data: Path | None = None) -> Run:
         data = data or self.data
@@ -205,7 +244,7 @@ class Bench:
         others = max(0.0, host - cpu - server) / wall
         result = Run(system, mode, code, wall, cpu, rss, len(spans), os.getloadavg()[0], others)
         result.flight = flight_stats(spans, self.args.conc, launched, exited)
-        expected = self.questions * (3 if mode == "full" else 1) if data is self.data else 0
+        expected = self.requests(mode) if data is self.data else 0
         if code != 0 or len(spans) < expected:
             tail = (run / "output.log").read_text(errors="replace")[-3000:]
             raise SystemExit(f"{system} {mode}: exit {code}, {len(spans)} of {expected} requests\n{tail}")
@@ -216,10 +255,16 @@ def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
-def table(runs: list[Run], mode: str, questions: int, conc: int, latency: float) -> list[str]:
-    work = questions * (3 if mode == "full" else 1)
+TITLES = {
+    "answers": "Arena-Hard v2.0, answers only",
+    "full": "Arena-Hard v2.0, full run (answers + 2 judged games per question)",
+    "ifeval": "IFEval, answers checked by rule",
+}
+
+
+def table(runs: list[Run], mode: str, work: int, conc: int, latency: float) -> list[str]:
     limit = work * latency / conc
-    title = "answers only" if mode == "answers" else "full run (answers + 2 judged games per question)"
+    title = TITLES[mode]
     lines = [f"{title}: {work} requests, limit R·L/C = {work}·{latency:g}/{conc} = {limit:.2f} s"]
     head = (
         f"{'system':<16}{'wall s (min-max)':>23}{'CPU s':>8}{'RSS MB':>8}{'req':>6}{'req/s':>7}"
@@ -247,10 +292,19 @@ def table(runs: list[Run], mode: str, questions: int, conc: int, latency: float)
     return lines
 
 
+def peer_version(python: Path, *distributions: str) -> str:
+    """``name version`` of each distribution installed for ``python`` (a peer's venv)."""
+    code = "import sys, importlib.metadata as m; print(' '.join(f'{d} {m.version(d)}' for d in sys.argv[1:]))"
+    done = subprocess.run([str(python), "-c", code, *distributions], capture_output=True, text=True)
+    return done.stdout.strip() or f"{'/'.join(distributions)} (version unknown)"
+
+
 def versions(bench: Bench) -> str:
     from importlib.metadata import version
 
-    parts = [f"jurist {version('jurist')}", f"eval_framework {systems.EVAL_FRAMEWORK[0].split('==')[1]}"]
+    parts = [f"jurist {version('jurist')}", peer_version(bench.ef_python, "llm-eval-framework")]
+    if "inspect" in bench.args.systems and bench.inspect_python is not None:
+        parts.append(peer_version(bench.inspect_python, "inspect-ai", "inspect-evals"))
     if bench.aha is not None:
         parts.append(f"arena-hard-auto {bench.aha[1].name.removeprefix('arena-hard-auto-') or 'checkout'}")
     return ", ".join(parts)
@@ -263,19 +317,35 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--conc", type=int, default=32, help="requests in flight, every system")
     parser.add_argument("--latency", type=float, default=0.2, help="seconds the mock takes per request")
-    parser.add_argument("--limit", type=int, default=None, help="only the first N questions")
+    parser.add_argument(
+        "--limit", type=int, default=None, help="only the first N questions (and IFEval prompts)"
+    )
     parser.add_argument("--systems", nargs="+", choices=SYSTEMS, default=list(SYSTEMS))
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     parser.add_argument("--arena-hard-auto", type=Path, default=None, help="checkout or bare git dir")
     parser.add_argument(
         "--jurist-ref", type=Path, default=None, help="another jurist tree: system jurist-ref"
     )
+    parser.add_argument(
+        "--eval-framework-python", type=Path, default=None,
+        help=f"eval_framework's venv python (else ${EVALFW_PYTHON_ENV}, else a venv made under the cache)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--inspect-python", type=Path, default=None,
+        help=f"Inspect's venv python (else ${ifeval.INSPECT_PYTHON_ENV}); bench/e2e_ifeval.py: making one",
+    )  # fmt: skip
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds one run may take")
     parser.add_argument("--json", type=Path, default=None, help="write every run's figures here")
     args = parser.parse_args()
     if "arena-hard-auto" in args.systems and args.arena_hard_auto is None:
         print("arena-hard-auto skipped: no --arena-hard-auto DIR given", file=sys.stderr)
         args.systems = [s for s in args.systems if s != "arena-hard-auto"]
+    if (
+        "inspect" in args.systems
+        and ifeval.find_python(args.inspect_python, ifeval.INSPECT_PYTHON_ENV) is None
+    ):
+        print(f"inspect skipped: no --inspect-python nor ${ifeval.INSPECT_PYTHON_ENV}", file=sys.stderr)
+        args.systems = [s for s in args.systems if s != "inspect"]
     if args.jurist_ref is not None:
         args.systems.insert(1 if "jurist" in args.systems else 0, "jurist-ref")
     load_before = os.getloadavg()
@@ -283,10 +353,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="jurist-bench-e2e-") as tmp:
         bench = Bench(args, Path(tmp))
         for system in args.systems:
-            bench.run(system, "answers", "warm", bench.warm)
+            warm_leg = next((mode for mode in args.modes if runs_leg(system, mode)), None)
+            if warm_leg is not None:
+                bench.run(system, "answers" if warm_leg == "full" else warm_leg, "warm", bench.warm)
         for round_no in range(args.rounds):
             for system in args.systems:
-                for mode in args.modes:
+                for mode in (mode for mode in args.modes if runs_leg(system, mode)):
                     result = bench.run(system, mode, str(round_no))
                     runs.append(result)
                     print(
@@ -297,7 +369,8 @@ def main() -> None:
                     )
     loads, others = [r.load for r in runs], [r.others for r in runs]
     print(
-        f"\n{bench.questions} Arena-Hard v2.0 questions, mock latency {args.latency:g} s, "
+        f"\n{bench.questions} Arena-Hard v2.0 questions, {bench.prompts} IFEval prompts, "
+        f"mock latency {args.latency:g} s, "
         f"{args.conc} in flight, medians of {args.rounds}; {versions(bench)}; {os.cpu_count()} CPUs; "
         f"load average before {load_before[0]:.1f}, at the end of each run median {median(loads):.1f} "
         f"({min(loads):.1f}-{max(loads):.1f}); other processes kept {median(others):.2f} cores busy "
@@ -305,7 +378,7 @@ def main() -> None:
     )
     for mode in args.modes:
         print()
-        print("\n".join(table(runs, mode, bench.questions, args.conc, args.latency)))
+        print("\n".join(table(runs, mode, bench.requests(mode), args.conc, args.latency)))
     if args.json:
         args.json.write_text(json.dumps([asdict(r) for r in runs], indent=1))
 

@@ -4,10 +4,12 @@ shows how close to the limit any client gets on this machine, not only the syste
 It sends what the others send (answers only: one answer per question; full run: then two judge games per
 answer, asked as soon as the answer is back), with ``--conc`` requests in flight over one aiohttp session,
 and does nothing else: no retries, no cache, no files but the answers it writes, no parsing beyond taking
-the answer text out of the reply. Whatever time it spends above R·L/C is the cost of Python, the HTTP
+the answer text out of the reply. The questions are Arena-Hard's (``uid``, ``prompt``) or IFEval's
+(``key``, ``prompt``). Whatever time it spends above R·L/C is the cost of Python, the HTTP
 round trips and the server's own turnaround, which every client pays.
 
-Usage: ``python bench/e2e_floor.py --questions FILE --base-url URL --conc N [--full] --out FILE``.
+Usage: ``python bench/e2e_floor.py --questions FILE --base-url URL --conc N [--full] --out FILE
+[--limit N]``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,11 @@ import aiohttp
 
 CANDIDATE = "bench-model"
 JUDGE = "judge-good"
+
+
+def question_id(question: dict[str, str]) -> str:
+    """Arena-Hard's ``uid``, or IFEval's ``key``."""
+    return str(question["uid"] if "uid" in question else question["key"])
 
 
 def body(model: str, prompt: str) -> bytes:
@@ -59,7 +66,7 @@ async def run(questions: list[dict[str, str]], url: str, conc: int, full: bool, 
                         reply = await response.read()
                     if kind == "answer":
                         text = json.loads(reply)["choices"][0]["message"]["content"]
-                        answers.write(json.dumps({"uid": question["uid"], "answer": text}) + "\n")
+                        answers.write(json.dumps({"uid": question_id(question), "answer": text}) + "\n")
                         if full:  # its two games go ahead of the answers still waiting
                             work.appendleft(("game 2", question, text))
                             work.appendleft(("game 1", question, text))
@@ -75,9 +82,10 @@ def main() -> None:
     parser.add_argument("--conc", type=int, required=True)
     parser.add_argument("--full", action="store_true")
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--limit", type=int, default=None, help="only the first N questions")
     args = parser.parse_args()
     with args.questions.open(encoding="utf-8") as fh:
-        questions = [json.loads(line) for line in fh if line.strip()]
+        questions = [json.loads(line) for line in fh if line.strip()][: args.limit]
     url = args.base_url.rstrip("/") + "/chat/completions"
     asyncio.run(run(questions, url, args.conc, args.full, args.out))
 

@@ -4,10 +4,12 @@ same number of requests in flight, the same candidate and judge names. What each
 
 * jurist: ``jurist run`` of this checkout (the interpreter running the benchmark), request cache on and
   empty, pre-run check on: a first run as a user types it; its bytecode cached (outside the checkout) as
-  an installed package's is.
-* eval_framework: PyPI ``llm-eval-framework`` (pinned) in a venv of its own, its ``arena-hard`` task with
-  ``--arena-hard-dir`` on the shared data folder, ``--num-threads`` = the concurrency, its default
-  request throttle (5 ms between starts) on a state file of the run's own.
+  an installed package's is; the judge card off (``--no-judge-card``). ``jurist-card``: the same with
+  the judge card on (its probes are requests of their own, counted in ``req``).
+* eval_framework: PyPI ``llm-eval-framework`` (pinned) in a venv of its own (``--eval-framework-python``
+  or ``$JURIST_BENCH_EVALFW_PYTHON``: one made beforehand, e.g. ``/work/venvs/evalfw``), its
+  ``arena-hard`` task with ``--arena-hard-dir`` on the shared data folder, ``--num-threads`` = the
+  concurrency, its default request throttle (5 ms between starts) on a state file of the run's own.
 * floor: bench/e2e_floor.py, no harness at all: the same requests from one aiohttp session and nothing
   else, to show what any client pays on this machine above R·L/C.
 * arena-hard-auto: upstream's ``gen_answer.py`` then ``gen_judgment.py`` from a checkout (or a bare git
@@ -15,8 +17,8 @@ same number of requests in flight, the same candidate and judge names. What each
   concurrency, in a venv with its requirements (pinned; gradio, plotly and scikit-learn left out: these
   two scripts never import them).
 
-Venvs and extracted code live under ``$XDG_CACHE_HOME/jurist-bench-e2e`` (default ``~/.cache``), never in
-the repository.
+The IFEval leg (Inspect AI among the systems) is bench/e2e_ifeval.py. Venvs and extracted code live under
+``$XDG_CACHE_HOME/jurist-bench-e2e`` (default ``~/.cache``), never in the repository.
 """
 
 from __future__ import annotations
@@ -123,8 +125,11 @@ def _rows_by_uid(path: Path) -> dict[str, dict[str, Any]]:
         return {row["uid"]: row for row in map(json.loads, fh)}
 
 
-def jurist_launch(run: Path, data: Path, url: str, conc: int, full: bool, src: Path = ROOT / "src") -> Launch:
-    """``jurist run`` of the source tree ``src`` (this checkout's unless told)."""
+def jurist_launch(
+    run: Path, data: Path, url: str, conc: int, full: bool, src: Path = ROOT / "src", judge_card: bool = False
+) -> Launch:
+    """``jurist run`` of the source tree ``src`` (this checkout's unless told); the judge card off unless
+    ``judge_card`` (the peers do the same work without one; its probes are jurist's own extra work)."""
     entry = {"api_type": "openai", "parallel": conc, "max_tokens": 2048, "temperature": 0.0}
     models = {
         alias: {"model": alias, "endpoints": [{"api_base": url}], **entry} for alias in (CANDIDATE, JUDGE)
@@ -134,7 +139,7 @@ def jurist_launch(run: Path, data: Path, url: str, conc: int, full: bool, src: P
     argv += ["--models-file", str(run / "models.json"), "--model", CANDIDATE, "--max-concurrency", str(conc)]
     argv += ["--no-progress", "--out", str(run / "out")]
     argv += ["--judge", JUDGE] if full else ["--inference-only"]
-    if full and (src / "jurist" / "audit").is_dir():  # the peers do the same work without a judge card
+    if full and not judge_card and (src / "jurist" / "audit").is_dir():
         argv += ["--no-judge-card"]
     env = {**with_bytecode(os.environ), "JURIST_CACHE_DIR": str(run / "cache"), "PYTHONPATH": str(src)}
     if PROMPTS_DIR.is_dir():
@@ -152,9 +157,13 @@ def with_bytecode(env: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
-def floor_launch(run: Path, data: Path, url: str, conc: int, full: bool) -> Launch:
-    """bench/e2e_floor.py: the same requests from the least client (this interpreter, its aiohttp)."""
-    argv = [sys.executable, str(ROOT / "bench" / "e2e_floor.py"), "--questions", str(data / "question.jsonl")]
+def floor_launch(
+    run: Path, data: Path, url: str, conc: int, full: bool, questions: Path | None = None
+) -> Launch:
+    """bench/e2e_floor.py: the same requests from the least client (this interpreter, its aiohttp), on
+    ``data``'s question.jsonl or the ``questions`` file given (IFEval's prompts)."""
+    questions = questions or data / "question.jsonl"
+    argv = [sys.executable, str(ROOT / "bench" / "e2e_floor.py"), "--questions", str(questions)]
     argv += ["--base-url", url, "--conc", str(conc), "--out", str(run / "answers.jsonl")]
     argv += ["--full"] if full else []
     return Launch(argv, run, with_bytecode(os.environ))
