@@ -92,7 +92,7 @@ def start_mock(port: int) -> subprocess.Popen[bytes]:
 
 async def run_jurist_engine(base_url: str, n: int, conc: int, cache_file: Path | None = None) -> None:
     from jurist.config import Endpoint, ModelSpec
-    from jurist.engine.cache import open_cache
+    from jurist.engine import open_cache
     from jurist.engine.client import Engine
 
     spec = ModelSpec(
@@ -139,7 +139,7 @@ async def run_async_openai(base_url: str, n: int, conc: int) -> None:
 
 def run_generate_stage(base_url: str, n: int, conc: int, workdir: Path, round_no: int) -> float:
     """The generation stage of a real run; returns its CPU seconds (setup excluded)."""
-    from jurist.engine.retry import RetryPolicy
+    from jurist.engine.pacing.retry import RetryPolicy
 
     from jurist.run.pipeline import RunConfig, run_pipeline
 

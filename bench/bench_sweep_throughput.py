@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jurist.engine.embedded import embedded_gguf_path
+from jurist.engine.local.embedded import embedded_gguf_path
 from rich.console import Console
 
 from jurist.config import ModelSpec
