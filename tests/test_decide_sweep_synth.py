@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import write_models_file
+from conftest import build_sweep_plan, write_models_file
 from decide_synth import STRENGTH_JUDGE, StrengthJudge, synth_task, write_checkpoint
 from jurist.decide import (
     CompareSettings,
@@ -25,7 +25,7 @@ from jurist.decide import (
     sweep_settings,
 )
 from jurist.errors import JuristError
-from jurist.sweep import SweepPlan, build_plan, run_sweep
+from jurist.sweep import SweepPlan, run_sweep
 from test_sweep import CountingServers, checkpoint_dirs, use_fake_vllm
 
 N = 120  # questions of the task
@@ -46,7 +46,7 @@ def judge() -> Iterator[StrengthJudge]:
 def _plan(tmp_path: Path, judge: StrengthJudge, checkpoints: str, out: str) -> SweepPlan:
     models = write_models_file(tmp_path / "judges.yaml", judge.base_url, {STRENGTH_JUDGE: {}})
     task, baseline = synth_task(tmp_path, N)
-    return build_plan(
+    return build_sweep_plan(
         checkpoints=str(tmp_path / checkpoints), tasks=task, samples=1, baselines=[baseline],
         models_file=models, judges=[STRENGTH_JUDGE], out=tmp_path / out, progress=False, check=False,
         cache=False, max_attempts=2, retry_base_delay=0.01,

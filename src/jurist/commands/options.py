@@ -376,7 +376,8 @@ class AdaptiveFlags:
         str | None,
         typer.Option(
             help="--adaptive: stop once the paired comparison with this run is decided (a sweep's: each "
-            "checkpoint against this folder of task runs)"
+            "checkpoint against this folder of task runs, or 'best': against the best checkpoint so far, "
+            "the sweep's default without --target-ci)"
         ),
     ] = None
     delta: Annotated[
