@@ -369,3 +369,31 @@ def test_rule_workers_give_the_same_checks_as_the_server_itself(tmp_path: Path, 
     unknown = {"question": "own", "answer": "x", "instruction_id_list": ["no:such"], "kwargs": [{}]}
     status, body = call(pooled, "/v1/reward", {"items": [unknown]})
     assert status == 400 and "no checker" in body["error"]
+
+
+def test_each_family_says_its_own_reward_and_a_family_without_one_is_refused(tmp_path: Path) -> None:
+    from jurist.benchmarks import Benchmark, Question
+    from jurist.errors import JuristError
+    from jurist.families import RewardOptions, family_reward
+
+    questions = [Question(uid="q1", prompt="Write one line.")]
+    rules = Benchmark(name="own-rules", questions=questions, judge_kind=None, rule_suite="ifeval",
+                      metrics=("instruction-following",))  # fmt: skip
+    checks = [{"id": "a", "strict": True, "loose": True}, {"id": "b", "strict": False, "loose": True}]
+    strict = family_reward(rules, None, RewardOptions())
+    loose = family_reward(rules, None, RewardOptions(loose=True))
+    assert (strict.label, strict.judged, strict.against_baseline, strict.two_games) == (
+        "rules",
+        False,
+        False,
+        False,
+    )
+    assert strict.of({"instructions": checks}) == 0.5 and loose.of({"instructions": checks}) == 1.0
+    assert strict.of({"instructions": []}) == 1.0 and strict.shown({"instructions": checks}) == {
+        "rules": checks
+    }
+    assert strict.own_question("own-rules", has_instructions=True) is None
+    assert "instruction_id_list" in str(strict.own_question("own-rules", has_instructions=False))
+    pairs = Benchmark(name="own-pairs", questions=questions, metrics=("judge-accuracy",))
+    with pytest.raises(JuristError, match="own-pairs: the judge-accuracy family serves no reward"):
+        family_reward(pairs, None, RewardOptions())

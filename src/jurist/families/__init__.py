@@ -3,7 +3,8 @@
 its terminal tables, browser summary, ``--tasks`` headline and paired statistic), and the shared door at the
 top: run.json names the family (:mod:`jurist.families.registry`), and ``jurist run``, ``show``, ``view``,
 ``--tasks``, sweeps and ``compare`` call the family through :func:`score_run_dir`, :func:`print_scores`,
-:func:`score_family` and :func:`read_outcomes`. Nothing outside this package switches on a family's name.
+:func:`score_family` and :func:`read_outcomes`, ``jurist serve reward`` through :func:`family_reward`.
+Nothing outside this package switches on a family's name.
 """
 
 from __future__ import annotations
@@ -53,6 +54,10 @@ if TYPE_CHECKING:
         Scored,
         ScoreOptions,
     )
+    from jurist.families.pairwise.reward import (
+        baseline_first_game,
+        candidate_first_game,
+    )
     from jurist.families.pairwise.run import (
         check_options,
         resolve_baselines,
@@ -97,6 +102,12 @@ if TYPE_CHECKING:
         score_family,
         unregister,
     )
+    from jurist.families.reward import (
+        AnswerReward,
+        RewardOptions,
+        RewardRule,
+        family_reward,
+    )
     from jurist.families.rubric.answer import answer_score
     from jurist.families.rubric.score import healthbench_metrics
     from jurist.families.rules.score import (
@@ -135,6 +146,8 @@ _HOMES = {
     "resolve_baselines": "pairwise.run",
     "score_run": "pairwise.run",
     "write_outputs": "pairwise.run",
+    "baseline_first_game": "pairwise.reward",
+    "candidate_first_game": "pairwise.reward",
     "print_scored": "pairwise.show",
     "ratings_document": "pairwise.winrate",
     "win_rate_leaderboard": "pairwise.winrate",
@@ -163,6 +176,10 @@ _HOMES = {
     "run_scoring_fields": "registry",
     "score_family": "registry",
     "unregister": "registry",
+    "AnswerReward": "reward",
+    "RewardOptions": "reward",
+    "RewardRule": "reward",
+    "family_reward": "reward",
     "answer_score": "rubric.answer",
     "healthbench_metrics": "rubric.score",
     "LABELS": "rules.score",
@@ -172,6 +189,7 @@ _HOMES = {
 __getattr__ = lazy_face(__name__, _HOMES)
 
 __all__ = [
+    "AnswerReward",
     "BATTLE_FILES",
     "Cells",
     "ELO_FILE",
@@ -195,15 +213,20 @@ __all__ = [
     "RunOutcomes",
     "SOURCES",
     "STYLE_FEATURES",
+    "RewardOptions",
+    "RewardRule",
     "ScoreOptions",
     "ScoreRequest",
     "Scored",
     "Scores",
     "WINNERS",
     "answer_score",
+    "baseline_first_game",
     "battle_from_dict",
+    "candidate_first_game",
     "check_options",
     "evaluated_name",
+    "family_reward",
     "family_names",
     "family_of_metrics",
     "family_of_run",

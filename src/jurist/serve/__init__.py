@@ -2,7 +2,8 @@
 
 The service (:mod:`~jurist.serve.service`) judges each answer with the judge kind, prompts, reader, engine
 and request cache ``jurist run`` uses, so a policy is trained on the reward it is later evaluated with;
-:mod:`~jurist.serve.rewards` says what the reward is per family, :mod:`~jurist.serve.shapes` speaks
+the family says what the reward is (:func:`jurist.families.family_reward`, one ``reward.py`` in each
+family's place), :mod:`~jurist.serve.shapes` speaks
 NeMo-Gym's ``/verify``, OpenRLHF's ``/get_reward`` and jurist's ``/v1/reward``, :mod:`~jurist.serve.app`
 guards and routes them, :mod:`~jurist.serve.clients` gives verl-style ``compute_score`` helpers.
 """

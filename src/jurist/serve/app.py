@@ -21,7 +21,6 @@ from typing import Any
 
 from aiohttp import web
 
-from jurist.benchmarks import rubric_suite
 from jurist.judging import JudgeItem
 from jurist.redact import mask
 from jurist.serve.metrics import ServeMetrics
@@ -95,13 +94,13 @@ class RewardRoutes:
         self.service, self.bounds, self.metrics = service, bounds, metrics
         settings = service.settings
         self.invalid_reward = settings.invalid_reward
-        self.scale = _rubric_top(service) if service.bench.judge_kind == "rubric" else 1.0
+        self.reward = service.family_reward
 
     async def health(self, request: web.Request) -> web.Response:
         service = self.service
         return _json({
             "status": "ok", "bench": service.bench.name, "family": service.family, "judge": service.judge,
-            "reward": service.settings.reward if service.family == "pairwise" else service.family,
+            "reward": self.reward.rule,
             "questions": len(service.bench.questions),
         })  # fmt: skip
 
@@ -127,7 +126,7 @@ class RewardRoutes:
     async def v1_reward(self, request: web.Request) -> web.Response:
         items = reward_items(await read_json(request), self.bounds.max_batch)
         outcomes = await self._judge(items)
-        shown = [outcome_dict(o) for o in outcomes]
+        shown = [outcome_dict(o, self.reward) for o in outcomes]
         total: dict[str, Any] = {"requests": 0, "cache_hits": 0, "failed": 0, "cost_usd": None}
         for outcome in outcomes:
             total["requests"] += outcome.cost.requests
@@ -138,7 +137,7 @@ class RewardRoutes:
         return _json({"family": self.service.family, "items": shown, "cost": total})
 
     async def verify(self, request: web.Request) -> web.Response:
-        if self.service.family != "pairwise":
+        if not self.reward.two_games:
             raise BadRequest(
                 f"/verify serves pairwise benchmarks; {self.service.bench.name} is {self.service.family}"
             )
@@ -159,19 +158,7 @@ class RewardRoutes:
         for n, outcome in enumerate(outcomes):
             if outcome.error is not None:  # OpenRLHF has no per-item error: the batch fails, and its retry
                 return error(502, f"item {n}: {outcome.error}")  # costs nothing for the items judged
-        return _json(openrlhf_response(outcomes, self.invalid_reward, self.scale))
-
-
-def _rubric_top(service: RewardService) -> float:
-    """The factor from a rubric reward to the scale it is served on: a 1-10 suite's top, else 1."""
-    suite = rubric_suite(_metric(service))
-    return suite.scale[1] if suite is not None and suite.scale[1] > 1.0 else 1.0
-
-
-def _metric(service: RewardService) -> str:
-    kind = service.kind
-    grader = getattr(kind, "grader", None)
-    return str(getattr(grader, "metric", ""))
+        return _json(openrlhf_response(outcomes, self.invalid_reward, self.reward.scale))
 
 
 def guard(access: Access, metrics: ServeMetrics) -> Any:

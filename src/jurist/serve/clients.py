@@ -178,7 +178,7 @@ class InProcessScorer:
         item = item_of(reward_item(solution_str, ground_truth, extra_info), "compute_score")
         prepared = self.service.prepare(item)
         outcome = asyncio.run_coroutine_threadsafe(self.service.reward(item, prepared), self._loop).result()
-        return score_dict(outcome_dict(outcome), invalid_reward)
+        return score_dict(outcome_dict(outcome, self.service.family_reward), invalid_reward)
 
     def close(self) -> None:
         try:

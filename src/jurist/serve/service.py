@@ -5,7 +5,8 @@ retries, request cache, ledger and budget all come from the same :func:`jurist.r
 from, so a reward request for a (question, answer) that a run judged sends the same request bytes: the
 request cache answers it, with no new judge request and the same verdicts. The service adds only what a
 trainer needs around that: items that name a benchmark question by uid (or bring their own question and
-baseline answer), a reward per family (:mod:`jurist.serve.rewards`) and what each item cost.
+baseline answer), the family's reward (:func:`jurist.families.family_reward`, written once in the family's
+own place) and what each item cost.
 """
 
 from __future__ import annotations
@@ -24,10 +25,10 @@ from typing import Any
 from jurist.benchmarks import Question
 from jurist.engine import BudgetExhausted, Engine, RequestFailed, RetryPolicy, make_throttle, open_cache
 from jurist.errors import JuristError
+from jurist.families import AnswerReward, RewardOptions, RewardRule, family_reward
 from jurist.judging import JudgeItem, PartialJudgment
 from jurist.redact import mask
 from jurist.run import BudgetSettings, EngineSettings, RunConfig, RunLedger, RunPlan, resolve, resolve_budget
-from jurist.serve.rewards import RewardRule, pairwise_reward, preference_reward, rubric_reward, rules_reward
 from jurist.serve.rule_checks import RuleChecks, RuleJob
 from jurist.store import RunDirLock
 
@@ -35,6 +36,8 @@ CANDIDATE = "policy"
 """The alias a reward item's answer is judged under (it enters no prompt, only the judgment record)."""
 GIVEN_BASELINE = "given-baseline"
 """The baseline alias of an item that brings its own ``baseline_answer``."""
+BUDGET_REFUSED, JUDGE_FAILED = "budget", "judge_failed"
+"""An item's ``error_kind``: the budget refused its judge request, or the request failed after retries."""
 
 
 class BadItem(ValueError):
@@ -152,31 +155,30 @@ class RewardOutcome:
 _ITEM_COST: ContextVar[ItemCost | None] = ContextVar("jurist_reward_item_cost", default=None)
 
 
-def family_of(plan: RunPlan) -> str:
-    """pairwise, preference, rubric or rules (a registered kind: by the outcome it yields)."""
-    kind = plan.bench.judge_kind
-    if kind is None:
-        return "rules"
-    if kind in ("pairwise", "preference", "rubric"):
-        return kind
-    return "pairwise" if plan.kinds[plan.judges[0]].outcome == "battle" else "rubric"
-
-
 class RewardService:
     """One benchmark's reward: items in, outcomes out, through one long-lived engine."""
 
-    def __init__(self, settings: ServeSettings, plan: RunPlan, accounts: RunLedger, lock: RunDirLock) -> None:
+    def __init__(
+        self,
+        settings: ServeSettings,
+        plan: RunPlan,
+        reward: AnswerReward,
+        accounts: RunLedger,
+        lock: RunDirLock,
+    ) -> None:
         self.settings, self.plan, self.accounts, self._lock = settings, plan, accounts, lock
         self.bench = plan.bench
-        self.family = family_of(plan)
         self.judge = plan.judges[0] if plan.judges else None
         self.kind = plan.kinds[self.judge] if self.judge else None
+        self.family_reward = reward
+        """The family's reward (its own place's); the server asks it, never the family's name."""
+        self.family = reward.label
         self.by_uid = {q.uid: q for q in self.bench.questions}
         self.by_prompt: dict[str, Question] = {}
         for question in self.bench.questions:
             self.by_prompt.setdefault(question.prompt, question)
         self.rules = None
-        if self.family == "rules":
+        if not self.family_reward.judged:
             assert self.bench.rule_suite is not None
             self.rules = RuleChecks(self.bench.rule_suite, settings.rule_workers)
         self.ledger = accounts.ledger
@@ -202,6 +204,9 @@ class RewardService:
             raise JuristError(f"{plan.bench.name} judges fixed response pairs: there is no answer to reward")
         if plan.bench.judge_kind is None and plan.bench.rule_suite is None:
             raise JuristError(f"{plan.bench.name}: no judge and no rule suite, so no reward")
+        judge = plan.judges[0] if plan.judges else None
+        options = RewardOptions(rule=settings.reward, loose=settings.loose)
+        reward = family_reward(plan.bench, plan.kinds[judge] if judge else None, options)
         limits = dataclasses.replace(
             config.budget, max_cost=settings.max_cost, max_tokens=settings.max_tokens
         )
@@ -211,7 +216,7 @@ class RewardService:
         lock.acquire()
         accounts = RunLedger(budget)
         accounts.open_log(plan.run_dir.root, f"serve-{uuid.uuid4().hex[:8]}")
-        return cls(settings, dataclasses.replace(plan, budget=budget), accounts, lock)
+        return cls(settings, dataclasses.replace(plan, budget=budget), reward, accounts, lock)
 
     @property
     def root(self) -> Path:
@@ -230,10 +235,9 @@ class RewardService:
         known = self.by_prompt.get(item.question)
         if known is not None:
             return known
-        if self.family == "rubric":
-            raise BadItem(f"{self.bench.name} grades with each question's rubric: give the uid")
-        if self.family == "rules" and item.instructions is None:
-            raise BadItem("a question that is no benchmark question needs instruction_id_list and kwargs")
+        refused = self.family_reward.own_question(self.bench.name, item.instructions is not None)
+        if refused is not None:
+            raise BadItem(refused)
         digest = hashlib.sha256(item.question.encode("utf-8")).hexdigest()[:16]
         return Question(uid=f"q-{digest}", prompt=item.question, category=item.category or "default")
 
@@ -250,15 +254,14 @@ class RewardService:
     def prepare(self, item: RewardItem) -> JudgeItem | Question:
         """What judging ``item`` needs, checked before anything is sent (BadItem: a 4xx)."""
         question = self.question_for(item)
-        if self.family == "rules":
-            assert self.rules is not None
+        if self.rules is not None:
             unknown = sorted(set(self.instructions_of(item, question)[0]) - self.rules.known)
             if unknown:
                 raise BadItem(f"no checker for instruction id {unknown[0][:80]!r}")
             return question
         assert self.judge is not None
         baseline: tuple[str | None, str | None] = (None, None)
-        if self.family in ("pairwise", "preference"):
+        if self.family_reward.against_baseline:
             baseline = self.baseline_for(item, question)
         return JudgeItem(
             judge=self.judge,
@@ -323,9 +326,8 @@ class RewardService:
         return self._rules_outcome(question, checks)
 
     def _rules_outcome(self, question: Question, checks: list[dict[str, Any]]) -> RewardOutcome:
-        reward = rules_reward(checks, loose=self.settings.loose)
         record = {"instructions": checks, "prompt_strict": all(c["strict"] for c in checks)}
-        return RewardOutcome("rules", question.uid, reward, record=record)
+        return RewardOutcome(self.family, question.uid, self.family_reward.of(record), record=record)
 
     async def _judged(self, item: JudgeItem) -> RewardOutcome:
         assert self.kind is not None and self.judge is not None
@@ -334,20 +336,10 @@ class RewardService:
             record = await self.kind.judge(self.engine.client(self.judge), item, cache="use")
         except (PartialJudgment, RequestFailed) as exc:
             failure = exc.failure if isinstance(exc, PartialJudgment) else exc
-            kind = "budget" if isinstance(failure, BudgetExhausted) else "judge_failed"
+            kind = BUDGET_REFUSED if isinstance(failure, BudgetExhausted) else JUDGE_FAILED
             return RewardOutcome(self.family, uid, None, error=_one_line(failure), error_kind=kind)
-        reward = self.reward_of(record)
+        reward = self.family_reward.of(record)
         return RewardOutcome(self.family, uid, reward, invalid=reward is None, record=record)
-
-    def reward_of(self, record: dict[str, Any]) -> float | None:
-        """The family's reward of a stored judgment (:mod:`jurist.serve.rewards`)."""
-        assert self.kind is not None
-        if self.family == "preference":
-            return preference_reward(record)
-        if self.family == "rubric":
-            points = self.kind.outcomes(record)
-            return rubric_reward(points, str(record.get("metric", "")))
-        return pairwise_reward(record, self.kind.outcomes, CANDIDATE, self.settings.reward)
 
     async def aclose(self) -> None:
         """The engine closed (sessions, cache written back, servers stopped), the log and lock released."""
@@ -377,6 +369,7 @@ def _one_line(exc: BaseException) -> str:
 
 
 __all__ = [
+    "BUDGET_REFUSED",
     "BadItem",
     "CANDIDATE",
     "ItemCost",
@@ -384,5 +377,4 @@ __all__ = [
     "RewardOutcome",
     "RewardService",
     "ServeSettings",
-    "family_of",
 ]

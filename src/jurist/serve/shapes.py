@@ -23,8 +23,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from jurist.serve.rewards import baseline_first_game, candidate_first_game
-from jurist.serve.service import RewardItem, RewardOutcome
+from jurist.families import AnswerReward, baseline_first_game, candidate_first_game
+from jurist.serve.service import BUDGET_REFUSED, RewardItem, RewardOutcome
 
 MAX_SAMPLE = 1 << 20
 _END_TOKENS = re.compile(
@@ -180,7 +180,7 @@ def verify_response(
 def _failure_kind(outcome: RewardOutcome) -> str | None:
     """NeMo-Gym's failure vocabulary: a failed judge, the budget spent, no readable verdict."""
     if outcome.error is not None:
-        return "provider_quota_exhausted" if outcome.error_kind == "budget" else "judge_failed"
+        return "provider_quota_exhausted" if outcome.error_kind == BUDGET_REFUSED else "judge_failed"
     return "judge_unparseable" if outcome.reward is None else None
 
 
@@ -260,11 +260,9 @@ def openrlhf_response(
 
 
 # -- jurist's own -----------------------------------------------------------------------------------------
-_NOT_SHOWN = frozenset({"raw", "raw_chars", "usage", "reasks", "reask_raw", "reask_raw_chars", "reask_usage"})
-
-
-def outcome_dict(outcome: RewardOutcome) -> dict[str, Any]:
-    """One /v1/reward item: the reward, and what decided it (games, preference, rubric items, rules)."""
+def outcome_dict(outcome: RewardOutcome, reward: AnswerReward) -> dict[str, Any]:
+    """One /v1/reward item: the reward, and what decided it as ``reward``'s family shows it (games,
+    preference, rubric items, rules)."""
     result: dict[str, Any] = {
         "uid": outcome.uid,
         "family": outcome.family,
@@ -273,26 +271,10 @@ def outcome_dict(outcome: RewardOutcome) -> dict[str, Any]:
     }
     if outcome.error is not None:
         result.update(error=outcome.error, error_kind=outcome.error_kind)
-    record = outcome.record or {}
-    if outcome.family == "rules":
-        result["rules"] = record.get("instructions", [])
-    elif outcome.family == "rubric":
-        result["rubric"] = [_shown(entry) for entry in record.get("items") or []]
-    elif outcome.family == "preference" and record:
-        names = ("preference", "p_model", "switched", "verdict_source", "p_first", "label_logprobs")
-        result["preference"] = {name: record[name] for name in names if name in record}
-    elif record:
-        result["games"] = [
-            {**_shown(game), "first": "candidate" if game.get("a") == record.get("model") else "baseline"}
-            for game in record.get("games") or []
-        ]
+    result.update(reward.shown(outcome.record or {}))
     result["cost"] = outcome.cost.as_dict()
     result["seconds"] = round(outcome.seconds, 6)
     return result
-
-
-def _shown(entry: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in entry.items() if k not in _NOT_SHOWN}
 
 
 __all__ = [

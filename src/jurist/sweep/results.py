@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from jurist.benchmarks import rubric_suite
 from jurist.errors import JuristError
 from jurist.families import family_of_metrics
 from jurist.ratings import across_runs
@@ -83,9 +84,10 @@ def per_sample_values(run: RunPlan, row: Mapping[str, Any], metric: str) -> list
     if run.bench.rule_suite is not None and isinstance(across, dict):
         runs = across.get(metric)
         return [float(v) for v in runs["per_run"]] if isinstance(runs, dict) else None
-    if run.bench.judge_kind == "rubric" and isinstance(across, dict) and "per_run" in across:
-        scale = 10.0 if metric == "overall_x10" else 1.0  # WritingBench's headline is its 1-10 score x 10
-        return [scale * float(v) for v in across["per_run"]]
+    suite = rubric_suite(row.get("suite"))
+    if suite is not None and isinstance(across, dict) and "per_run" in across:
+        # on the scale the headline is shown on (WritingBench's: its 1-10 score x 10)
+        return [suite.shown_factor * float(v) for v in across["per_run"]]
     if metric == "score" and _plain_win_rate(run) and not row.get("category"):
         return _win_rate_per_sample(run, row.get("judge"), str(row.get("model")))
     return None

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from jurist.families.paired import PairedCells
+    from jurist.families.reward import AnswerReward, RewardOptions
+    from jurist.judging import JudgeKind
 
 METHOD_NAMES = {
     "winrate": "weighted win rate",
@@ -159,6 +161,13 @@ class PairwiseFamily:
     """Battles against the baseline(s); ratings.json and leaderboard.json."""
 
     name: ClassVar[FamilyName] = "pairwise"
+
+    def reward(self, kind: JudgeKind | None, options: RewardOptions) -> AnswerReward:
+        """``jurist serve reward``'s reward of one answer: two swapped games, or AlpacaEval's preference."""
+        from jurist.families.pairwise.reward import pairwise_reward
+
+        return pairwise_reward(kind, options)
+
     warnings_in_table: ClassVar[bool] = True
     """Its warnings (AlpacaEval's estimated LC) are part of its table, printed by run and show alike."""
 

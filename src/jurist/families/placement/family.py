@@ -45,6 +45,8 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from jurist.families.paired import PairedCells
+    from jurist.families.reward import AnswerReward, RewardOptions
+    from jurist.judging import JudgeKind
 
 Row = dict[str, Any]
 
@@ -65,6 +67,12 @@ class PlacementFamily:
     """Judged battles on an arena's human scale; elo_ratings.json and leaderboard.json."""
 
     name: ClassVar[FamilyName] = "placement"
+
+    def reward(self, kind: JudgeKind | None, options: RewardOptions) -> AnswerReward:
+        """``jurist serve reward``'s reward of one answer: the pairwise one, against the opponent's answer."""
+        from jurist.families.pairwise.reward import pairwise_reward
+
+        return pairwise_reward(kind, options)
 
     def outcomes(self, run: FinishedRun) -> RunEnd:
         from jurist.families.placement.arena_battles import evaluated_name, judged_battles

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from jurist.families.paired import PairedCells
+    from jurist.families.reward import AnswerReward, RewardOptions
+    from jurist.judging import JudgeKind
 
 Row = dict[str, Any]
 
@@ -41,6 +43,12 @@ class RubricFamily:
     """Rubric-graded answers: HealthBench's score, WritingBench's overall, by tag and domain."""
 
     name: ClassVar[FamilyName] = "rubric"
+
+    def reward(self, kind: JudgeKind | None, options: RewardOptions) -> AnswerReward:
+        """``jurist serve reward``'s reward of one answer: the benchmark's own score of the answer."""
+        from jurist.families.rubric.reward import rubric_reward
+
+        return rubric_reward(kind, options)
 
     def outcomes(self, run: FinishedRun) -> RunEnd:
         from jurist.families.points import write_rubric_points

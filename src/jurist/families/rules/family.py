@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from jurist.families.paired import PairedCells
+    from jurist.families.reward import AnswerReward, RewardOptions
+    from jurist.judging import JudgeKind
 
 Row = dict[str, Any]
 
@@ -40,6 +42,12 @@ class RulesFamily:
     """Rule-checked answers: prompt- and instruction-level accuracy, strict and loose."""
 
     name: ClassVar[FamilyName] = "rules"
+
+    def reward(self, kind: JudgeKind | None, options: RewardOptions) -> AnswerReward:
+        """``jurist serve reward``'s reward of one answer: the share of instructions followed."""
+        from jurist.families.rules.reward import rules_reward
+
+        return rules_reward(kind, options)
 
     def outcomes(self, run: FinishedRun) -> RunEnd:
         from jurist.families.points import check_points
