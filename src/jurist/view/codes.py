@@ -52,7 +52,8 @@ def game_grade(game: Mapping[str, Any], model: str) -> int:
 
 
 def pairwise_code(record: Mapping[str, Any], model: str) -> int:
-    """The cell code of a judgment in games (a pairwise one): both games' grades for ``model`` (a missing game is 0)."""
+    """The cell code of a judgment in games (a pairwise one): both games' grades for ``model`` (a missing
+    game is 0)."""
     games = record.get("games")
     grades = [NONE, NONE]
     if isinstance(games, list):

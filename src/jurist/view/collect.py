@@ -67,7 +67,7 @@ class Judged:
     judge: str
     model: str
     kind: str
-    """The record's kind as stored (a judge kind's name, ``point``, or ``failure``): shown, never switched on."""
+    """The record's kind as stored (a judge kind's name, ``point``, ``failure``): shown, never switched on."""
     layout: ViewLayout
     """How the page shows the record and its cell (:mod:`jurist.view.layouts`)."""
     code: int
