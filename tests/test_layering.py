@@ -53,10 +53,11 @@ ALLOWED: dict[str, set[str]] = {
         "audit",
         "benchmarks",
         "errors",
+        "judging",
         "rules",
         "families",
         "store",
-    },  # audit, rules: the judge card's texts
+    },  # audit, rules: the judge card's texts; judging: how each judge kind's judgments are shown
     "run": {
         "audit",
         "benchmarks",

@@ -19,9 +19,12 @@ if TYPE_CHECKING:
     )
     from jurist.judging.base import CacheMode, JudgeItem, JudgeKind, PartialJudgment
     from jurist.judging.kinds import (
+        DEFAULT_LAYOUT,
         JudgeKindName,
         JudgePromptSource,
+        JudgmentLayout,
         judge_kind_for,
+        judge_kind_layout,
         judge_kind_outcome,
         judge_kind_probes,
     )
@@ -42,9 +45,12 @@ _HOMES = {
     "JudgeItem": "base",
     "JudgeKind": "base",
     "PartialJudgment": "base",
+    "DEFAULT_LAYOUT": "kinds",
     "JudgeKindName": "kinds",
     "JudgePromptSource": "kinds",
+    "JudgmentLayout": "kinds",
     "judge_kind_for": "kinds",
+    "judge_kind_layout": "kinds",
     "judge_kind_outcome": "kinds",
     "judge_kind_probes": "kinds",
     "PairwiseJudge": "pairwise",
@@ -64,12 +70,14 @@ __getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [
+    "DEFAULT_LAYOUT",
     "AlpacaJudge",
     "CacheMode",
     "JudgeItem",
     "JudgeKind",
     "JudgeKindName",
     "JudgePromptSource",
+    "JudgmentLayout",
     "LocalJudgeSettings",
     "JudgeProtocol",
     "PairwiseJudge",
@@ -80,6 +88,7 @@ __all__ = [
     "first_label_probability",
     "is_switched",
     "judge_kind_for",
+    "judge_kind_layout",
     "judge_kind_outcome",
     "judge_kind_probes",
     "judgment_key",

@@ -16,7 +16,7 @@ import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 
 from jurist.errors import JuristError
 from jurist.plugins import Plugin, plugin_named, plugins
@@ -80,28 +80,50 @@ _BUILTIN: dict[str, tuple[str, str]] = {
 """Kind name -> (module whose ``judge_kind`` factory builds it, module whose ``card_probes`` probes it)."""
 ENTRY_POINTS = "jurist.judge_kinds"
 """The entry-point group of installed packages' judge kinds: ``NAME = "module"``, a module holding what a
-built-in kind's holds: ``judge_kind(setup)``, ``OUTCOME``, and (optional) ``card_probes(kind, context)``."""
+built-in kind's holds: ``judge_kind(setup)``, ``OUTCOME``, and (optional) ``card_probes(kind, context)``
+and ``LAYOUT`` (:data:`JudgmentLayout`)."""
+JudgmentLayout: TypeAlias = Literal["games", "items", "fields"]
+"""How the run browser (:mod:`jurist.view`) shows a kind's stored judgments, so it never tells kinds apart
+by name. ``games``: position-swapped games (``games``, each with ``a``, ``b`` and the judge's ``label``),
+graded game by game from the judged model's side; a re-judged answer's last record is its current one.
+``items``: one graded entry per rubric item or criterion of one answer (``items``), the answer scored on
+its suite's scale (``metric``); the per-item points the kind also writes are not listed a second time.
+``fields``: the record's own fields, shown as they are and never filtered away; the default
+(:data:`DEFAULT_LAYOUT`)."""
+DEFAULT_LAYOUT: JudgmentLayout = "fields"
+"""The layout of a kind that declares none, and of a kind name in no registry here (a run judged by a
+plugin that is not installed where the run is viewed)."""
+_BUILTIN_LAYOUTS: dict[str, JudgmentLayout] = {"pairwise": "games", "preference": "fields", "rubric": "items"}
 _registered: dict[str, JudgeKindFactory] = {}
 _registered_outcomes: dict[str, OutcomeKind] = {}
 _registered_probes: dict[str, str | None] = {}
+_registered_layouts: dict[str, JudgmentLayout] = {}
 
 
 def register(
-    name: str, factory: JudgeKindFactory, *, outcome: OutcomeKind = "battle", probes: str | None = None
+    name: str,
+    factory: JudgeKindFactory,
+    *,
+    outcome: OutcomeKind = "battle",
+    probes: str | None = None,
+    layout: JudgmentLayout = DEFAULT_LAYOUT,
 ) -> None:
     """Make ``Benchmark(judge_kind=name)`` judge with the kinds ``factory`` builds (a registered name
     comes before a built-in one of the same name); ``outcome``: what its judgments become; ``probes``: the
     dotted name of the module whose ``card_probes(kind, context)`` gives its judge-card probes
-    (:mod:`jurist.audit.hooks`), imported only when a card is made; None: a card with no probes."""
+    (:mod:`jurist.audit.hooks`), imported only when a card is made; None: a card with no probes;
+    ``layout``: how the browser shows its judgments (:data:`JudgmentLayout`)."""
     _registered[name] = factory
     _registered_outcomes[name] = outcome
     _registered_probes[name] = probes
+    _registered_layouts[name] = layout
 
 
 def unregister(name: str) -> None:
     _registered.pop(name, None)
     _registered_outcomes.pop(name, None)
     _registered_probes.pop(name, None)
+    _registered_layouts.pop(name, None)
 
 
 def judge_kind_probes(name: str) -> str | None:
@@ -128,6 +150,24 @@ def judge_kind_outcome(name: str) -> OutcomeKind:
     if outcome not in ("battle", "point"):
         raise JuristError(f"plugin {_plugin(name).where}: OUTCOME is {outcome!r}, not 'battle' or 'point'")
     known: OutcomeKind = outcome
+    return known
+
+
+def judge_kind_layout(name: str) -> JudgmentLayout:
+    """How the browser shows the judgments of kind ``name``: a registered or built-in kind's declared
+    layout, an installed plugin's ``LAYOUT`` (its module is imported), else :data:`DEFAULT_LAYOUT`, also
+    for a name no registry knows. A plugin's ``LAYOUT`` that is no layout is one line naming the plugin."""
+    if name in _registered:
+        return _registered_layouts.get(name, DEFAULT_LAYOUT)
+    if name in _BUILTIN_LAYOUTS:
+        return _BUILTIN_LAYOUTS[name]
+    if plugin_named(ENTRY_POINTS, name) is None:
+        return DEFAULT_LAYOUT
+    layout = getattr(_kind_module(name), "LAYOUT", DEFAULT_LAYOUT)
+    if layout not in get_args(JudgmentLayout):
+        choices = ", ".join(repr(choice) for choice in get_args(JudgmentLayout))
+        raise JuristError(f"plugin {_plugin(name).where}: LAYOUT is {layout!r}, not one of {choices}")
+    known: JudgmentLayout = layout
     return known
 
 

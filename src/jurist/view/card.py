@@ -19,6 +19,7 @@ from jurist.errors import JuristError
 from jurist.rules import visible_text
 from jurist.store import answer_text
 from jurist.view.collect import Files, Judged, RunData
+from jurist.view.layouts import JUDGMENTS, grades_one_answer
 
 NO_CARD = "no judge card in this run"
 _EXTRA = ("kappa", "ece", "against")
@@ -43,8 +44,9 @@ def card_view(run: RunData, files: Files, prompt: Prompt) -> dict[str, Any]:
     for name, audit in (document.get("judges") or {}).items():
         if not isinstance(audit, Mapping):
             continue
+        alone = grades_one_answer(audit.get("kind"))  # a grader (the rubric kind): answers shown alone
         probes = [
-            _probe(str(probe), found, str(name), audit.get("kind"), texts)
+            _probe(str(probe), found, str(name), alone, texts)
             for probe, found in (audit.get("probes") or {}).items()
             if isinstance(found, Mapping)
         ]
@@ -105,17 +107,17 @@ class _Texts:
         return None
 
     def judgment(self, judge: str, model: str, uid: str, sample: int) -> dict[str, Any] | None:
-        """The judge's stored judgment of ``model``'s answer (a pairwise, preference or rubric record)."""
+        """The judge's stored judgment of ``model``'s answer (a record of its kind, not a point)."""
         slot = self.run.slots.get((uid, sample))
         found: list[Judged] = [
             j
             for j in (slot.judged if slot else [])
-            if (j.judge, j.model) == (judge, model) and j.kind not in ("point", "failure")
+            if (j.judge, j.model) == (judge, model) and j.layout in JUDGMENTS
         ]
         return self.files.read(found[-1].ref) if found else None
 
 
-def _probe(name: str, found: Mapping[str, Any], judge: str, kind: Any, texts: _Texts) -> dict[str, Any]:
+def _probe(name: str, found: Mapping[str, Any], judge: str, alone: bool, texts: _Texts) -> dict[str, Any]:
     rule = RULES.get(name)
     entry: dict[str, Any] = {
         "probe": name,
@@ -129,14 +131,16 @@ def _probe(name: str, found: Mapping[str, Any], judge: str, kind: Any, texts: _T
     items = found.get("items")
     if isinstance(items, list):
         entry["items"] = [
-            _item(name, item, judge, kind, texts) for item in items if isinstance(item, Mapping)
+            _item(name, item, judge, alone, texts) for item in items if isinstance(item, Mapping)
         ]
     return entry
 
 
-def _item(probe: str, item: Mapping[str, Any], judge: str, kind: Any, texts: _Texts) -> dict[str, Any]:
+def _item(probe: str, item: Mapping[str, Any], judge: str, alone: bool, texts: _Texts) -> dict[str, Any]:
     """One probe item: its verdicts as stored in the card, and per answer shown, the original's key and
-    what the probe changed (``added`` after it, or the answer ``replaced`` whole)."""
+    what the probe changed (``added`` after it, or the answer ``replaced`` whole). ``alone``: the judge
+    grades an answer on its own (:func:`~jurist.view.layouts.grades_one_answer`), else against a
+    baseline's."""
     model, uid = str(item.get("model", "")), str(item.get("uid", ""))
     sample = item.get("sample", 0) if isinstance(item.get("sample"), int) else 0
     record = texts.judgment(judge, model, uid, sample) or {}
@@ -144,7 +148,7 @@ def _item(probe: str, item: Mapping[str, Any], judge: str, kind: Any, texts: _Te
     out["verdicts"] = {key: item[key] for key in item if key not in ("model", "uid", "sample")}
     prompt = texts.prompt(uid)
     out["prompt"] = uid if prompt is not None else None
-    if kind == "rubric":
+    if alone:
         out["sides"], out["note"] = _rubric_sides(probe, model, uid, sample, texts)
         out["criterion"] = _criterion(record, item.get("item"))
         return out

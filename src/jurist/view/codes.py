@@ -3,7 +3,7 @@
 The page lists 10,000 questions x several models and judges and must filter them in milliseconds, so
 every judgment is reduced here to one integer and the integers of the whole run travel as one string of
 characters (``chr(code + CODE_OFFSET)``), read in the page with ``charCodeAt``. The texts stay in the
-per-question payloads. A pairwise judgment is graded from the judged model's side, game by game, so a
+per-question payloads. A judgment in games is graded from the judged model's side, game by game, so a
 filter can ask "did the model lose either game" or "do the swapped games disagree" directly.
 """
 
@@ -25,7 +25,8 @@ PAIR_BASE = 1
 POINT_PASS, POINT_PARTIAL, POINT_FAIL, POINT_UNSCORED = 50, 51, 52, 53
 """A point record (rule check, rubric grade): value 1, in (0, 1), 0, or None."""
 OTHER = 54
-"""A record of a kind this viewer does not grade: shown with its raw fields, never filtered away."""
+"""A record shown as its own fields (a judge kind whose layout is ``fields``, :mod:`jurist.view.layouts`):
+shown with its raw fields, never filtered away."""
 FAILED = 55
 """The judging request failed (``failures.jsonl``) and no judgment replaced it."""
 
@@ -51,7 +52,8 @@ def game_grade(game: Mapping[str, Any], model: str) -> int:
 
 
 def pairwise_code(record: Mapping[str, Any], model: str) -> int:
-    """The cell code of a pairwise judgment: both games' grades for ``model`` (a missing game is 0)."""
+    """The cell code of a judgment in games (a pairwise one): both games' grades for ``model`` (a missing
+    game is 0)."""
     games = record.get("games")
     grades = [NONE, NONE]
     if isinstance(games, list):
@@ -70,15 +72,6 @@ def point_code(value: object) -> int:
     if value <= 0.0:
         return POINT_FAIL
     return POINT_PARTIAL
-
-
-def record_code(kind: str, record: Mapping[str, Any], model: str) -> int:
-    """The cell code of any judgment or point record, by its ``kind`` field."""
-    if kind == "pairwise":
-        return pairwise_code(record, model)
-    if kind == "point":
-        return point_code(record.get("value"))
-    return OTHER
 
 
 def _rank(code: int) -> int:

@@ -24,6 +24,7 @@ from jurist.store import (
     sample_of,
 )
 from jurist.view import codes
+from jurist.view.layouts import FAILURE, POINT_RECORD, Layouts, ViewLayout
 from jurist.view.rubric import rubric_code
 
 RULES = "(rule checks)"
@@ -66,11 +67,14 @@ class Judged:
     judge: str
     model: str
     kind: str
+    """The record's kind as stored (a judge kind's name, ``point``, ``failure``): shown, never switched on."""
+    layout: ViewLayout
+    """How the page shows the record and its cell (:mod:`jurist.view.layouts`)."""
     code: int
     ref: Ref
     value: float | None = None
-    """A point record's value, or a rubric judgment's answer score on its own scale
-    (:mod:`jurist.view.rubric`); None for other kinds and for what went unscored."""
+    """A point record's value, or an ``items`` judgment's answer score on its own scale
+    (:mod:`jurist.view.rubric`); None for other layouts and for what went unscored."""
 
 
 @dataclass
@@ -154,9 +158,10 @@ def read_run(root: Path, files: Files) -> RunData:
         _add(data.models, name)
     for name in info.get("judges") or []:
         _add(data.judges, str(name))
+    layouts = Layouts(data.notes)
     _read_answers(run, data, files)
-    _read_judgments(run, data, files)
-    _read_points(run, data, files)
+    _read_judgments(run, data, files, layouts)
+    _read_points(run, data, files, layouts)
     _read_failures(run, data, files)
     return data
 
@@ -183,9 +188,9 @@ def _read_answers(run: RunDir, data: RunData, files: Files) -> None:
                 data.categories.setdefault(key[0], record["category"])
 
 
-def _read_judgments(run: RunDir, data: RunData, files: Files) -> None:
-    """Every judgments file, whatever kind its records are. The last pairwise judgment of a (uid, sample)
-    is the current one; records of other kinds are kept per key (a rubric may grade item by item)."""
+def _read_judgments(run: RunDir, data: RunData, files: Files, layouts: Layouts) -> None:
+    """Every judgments file, whatever kind its records are. The last judgment in games of a kind on a
+    (uid, sample) is the current one (re-judging appends); records of other layouts are kept per key."""
     folder = run.root / "judgments"
     for path in sorted(folder.glob("*/*.jsonl")) if folder.is_dir() else []:
         judge_default, model_default = _alias(run, path.parent.name), _alias(run, path.stem)
@@ -193,18 +198,14 @@ def _read_judgments(run: RunDir, data: RunData, files: Files) -> None:
         keys: dict[tuple[str, Any], Key] = {}
         for ref, record in _records(path, files):
             kind = judgment_kind(record)
+            layout = layouts.of(kind)
             judge = _text(record, "judge", judge_default)
             model = _text(record, "model", model_default)
             uid = str(record.get("uid", record.get("question_id", "")))
             key = (uid, sample_of(record))
-            identity: tuple[str, Any] = (
-                ("pairwise", key) if kind == "pairwise" else (kind, record.get("key", ref.offset))
-            )
-            if kind == "rubric":  # every item of one answer: the cell shows the answer's score
-                code, value = rubric_code(record)
-            else:
-                code, value = codes.record_code(kind, record, model), _value(record)
-            latest[identity] = Judged(judge, model, kind, code, ref, value)
+            identity: tuple[str, Any] = (kind, key if layout == "games" else record.get("key", ref.offset))
+            code, value = _cell(layout, record, model)
+            latest[identity] = Judged(judge, model, kind, layout, code, ref, value)
             keys[identity] = key
             if isinstance(record.get("category"), str):
                 data.categories.setdefault(uid, record["category"])
@@ -214,37 +215,50 @@ def _read_judgments(run: RunDir, data: RunData, files: Files) -> None:
             data.slot(keys[identity]).judged.append(judged)
 
 
+def _cell(layout: ViewLayout, record: dict[str, Any], model: str) -> tuple[int, float | None]:
+    """(cell code, value) of a record: games graded from ``model``'s side; rubric items as the answer's
+    score (every item of one answer); a point record's value; any other layout, :data:`codes.OTHER`."""
+    if layout == "games":
+        return codes.pairwise_code(record, model), None
+    if layout == "items":
+        return rubric_code(record)
+    if layout == "point":
+        return codes.point_code(record.get("value")), _value(record)
+    return codes.OTHER, None
+
+
 def _value(record: dict[str, Any]) -> float | None:
     value = record.get("value")
-    if record.get("kind") != "point" or isinstance(value, bool) or not isinstance(value, (int, float)):
+    if record.get("kind") != POINT_RECORD or isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value)
 
 
-def _read_points(run: RunDir, data: RunData, files: Files) -> None:
+def _read_points(run: RunDir, data: RunData, files: Files, layouts: Layouts) -> None:
     """``points/<model>.jsonl``: per-answer rule checks (their judge is None), one record per answer, which
-    replaces what an earlier pass read; and a rubric judgment's points, one per item, which are left out
-    where the judgment itself was read (it holds the same items with the criteria and the grader's
-    replies), else each kept."""
+    replaces what an earlier pass read; and the points of a judgment in rubric items, one per item, which
+    are left out where the judgment itself was read (it holds the same items with the criteria and the
+    grader's replies), else each kept."""
     folder = run.root / "points"
     for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
         fallback = _alias(run, path.stem)
         for ref, record in _records(path, files):
             model = _text(record, "model", fallback)
             judge = _text(record, "judge", RULES)
-            kind = str(record.get("kind") or "point")
+            kind = str(record.get("kind") or POINT_RECORD)
+            layout = layouts.of(kind)
             key = (str(record.get("uid", "")), sample_of(record))
             slot = data.slot(key)
             if judge != RULES and any(
-                j.kind == "rubric" and (j.judge, j.model) == (judge, model) for j in slot.judged
+                j.layout == "items" and (j.judge, j.model) == (judge, model) for j in slot.judged
             ):
                 continue
             _add(data.judges, judge)
             _add(data.models, model)
-            code = codes.record_code(kind, record, model)
+            code, value = _cell(layout, record, model)
             if judge == RULES:
                 slot.judged = [j for j in slot.judged if (j.judge, j.model) != (judge, model)]
-            slot.judged.append(Judged(judge, model, kind, code, ref, _value(record)))
+            slot.judged.append(Judged(judge, model, kind, layout, code, ref, value))
             if isinstance(record.get("category"), str):
                 data.categories.setdefault(key[0], record["category"])
 
@@ -269,5 +283,5 @@ def _read_failures(run: RunDir, data: RunData, files: Files) -> None:
                 _add(data.models, model)
         elif isinstance(judge, str):
             if not any(j.judge == judge and j.model == model for j in slot.judged):
-                slot.judged.append(Judged(judge, model, "failure", codes.FAILED, ref))
+                slot.judged.append(Judged(judge, model, FAILURE, FAILURE, codes.FAILED, ref))
                 _add(data.judges, judge)

@@ -264,8 +264,9 @@ class ViewData:
                 if model not in answers and baseline_slot and model in baseline_slot.answers:
                     answers[model] = _answer(self.files.read(baseline_slot.answers[model]))
             judged = [
-                {"judge": j.judge, "model": j.model, "kind": j.kind, "record": self.files.read(j.ref)}
-                | ({"score": j.value} if j.kind == "rubric" else {})
+                {"judge": j.judge, "model": j.model, "kind": j.kind, "layout": j.layout}
+                | {"record": self.files.read(j.ref)}
+                | ({"score": j.value} if j.layout == "items" else {})
                 for j in slot.judged
             ]
             failures = [self.files.read(ref) for ref in slot.failures]

@@ -98,7 +98,7 @@ def _point_table(run: RunData) -> list[dict[str, Any]]:
     sums: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])
     for slot in run.slots.values():
         for judged in slot.judged:
-            if judged.kind != "point" or judged.judge == RULES:  # rule checks have their own tables
+            if judged.layout != "point" or judged.judge == RULES:  # rule checks have their own tables
                 continue
             cell = sums[(judged.judge, judged.model)]
             cell[0] += 1

@@ -109,15 +109,15 @@ function judgedBlock(judged, meta, active, criteria) {
   head.appendChild(el('span', 'judge-name', judged.judge));
   head.appendChild(el('span', 'tag', judged.kind + (record.protocol ? ' \u00b7 ' + record.protocol : '') + (record.metric ? ' \u00b7 ' + record.metric : '')));
   box.appendChild(head);
-  if (judged.kind === 'pairwise' && Array.isArray(record.games)) {
+  if (judged.layout === 'games' && Array.isArray(record.games)) {
     if (record.invalid) box.appendChild(el('div', 'warn', 'invalid: the judge gave no readable verdict in a game'));
     record.games.forEach((game, k) => box.appendChild(gameBlock(game, judged.model, k)));
-  } else if (judged.kind === 'rubric' && Array.isArray(record.items)) {
+  } else if (judged.layout === 'items' && Array.isArray(record.items)) {
     box.appendChild(rubricBlock(judged, criteria));
-  } else if (judged.kind === 'failure') {
+  } else if (judged.layout === 'failure') {
     box.appendChild(el('div', 'warn', 'the request failed and nothing replaced it: ' + [record.kind, record.status, record.message || record.error].filter((x) => x != null).join(' \u00b7 ')));
   } else {
-    if (judged.kind !== 'point') { // a kind this page does not know: its own fields, visibly
+    if (judged.layout !== 'point') { // a kind shown as its own fields (a plugin's, one not installed here)
       const own = {};
       for (const key of Object.keys(record)) {
         const value = record[key];
