@@ -140,7 +140,6 @@ async def run_async_openai(base_url: str, n: int, conc: int) -> None:
 def run_generate_stage(base_url: str, n: int, conc: int, workdir: Path, round_no: int) -> float:
     """The generation stage of a real run; returns its CPU seconds (setup excluded)."""
     from jurist.engine.pacing.retry import RetryPolicy
-
     from jurist.run.pipeline import RunConfig, run_pipeline
 
     questions = workdir / "questions.jsonl"

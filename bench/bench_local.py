@@ -28,12 +28,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from jurist.engine.local.embedded import EMBEDDED_ALIAS, embedded_model_spec
-from jurist.engine.servers.pool import ServerPool
-
 from jurist.benchmarks.starter import load_starter
 from jurist.engine.client import Engine
 from jurist.engine.local import LocalModels
+from jurist.engine.local.embedded import EMBEDDED_ALIAS, embedded_model_spec
+from jurist.engine.servers.pool import ServerPool
 
 
 @dataclass

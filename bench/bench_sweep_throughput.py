@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jurist.engine.local.embedded import embedded_gguf_path
 from rich.console import Console
 
 from jurist.config import ModelSpec
+from jurist.engine.local.embedded import embedded_gguf_path
 from jurist.engine.servers import ManagedServer, server_for
 from jurist.run.budget import usage_of_runs
 from jurist.sweep.build import build_plan
