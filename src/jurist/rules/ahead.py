@@ -12,6 +12,7 @@ thread-safe). A check never asked for again is dropped by :func:`forget_checked_
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -75,9 +76,25 @@ def forget_checked_ahead() -> None:
             _queue.popleft()[0].cancel()
 
 
+SWITCH_INTERVAL = 0.0005
+"""Seconds a thread holds the GIL while another waits for it, while checks run (Python's default: 5 ms).
+The event loop sending the requests wakes for every reply; behind a check (or nltk's import, 1.5 s of
+bytecode at the first one) it would wait up to the whole default interval at each wake-up, and keep
+fewer requests in flight."""
+
+
 def _work() -> None:
     """Run the queued checks in order; the thread ends when the queue is empty (a later answer starts
     another), so none is left waiting at exit."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(min(interval, SWITCH_INTERVAL))
+    try:
+        _run_queued()
+    finally:
+        sys.setswitchinterval(interval)
+
+
+def _run_queued() -> None:
     global _worker
     while True:
         with _lock:
