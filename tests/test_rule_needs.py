@@ -154,3 +154,52 @@ def test_forgotten_checks_are_checked_again() -> None:
     ahead.forget_checked_ahead()
     assert ahead.checked_ahead(ahead.check_key(table, "a plain answer", ids, kwargs, "")) is None
     assert [r.strict for r in check_response(table, "a plain answer", ids, kwargs, "")] == [True]
+
+
+def test_a_run_checks_its_answers_as_they_arrive(
+    tmp_path: Path, mock_server: Any, run_quiet: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every answer of an IFEval run is checked on the worker thread while the run is answering; the
+    run's end finds each result there (no check runs on the main thread), and the points are those of
+    checking at the end."""
+    import threading
+
+    from conftest import write_models_file
+    from jurist.rules import evaluate
+
+    rows = [
+        {"key": k, "prompt": f"question {k}", "instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]}
+        for k in range(12)
+    ]
+    questions = tmp_path / "q.jsonl"
+    questions.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    server = mock_server()
+    write_models_file(tmp_path / "m.yaml", server.base_url, {"m": {}})
+    threads: list[str] = []
+    real = evaluate._check_all
+
+    def counted(*args: Any) -> Any:
+        threads.append(threading.current_thread().name)
+        return real(*args)
+
+    monkeypatch.setattr(evaluate, "_check_all", counted)
+    result = run_quiet(
+        bench="ifeval",
+        bench_options={"file": str(questions)},
+        models_file=tmp_path / "m.yaml",
+        models=["m"],
+        out=tmp_path / "run",
+    )
+    assert result.exit_code == 0
+    assert threads == ["jurist-rule-checks"] * 12
+    points = [json.loads(line) for line in (tmp_path / "run" / "points" / "m.jsonl").read_text().splitlines()]
+    answers = {
+        r["uid"]: r["answer"]
+        for r in map(json.loads, (tmp_path / "run" / "answers" / "m.jsonl").read_text().splitlines())
+    }
+    table = checkers("ifeval")
+    for point in points:
+        with ahead.RUNNING:
+            again = real(table, answers[point["uid"]], ["punctuation:no_comma"], [{}], "")
+        assert [c["strict"] for c in point["detail"]["instructions"]] == [r.strict for r in again]
+    assert not ahead._pending  # nothing left behind
