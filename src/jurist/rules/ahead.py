@@ -68,12 +68,12 @@ def checked_ahead(key: Key) -> Future[Results] | None:
 
 
 def forget_checked_ahead() -> None:
-    """Drop the checks nobody took (their answers' points were kept from an earlier run...); ones still
-    queued are not run."""
+    """Drop the checks nobody took (their answers' points were kept from an earlier run...): those still
+    queued are not run. A check already taken is left alone: whoever took it gets its result."""
     with _lock:
+        for future, _ in _pending.values():
+            future.cancel()
         _pending.clear()
-        while _queue:
-            _queue.popleft()[0].cancel()
 
 
 SWITCH_INTERVAL = 0.0005
