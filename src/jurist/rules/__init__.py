@@ -7,12 +7,17 @@ from typing import TYPE_CHECKING
 from jurist import lazy_face
 
 if TYPE_CHECKING:
+    from jurist.rules.ahead import forget_checked_ahead
     from jurist.rules.answers import visible_answer, visible_text
     from jurist.rules.base import Checker
-    from jurist.rules.evaluate import check_response, require_resources
-    from jurist.rules.ifbench_sentence import STOPWORDS_RESOURCE
-    from jurist.rules.ifbench_words import TAGGER_RESOURCE
-    from jurist.rules.nltk_data import PUNKT_RESOURCE, download_hint, installed_in
+    from jurist.rules.evaluate import check_response, require_resources, start_checking
+    from jurist.rules.nltk_data import (
+        PUNKT_RESOURCE,
+        STOPWORDS_RESOURCE,
+        TAGGER_RESOURCE,
+        download_hint,
+        installed_in,
+    )
     from jurist.rules.registry import checkers
 
 _HOMES = {
@@ -21,8 +26,10 @@ _HOMES = {
     "Checker": "base",
     "check_response": "evaluate",
     "require_resources": "evaluate",
-    "STOPWORDS_RESOURCE": "ifbench_sentence",
-    "TAGGER_RESOURCE": "ifbench_words",
+    "start_checking": "evaluate",
+    "forget_checked_ahead": "ahead",
+    "STOPWORDS_RESOURCE": "nltk_data",
+    "TAGGER_RESOURCE": "nltk_data",
     "PUNKT_RESOURCE": "nltk_data",
     "download_hint": "nltk_data",
     "installed_in": "nltk_data",
@@ -40,8 +47,10 @@ __all__ = [
     "check_response",
     "checkers",
     "download_hint",
+    "forget_checked_ahead",
     "installed_in",
     "require_resources",
+    "start_checking",
     "visible_answer",
     "visible_text",
 ]

@@ -9,12 +9,15 @@ kept with the result so reports can show it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from jurist.rules import ahead
 from jurist.rules.base import Checker
-from jurist.rules.nltk_data import MissingNltkData
+from jurist.rules.needs import NLTK_NEEDS
+from jurist.rules.nltk_data import MissingNltkData, require_installed
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +97,37 @@ def check_response(
     kwargs_list: Sequence[Mapping[str, Any] | None],
     prompt: str,
 ) -> list[InstructionResult]:
-    """Every instruction of one prompt checked on one response, in the prompt's order."""
+    """Every instruction of one prompt checked on one response, in the prompt's order; the result of
+    :func:`start_checking` on the same inputs when there is one (waited for if still running)."""
+    key = ahead.check_key(checkers, response, instruction_ids, kwargs_list, prompt)
+    started = ahead.checked_ahead(key)
+    if started is not None:
+        return list(started.result())
+    with ahead.RUNNING:
+        return _check_all(checkers, response, instruction_ids, kwargs_list, prompt)
+
+
+def start_checking(
+    checkers: Mapping[str, Checker],
+    response: str,
+    instruction_ids: Sequence[str],
+    kwargs_list: Sequence[Mapping[str, Any] | None],
+    prompt: str,
+) -> None:
+    """Begin :func:`check_response` on these inputs in the background (:mod:`jurist.rules.ahead`): the
+    generate stage calls it as each answer arrives, so the run's end finds the checks done."""
+    key = ahead.check_key(checkers, response, instruction_ids, kwargs_list, prompt)
+    args = (checkers, response, list(instruction_ids), list(kwargs_list), prompt)
+    ahead.check_ahead(key, checkers, functools.partial(_check_all, *args))
+
+
+def _check_all(
+    checkers: Mapping[str, Checker],
+    response: str,
+    instruction_ids: Sequence[str],
+    kwargs_list: Sequence[Mapping[str, Any] | None],
+    prompt: str,
+) -> list[InstructionResult]:
     results = []
     for instruction_id, kwargs in zip(instruction_ids, kwargs_list, strict=True):
         checker = checkers.get(instruction_id)
@@ -107,18 +140,21 @@ def check_response(
 def require_resources(
     checkers: Mapping[str, Checker], uses: Iterable[tuple[str, str, Mapping[str, Any]]]
 ) -> None:
-    """Run each instruction id's checker once on plain text, so a missing NLTK resource stops a run with
-    its one-line message before any request is sent, not after the answers were paid for. ``uses``: (prompt
-    key, instruction id, kwargs) of the prompts the run keeps, so only their instructions are asked; the
-    message names the first prompt that needs what is missing."""
-    tried: set[str] = set()
-    for key, instruction_id, kwargs in uses:
-        if instruction_id in tried or instruction_id not in checkers:
+    """The NLTK data the instructions in ``uses`` read (:data:`jurist.rules.needs.NLTK_NEEDS`) is
+    installed, or a missing resource stops the run with its one-line message before any request is sent,
+    not after the answers were paid for; found without importing nltk where it lies unpacked, and no
+    checker is run (that loaded nltk, scipy and langdetect's profiles before the first request).
+    ``uses``: (prompt key, instruction id, kwargs) of the prompts the run keeps, so only their
+    instructions are asked; the message names the first prompt that needs what is missing."""
+    found: set[str] = set()
+    for key, instruction_id, _kwargs in uses:
+        if instruction_id not in checkers:
             continue
-        tried.add(instruction_id)
-        try:
-            checkers[instruction_id]("Hello world. This is a plain test answer.", clean_kwargs(kwargs), "")
-        except MissingNltkData as exc:
-            raise MissingNltkData(f"prompt {key} ({instruction_id}): {exc}") from None
-        except Exception:  # noqa: BLE001, S110 - only missing data matters here; outcomes do not
-            pass
+        for resource in NLTK_NEEDS.get(instruction_id, ()):
+            if resource in found:
+                continue
+            try:
+                require_installed(resource)
+            except MissingNltkData as exc:
+                raise MissingNltkData(f"prompt {key} ({instruction_id}): {exc}") from None
+            found.add(resource)

@@ -25,8 +25,7 @@ from jurist.rules.ifbench_common import (
     text_arg,
     word_tokens,
 )
-
-STOPWORDS_RESOURCE = "corpora/stopwords/english"
+from jurist.rules.nltk_data import STOPWORDS_RESOURCE
 
 
 @functools.cache

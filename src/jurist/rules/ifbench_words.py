@@ -26,8 +26,7 @@ from jurist.rules.ifbench_common import (
     split_sentences,
     text_arg,
 )
-
-TAGGER_RESOURCE = "taggers/averaged_perceptron_tagger_eng/"
+from jurist.rules.nltk_data import TAGGER_RESOURCE
 
 _CONSONANTS = frozenset("bcdfghjklmnpqrstvwxyz")
 _PRIMES = frozenset(

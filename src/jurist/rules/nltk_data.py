@@ -38,6 +38,10 @@ def jurist_nltk_dirs() -> list[Path]:
 
 PUNKT_RESOURCE = "tokenizers/punkt_tab/english/"
 """Punkt's English model: IFEval's and IFBench's sentence and word counts."""
+STOPWORDS_RESOURCE = "corpora/stopwords/english"
+"""NLTK's English stop-word list: IFBench's ``ratio:stop_words``."""
+TAGGER_RESOURCE = "taggers/averaged_perceptron_tagger_eng/"
+"""The averaged perceptron POS tagger: IFBench's ``words:start_verb``."""
 
 
 def _standard_dirs() -> list[Path]:
@@ -84,6 +88,16 @@ def require(resource: str) -> None:
             f"NLTK resource {resource!r} is not installed: set NLTK_DATA (or JURIST_DATA_DIR, whose "
             f"nltk_data/ folder is searched) to a folder holding it, or run {download_hint(resource)}"
         ) from None
+
+
+def require_installed(resource: str) -> None:
+    """:func:`require`, answered without importing nltk (seconds of CPU) where ``resource`` lies unpacked
+    in a folder NLTK searches: a pre-flight check. Anything else (a ``.zip``, nothing found) is asked of
+    NLTK itself, so the answer is always NLTK's."""
+    name = resource.strip("/")
+    if any((folder / name).exists() for folder in [*jurist_nltk_dirs(), *_standard_dirs()]):
+        return
+    require(resource)
 
 
 def sent_tokenize(text: str) -> list[str]:

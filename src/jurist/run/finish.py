@@ -53,6 +53,10 @@ def score_finished_run(
         config.scoring.strong_weight,
     )
     end = score_family(plan.family).outcomes(finished)
+    if rule_checked:
+        from jurist.rules import forget_checked_ahead
+
+        forget_checked_ahead()  # the checks started as answers came that the end did not ask for
     root = plan.run_dir.root
     said = {str(note) for note in bench.info.get("notes") or ()}  # said when the run started
     if partial:

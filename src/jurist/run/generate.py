@@ -28,6 +28,8 @@ from jurist.tokens import answer_style_metadata
 
 AnswerWritten = Callable[[str, str, int], None]
 """Told (model alias, uid, sample) the moment an answer's line is on disk: the judge stage's feed."""
+AnswerChecked = Callable[[Question, Mapping[str, Any]], None]
+"""Handed (question, answer record) as the record is written: a rule-checked run's checks begin."""
 
 
 class FailureLog:
@@ -140,9 +142,10 @@ class AnswerSink:
         bar: TaskID,
         failures: FailureLog,
         written: AnswerWritten | None = None,
+        checked: AnswerChecked | None = None,
     ) -> None:
         self.client, self.out, self.progress, self.bar = client, out, progress, bar
-        self.failures, self.written = failures, written
+        self.failures, self.written, self.checked = failures, written, checked
         self._waiting: list[tuple[Question, int, Completion, bool]] = []
         self._flush: asyncio.Future[None] | None = None
 
@@ -163,7 +166,9 @@ class AnswerSink:
             batch, self._waiting = self._waiting, []
             counted = await asyncio.to_thread(_style_metadata, [entry[2].text for entry in batch])
             for (question, sample, completion, batched), metadata in zip(batch, counted, strict=True):
-                _write_answer(self.out, self.client, question, sample, completion, batched, metadata)
+                record = _write_answer(self.out, self.client, question, sample, completion, batched, metadata)
+                if self.checked is not None:
+                    self.checked(question, record)
                 self.progress.advance(self.bar, tokens=completion.completion_tokens or 0)
                 if self.written is not None:
                     self.written(self.client.alias, question.uid, sample)
@@ -187,9 +192,11 @@ async def generate(
     failures: FailureLog,
     progress: StageProgress,
     written: AnswerWritten | None = None,
+    checked: AnswerChecked | None = None,
 ) -> None:
-    """Answer every job of every model concurrently; ``files`` maps each model to its answers file, and
-    ``written`` (if given) hears of each answer once it is on disk.
+    """Answer every job of every model concurrently; ``files`` maps each model to its answers file,
+    ``written`` (if given) hears of each answer once it is on disk, and ``checked`` (if given) gets each
+    answer record as it is written.
 
     Each model's jobs are taken one at a time by its pool of workers (:func:`workers_for`), so a caller
     may pass lazy collections (a length and an iterator) and nothing per job is held before its turn."""
@@ -201,7 +208,7 @@ async def generate(
             bar = progress.add_bar(f"answer  {alias}", sum(len(job.samples) for job in todo))
             out = stack.enter_context(JsonlAppender(files[alias]))
             client = engine.client(alias)
-            sinks.append(sink := AnswerSink(client, out, progress, bar, failures, written))
+            sinks.append(sink := AnswerSink(client, out, progress, bar, failures, written, checked))
             jobs = lazy_jobs(_answer_one, todo, sink)
             if client.batcher is not None:  # its last batch of answers is cut once every job has started
                 client.batcher.feeding()
@@ -298,7 +305,8 @@ def _write_answer(
     completion: Completion,
     batched: bool,
     metadata: dict[str, Any],
-) -> None:
+) -> dict[str, Any]:
+    """The answer's record, appended to ``out`` and returned."""
     usage = completion.usage()
     if batched:  # token counts are the request's, on its first answer only (sums stay what was billed)
         usage["batched"] = True
@@ -315,7 +323,28 @@ def _write_answer(
         reasoning=completion.reasoning or None,
         content_head=completion.content_head,  # the content as written is content_head + answer
     )
-    out.append(dict(record))
+    written = dict(record)
+    out.append(written)
+    return written
+
+
+def rule_checks_ahead(rule_suite: str | None, mode: str) -> AnswerChecked | None:
+    """What starts a rule-checked run's checks as its answers arrive (:func:`jurist.rules.start_checking`),
+    overlapping them with the requests still out, so the run's end finds them done: the same checks of
+    the same text (:func:`jurist.rules.visible_answer` of the record) that the end asks for. None where
+    the run checks nothing (no rule suite, or answers only)."""
+    if rule_suite is None or mode == "inference-only":
+        return None
+    from jurist.rules import checkers, start_checking, visible_answer
+
+    table = checkers(rule_suite)
+
+    def checked(question: Question, record: Mapping[str, Any]) -> None:
+        text, _ = visible_answer(record)
+        ids, kwargs = question.metadata["instruction_id_list"], question.metadata["kwargs"]
+        start_checking(table, text, ids, kwargs, question.prompt)
+
+    return checked
 
 
 class PartialGames:

@@ -24,6 +24,7 @@ from jurist.engine import Engine, ModelClient, RequestFailed
 from jurist.judging import PartialJudgment
 from jurist.report import StageProgress
 from jurist.run.generate import (
+    AnswerChecked,
     AnswerJob,
     FailureLog,
     JudgeJob,
@@ -249,9 +250,11 @@ async def answer_and_judge(
     progress: StageProgress,
     *,
     overlap: bool = True,
+    checked: AnswerChecked | None = None,
 ) -> None:
     """Both stages of a run: answer ``answering``, and judge what is missing, each answer as soon as it
-    and its baseline's answer exist (``overlap``; else only once every answer is in).
+    and its baseline's answer exist (``overlap``; else only once every answer is in); ``checked`` gets
+    each answer record as it is written (a rule-checked run's checks: ``rule_checks_ahead``).
 
     ``shipped``: the benchmark's own answers being written; the judge stage's work is read once they are
     on disk. When the budget stops the run, nothing more is started in either stage. A stage that fails
@@ -270,7 +273,7 @@ async def answer_and_judge(
 
     hand_over = overlap and judging is not None
     answers = asyncio.ensure_future(
-        generate(engine, answering, answer_files, failures, progress, written if hand_over else None)
+        generate(engine, answering, answer_files, failures, progress, written if hand_over else None, checked)
     )
     running: list[asyncio.Future[None]] = [answers]
     try:

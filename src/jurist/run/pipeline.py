@@ -24,7 +24,7 @@ from jurist.run.budget import BUDGET_STOPPED, RunLedger
 from jurist.run.card import card_wanted, check_gate, gate, probe_judges, show_card, skipped_probe_lines
 from jurist.run.config import Mode, RunConfig, RunResult
 from jurist.run.finish import closing_lines, missing_lines, score_finished_run
-from jurist.run.generate import AnswerJob
+from jurist.run.generate import AnswerJob, rule_checks_ahead
 from jurist.run.indexes import RunIndexes
 from jurist.run.judge import Judging, answer_and_judge
 from jurist.run.kept_questions import keep_questions
@@ -222,8 +222,17 @@ class Pipeline:
         work, self._work = self._pending_work(), None
         files = {alias: self.plan.run_dir.answers(alias) for alias in work}
         judging = Judging(self.plan.judges, self._judge_feed, self.plan.run_dir) if self.plan.judges else None
+        checked = rule_checks_ahead(self.plan.bench.rule_suite, self.plan.mode)
         await answer_and_judge(
-            engine, work, files, judging, shipped, self.record.failures, progress, overlap=self.overlap_stages
+            engine,
+            work,
+            files,
+            judging,
+            shipped,
+            self.record.failures,
+            progress,
+            overlap=self.overlap_stages,
+            checked=checked,
         )
         if card_wanted(self.plan) and not engine.ledger.stopped:  # the judge card (jurist.audit)
             self.card = await probe_judges(engine, self.plan, self.judge_work())
