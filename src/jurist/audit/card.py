@@ -12,11 +12,13 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from jurist.errors import JuristError
-from jurist.ratings import ProbeInterval, calibration_interval
 from jurist.store import write_json_atomic
+
+if TYPE_CHECKING:  # the statistics (numpy, scipy) load where a card is computed, not where one is read
+    from jurist.ratings import ProbeInterval
 
 SCHEMA = "jurist.judge_card/1"
 CARD_FILE = "judge_card.json"
@@ -145,6 +147,8 @@ def calibration_result(
     """The calibration probe of any judge kind: the Brier score of its ``stated`` probabilities against
     what ``happened`` (with a bootstrap over ``clusters``, their questions) and the ECE, saying what the
     outcomes are (``against``)."""
+    from jurist.ratings import calibration_interval
+
     found = calibration_interval(stated, happened, clusters, seed=seed)
     return ProbeResult("calibration", found.brier, extra={"ece": round(found.ece, 4), "against": against})
 

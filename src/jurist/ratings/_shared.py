@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -66,6 +65,7 @@ def check_connected(i: IntArray, j: IntArray, n_models: int, message: str) -> No
     is flat along the difference between the groups), so a fit must refuse such data rather than report an
     arbitrary gauge.
     """
+    import scipy.sparse as sp  # here, not at the top: scipy is 0.1 s of a run's start that fits nothing
     from scipy.sparse.csgraph import connected_components
 
     graph = sp.coo_matrix((np.ones(len(i)), (i, j)), shape=(n_models, n_models))
@@ -99,6 +99,8 @@ def bootstrap_counts(
     if cluster_idx.size != row_of_input.size:
         raise ValueError(f"clusters must give one id per {unit}")
     n_clusters = int(cluster_idx.max()) + 1
+    import scipy.sparse as sp
+
     incidence = sp.csr_matrix(
         (np.ones(cluster_idx.size), (cluster_idx.ravel(), row_of_input)),
         shape=(n_clusters, len(counts)),

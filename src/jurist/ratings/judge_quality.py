@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:  # numpy is imported where the arrays are made: JudgeBench's pair rule and the run's
+    import numpy as np  # sanity table need none of it, and it is 0.1 s of a run's start
+    import numpy.typing as npt
 
 TIE = "A=B"
 DECISIONS: tuple[str, ...] = ("A>B", TIE, "B>A")
@@ -25,6 +27,8 @@ _OPPOSITE = {"A>B": "B>A", "B>A": "A>B"}
 def first_position_wins(labels: Sequence[str | None]) -> npt.NDArray[np.float64]:
     """Per game, from its position label: 1.0 when the answer shown first won, 0.0 when the second did,
     NaN for a tie or no verdict (neither position won)."""
+    import numpy as np
+
     return np.array(
         [math.nan if label is None or label == TIE else float(label.startswith("A")) for label in labels],
         dtype=np.float64,
@@ -33,6 +37,8 @@ def first_position_wins(labels: Sequence[str | None]) -> npt.NDArray[np.float64]
 
 def first_position_rate(labels: Sequence[str | None]) -> float:
     """Share of decisive games won by the answer shown first (0.5: no position bias); NaN with none."""
+    import numpy as np
+
     wins = first_position_wins(labels)
     decisive = wins[~np.isnan(wins)]
     return float(decisive.sum() / decisive.size) if decisive.size else math.nan
@@ -44,6 +50,8 @@ def swap_agreements(first: Sequence[str | None], second: Sequence[str | None]) -
     agreement with a verdict that does not exist cannot be claimed."""
     if len(first) != len(second):
         raise ValueError(f"{len(first)} first games for {len(second)} second games")
+    import numpy as np
+
     return np.array(
         [float(a is not None and a == b) for a, b in zip(first, second, strict=True)], dtype=np.float64
     )

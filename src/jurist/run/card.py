@@ -14,19 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from jurist.audit import (
-    CARD_FILE,
-    DEFAULT_SAMPLE,
-    GATE_EXIT,
-    MIN_ITEMS,
-    JudgeCardRun,
-    flagged,
-    items_per_probe,
-    probes_need,
-    read_card,
-    request_sets,
-    write_card,
-)
+from jurist.audit import CARD_FILE, GATE_EXIT, MIN_ITEMS, flagged, read_card, write_card
 from jurist.engine import Engine
 from jurist.errors import JuristError
 from jurist.judging import JudgeItem
@@ -60,6 +48,8 @@ def check_gate(plan: RunPlan) -> None:
 
 async def probe_judges(engine: Engine, plan: RunPlan, work: JudgeWork) -> dict[str, Any]:
     """Every judge's probes on the run's own judgments; judge_card.json written, its document returned."""
+    from jurist.audit import JudgeCardRun  # the probes' machinery: only where a card is made
+
     questions = {question.uid: question for question in plan.bench.questions}
     card = JudgeCardRun(
         dict(plan.kinds), questions, seed=plan.config.scoring.seed, sample=plan.config.card.items
@@ -94,6 +84,8 @@ def probe_estimates(
     """``--dry-run``'s rows for the judge card's probes, as the card would size them from each judge's
     requests (new, cached and on disk), each as large as that judge's average new request: an upper
     bound (a probe finds fewer items than it may send when few judgments qualify, e.g. for injection)."""
+    from jurist.audit import DEFAULT_SAMPLE, items_per_probe, request_sets  # the probes: only with a card
+
     if not card_wanted(plan):
         return {}
     sample = plan.config.card.items or DEFAULT_SAMPLE
@@ -131,6 +123,8 @@ SHARE_SKIP = "judge requests allow"
 def skipped_probe_lines(document: Mapping[str, Any], plan: RunPlan) -> list[str]:
     """For each judge whose request probes the tenth of a small run left out: how many judge requests
     they need, and the ``--judge-card N`` that asks for them anyway (said in the run's closing lines)."""
+    from jurist.audit import probes_need, request_sets  # the probes' machinery: only where a card is made
+
     lines = []
     for judge, entry in (document.get("judges") or {}).items():
         probes = entry.get("probes") or {}

@@ -14,15 +14,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jurist import lazy_face
 from jurist.config import ANTHROPIC_API_BASE, ModelSpec
-from jurist.engine.batch.billing import BatchStopped
-from jurist.engine.batch.dispatcher import BatchDispatcher
 from jurist.engine.batch.journal import JOURNAL_FILE, BatchJournal, JournalUnreadable
-from jurist.engine.batch.openai_batches import OpenAIBatches
 from jurist.engine.batch.settings import BatchFallback, BatchSettings
 from jurist.errors import JuristError
 
 if TYPE_CHECKING:
+    from jurist.engine.batch.billing import BatchStopped
+    from jurist.engine.batch.dispatcher import BatchDispatcher
+    from jurist.engine.batch.openai_batches import OpenAIBatches
     from jurist.engine.cache.identity import Identity
     from jurist.engine.cache.store import RequestCache
     from jurist.engine.wire.transport import Completion
@@ -41,6 +42,12 @@ __all__ = [
     "check_batchable",
     "dispatcher_for",
 ]
+
+# The dispatcher and the providers' wire load when a model is batched (dispatcher_for), not with the
+# run's settings: a run that batches nothing never imports them.
+_LAZY = {"BatchStopped": "billing", "BatchDispatcher": "dispatcher", "OpenAIBatches": "openai_batches"}
+__getattr__ = lazy_face(__name__, _LAZY)
+
 
 BATCH_PHASES = frozenset({"judge", "reask"})
 ALL_PHASES = frozenset({"generate", "judge", "reask"})
@@ -104,6 +111,9 @@ def dispatcher_for(
 ) -> BatchDispatcher:
     """The dispatcher of ``spec``'s batches, at its first endpoint (a batch goes to one place); the
     lines it books without a request (billed before a restart) go to ``ledger``."""
+    from jurist.engine.batch.dispatcher import BatchDispatcher
+    from jurist.engine.batch.openai_batches import OpenAIBatches
+
     check_batchable(spec)
     endpoint = spec.resolved_endpoints()[0]
     if spec.api_type == "anthropic":
