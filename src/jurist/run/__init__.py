@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         interrupt_on_signals,
         run_interruptibly,
         sigterm_as_interrupt,
+        stop_loop_on_signals,
     )
     from jurist.run.merge import MergeReport, checked_shards, merge_shards
     from jurist.run.merge_checks import ShardDir
@@ -73,6 +74,7 @@ _HOMES = {
     "run_interruptibly": "interrupts",
     "interrupt_on_signals": "interrupts",
     "sigterm_as_interrupt": "interrupts",
+    "stop_loop_on_signals": "interrupts",
     "Pipeline": "pipeline",
     "run_pipeline": "pipeline",
     "run_plan": "pipeline",
@@ -127,6 +129,7 @@ __all__ = [
     "RunConfig",
     "interrupt_on_signals",
     "sigterm_as_interrupt",
+    "stop_loop_on_signals",
     "EngineSettings",
     "ScoringSettings",
     "BudgetSettings",

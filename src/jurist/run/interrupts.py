@@ -132,3 +132,10 @@ def sigterm_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def stop_loop_on_signals(loop: asyncio.AbstractEventLoop, stop: Callable[[], None]) -> None:
+    """Ctrl-C and SIGTERM call ``stop`` on ``loop``: how a long-lived server (``jurist serve``) ends, its
+    site stopped and its engine closed by the code waiting on ``stop``, never mid-request."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop)

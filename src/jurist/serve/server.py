@@ -9,7 +9,6 @@ servers jurist started stopped by their process group), the usage log and the di
 from __future__ import annotations
 
 import asyncio
-import signal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from aiohttp import web
 
 from jurist.errors import JuristError
 from jurist.redact import register_secret
+from jurist.run import stop_loop_on_signals
 from jurist.serve.app import LOOPBACK, Access, Bounds, reward_app
 from jurist.serve.metrics import ServeMetrics
 from jurist.serve.service import RewardService, ServeSettings
@@ -120,9 +120,7 @@ def serve_forever(server: RewardServer, ready: Callable[[str], None] | None = No
     async def main() -> None:
         await server.start()
         stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
+        stop_loop_on_signals(asyncio.get_running_loop(), stop.set)
         try:
             if ready is not None:
                 ready(server.url)

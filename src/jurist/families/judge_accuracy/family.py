@@ -138,8 +138,10 @@ def score_judgebench_run(
             notes.append(f"shown as the run wrote {JUDGEBENCH_FILE}, not recomputed: {why}")
             return _stored_rows(root, chosen, why), notes
     else:
-        rows = [_score_old_layout(root, judge) for judge in chosen]
-        notes.append("scored from judgments written by jurist's earlier JudgeBench runner")
+        raise JuristError(
+            f"{root / 'judgments'}: no judge has {CANDIDATE_FILE} (judgments written by an older jurist's "
+            "JudgeBench runner, a layout this one does not read): run the benchmark again elsewhere"
+        )
     return rows, notes
 
 
@@ -190,38 +192,6 @@ def _run_pairs(run_json: dict[str, Any]) -> list[Pair]:
         return [pair_of(by_uid[uid]) for uid in chosen]
     limit = run_json.get("limit")
     return [pair_of(q) for q in bench.limited(limit if isinstance(limit, int) else None).questions]
-
-
-def _score_old_layout(root: Path, judge: str) -> dict[str, Any]:
-    """One judge's accuracy from the earlier runner's self-contained lines (the last line per pair wins)."""
-    from jurist.benchmarks import (
-        LABELS,
-        normalize_decision,
-        score_games,
-        score_row,
-        source_group,
-        unswap,
-    )
-    from jurist.store import iter_numbered_jsonl
-
-    latest: dict[str, dict[str, Any]] = {}
-    for path in sorted((root / "judgments" / judge).glob("*.jsonl")):
-        for _, record in iter_numbered_jsonl(path, repair=False):
-            if "pair_id" in record:
-                latest[str(record["pair_id"])] = record
-    items = []
-    models: set[str] = set()
-    for pair_id, record in latest.items():
-        label = record.get("label")
-        games = record.get("games")
-        if label not in LABELS or not isinstance(games, list) or not games:
-            raise JuristError(f"{root / 'judgments' / judge}: pair {pair_id!r} has no label or games")
-        decisions = [normalize_decision(game.get("label")) for game in games]
-        if len(decisions) == 2:
-            decisions[1] = unswap(decisions[1])
-        items.append((source_group(str(record.get("source", ""))), label, tuple(decisions)))
-        models.add(str(record.get("response_model", "")))
-    return score_row(score_games(judge, ",".join(sorted(models)), items))
 
 
 def _stored_rows(root: Path, judges: list[str], why: str) -> list[dict[str, Any]]:
