@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import gc
 import logging
 import sys
 from typing import Annotated, Any
@@ -109,7 +108,6 @@ def main() -> None:
         sys.exit(2)
     if code == 130:  # typer turns Ctrl-C (and our SIGTERM handler) into exit code 130
         _interrupted_line()
-    gc.freeze()  # the exit's collections would walk the whole heap (nltk, scipy...) the OS frees anyway
     sys.exit(code if isinstance(code, int) else 0)
 
 
