@@ -54,7 +54,9 @@ def test_a_signal_while_the_command_starts_ends_it_in_one_line(signum: int, afte
         return
     assert len(lines) == 1 and "Traceback" not in err, err  # said, in one line
     assert process.returncode in (130, 128 + signum, -signum, -signal.SIGINT), err
-    assert "stopped by" in lines[0] or "interrupted" in lines[0]
+    # the signal came while it started (stopped, interrupted), or once it had said its own one line and was
+    # exiting (a loaded machine: the interpreter's teardown is slow), which is one line all the same
+    assert "stopped by" in lines[0] or "interrupted" in lines[0] or "no such run directory" in lines[0]
 
 
 def _stored(path: Path) -> None:

@@ -16,6 +16,7 @@ picks one per model:
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -144,6 +145,21 @@ def _cl100k_count() -> Callable[[str], int]:
 # -- which tokenizer a model gets ---------------------------------------------------------------------------
 _counters: dict[tuple[str, ...], TokenCounter] = {}
 _counters_lock = threading.Lock()
+
+
+def _close_counters() -> None:
+    """At exit, before module teardown: free what the process's counters hold natively (a GGUF's
+    vocabulary), which llama.cpp would otherwise free through module globals already cleared."""
+    with _counters_lock:
+        counters = list(_counters.values())
+        _counters.clear()
+    for counter in counters:
+        close = getattr(counter, "close", None)
+        if callable(close):
+            close()
+
+
+atexit.register(_close_counters)
 
 
 def openai_encoding(name: str) -> str | None:

@@ -74,6 +74,12 @@ class GgufCounter:
         with self._lock:
             return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
+    def close(self) -> None:
+        """Free the vocabulary's native model now (idempotent), not when the interpreter tears down the
+        modules llama.cpp frees it through."""
+        with self._lock:
+            self._llama.close()
+
 
 def _vocab_only_llama(path: Path, chat_format: str | None) -> Any:
     try:
