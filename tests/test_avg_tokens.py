@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from jurist.families.pairwise.tokens import TokenLengths, add_avg_tokens
-from jurist.scoring.common import Battle, Row
+from jurist.ratings import Battle, Row
 from jurist.store.line_index import AnswerIndex
 from jurist.store.run_dir import RunDir
 

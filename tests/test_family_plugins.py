@@ -23,6 +23,7 @@ from jurist.families import (
     RunEnd,
     ScoreRequest,
     Scores,
+    SummaryBoard,
     family_names,
     family_of_metrics,
     family_of_run,
@@ -67,8 +68,8 @@ class CoinFamily:
         for row in scores.rows:
             out.print(f"{row['model']}: {row['heads']:.1f}")
 
-    def summary(self, rows: Sequence[Mapping[str, Any]], method: Any) -> tuple[str, list[float] | None]:
-        return "Heads (%)", [0.0, 100.0]
+    def summary(self, rows: Sequence[Mapping[str, Any]], method: Any) -> SummaryBoard:
+        return SummaryBoard("Heads (%)", [0.0, 100.0], layout="table")
 
     def headline(self, row: Mapping[str, Any]) -> Headline | None:
         return Headline("heads", row["heads"], None, None)
@@ -136,7 +137,7 @@ def test_a_family_from_an_entry_point_scores_prints_and_keeps_a_run(
     capsys.readouterr()
     show([run])  # the command, as a user types it
     assert "a: 75.0" in capsys.readouterr().out
-    assert score_family("coin").summary(scores.rows, None) == ("Heads (%)", [0.0, 100.0])
+    assert score_family("coin").summary(scores.rows, None) == SummaryBoard("Heads (%)", [0.0, 100.0], "table")
     assert family_of_metrics(["heads-share"]) == "coin"  # a plugin benchmark's metric: its family's
     assert family_names()[-1] == "coin" and asked == ["jurist.families"]  # read once
 

@@ -17,12 +17,12 @@ from jurist.ratings import (
     first_position_rate,
     first_position_wins,
     game_points,
+    judge_sanity,
     pair_decision,
     pair_points,
     swap_agreements,
     swap_consistency,
 )
-from jurist.scoring import judge_sanity
 
 FIVE = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
 

@@ -30,8 +30,7 @@ ALLOWED: dict[str, set[str]] = {
     "engine": {"config", "errors", "money", "redact", "tokens"},  # the only code that talks to models
     "judging": {"config", "engine", "errors", "plugins", "rules", "store"},  # no benchmark module
     "benchmarks": {"config", "errors", "judging", "plugins", "ratings", "rules", "store", "tokens"},
-    "scoring": {"errors", "ratings"},  # the battle vocabulary and the judges' sanity, below the families
-    "report": {"benchmarks", "errors", "scoring"},  # tables any family prints through
+    "report": {"benchmarks", "errors", "ratings"},  # tables any family prints through
     # what varies: one subpackage per scoring family behind one protocol, and the door at its top
     "families": {
         "benchmarks",
@@ -41,7 +40,6 @@ ALLOWED: dict[str, set[str]] = {
         "ratings",
         "report",
         "rules",
-        "scoring",
         "store",
         "tokens",
     },

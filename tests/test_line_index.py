@@ -85,12 +85,18 @@ def test_a_bad_answer_line_names_file_line_and_field(tmp_path: Path) -> None:
 
 def test_judgment_index_knows_invalid_ones_without_reading_them_again(tmp_path: Path) -> None:
     path = tmp_path / "j.jsonl"
-    _write(path, [{"key": "k1", "invalid": True}, {"key": "k2", "games": []}, {"key": "k1", "games": []}])
+    pairwise = {"kind": "pairwise", "games": []}
+    _write(
+        path,
+        [{"key": "k1", "invalid": True}, {"key": "k2", **pairwise}, {"key": "k1", **pairwise}, {"key": "k4"}],
+    )
     index = JudgmentIndex(path)
-    assert len(index) == 2 and "k1" in index and not index.invalid("k1")  # the re-judge replaced it
+    assert len(index) == 3 and "k1" in index and not index.invalid("k1")  # the re-judge replaced it
     record = index.record("k2")
     assert record is not None and record["kind"] == "pairwise" and record["sample"] == 0
     assert index.record("k3") is None and not index.invalid("k3")
+    with pytest.raises(InputError, match=r"j\.jsonl: line 4: field 'kind' is missing"):
+        index.record("k4")  # an untagged record is refused, not guessed a kind from its other fields
     _write(path, [{"games": []}])
     with pytest.raises(InputError, match="line 1.*key"):
         JudgmentIndex(path)

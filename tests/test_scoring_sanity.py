@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from jurist.families import ScoreOptions, score_run, write_outputs
-from jurist.scoring import judge_sanity, sanity_warnings
+from jurist.ratings import judge_sanity, sanity_warnings
 
 Verdict = tuple[str, int]  # (winner as model_a|model_b|tie, weight)
 

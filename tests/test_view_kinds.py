@@ -52,7 +52,7 @@ def test_rubric_items_come_with_the_answers_score(runs: dict[str, Path]) -> None
     for i, row in enumerate(view.rows):
         (judged,) = view.payload(i)["runs"][0]["judged"]  # its points are not listed a second time
         record = judged["record"]
-        assert judged["kind"] == "rubric" and record == stored[row.uid]
+        assert judged["kind"] == "rubric" and record == stored[row.uid] and judged["grading"] == "points"
         items = record["items"]
         assert all({"criterion", "points", "status", "raw"} <= set(item) for item in items)
         if any(item["status"] != "scored" for item in items):
@@ -82,6 +82,7 @@ def test_writingbench_criteria_scores_and_descriptions(runs: dict[str, Path]) ->
         (judged,) = payload["runs"][0]["judged"]
         items = judged["record"]["items"]
         assert judged["score"] == pytest.approx(sum(item["score"] for item in items) / len(items))
+        assert judged["grading"] == "criteria"  # how the page reads the items: the suite's, not its name
         assert all(payload["criteria"][item["name"]] for item in items)  # the checklist's descriptions
         scores.extend(item["score"] for item in items)
     assert leaderboard(run)["overall"] == pytest.approx(sum(scores) / len(scores))
@@ -97,6 +98,22 @@ def test_each_family_is_summarised_on_its_own_scale(runs: dict[str, Path]) -> No
         "Leaderboard: weighted win rate against the baseline (%)"
     )
     assert hb["points"] == [] and wb["points"] == []  # rubric grades are in the leaderboard, not here
+    # the layout, column and breakdowns the page draws are each family's (and suite's) own
+    assert (hb["board"]["layout"], hb["board"]["score_field"], hb["board"]["digits"]) == (
+        "rubric",
+        "score",
+        3,
+    )
+    assert [part[0] for part in hb["board"]["breakdowns"]] == ["themes", "axes"]
+    assert (wb["board"]["layout"], wb["board"]["score_field"], wb["board"]["digits"]) == (
+        "rubric",
+        "overall",
+        2,
+    )
+    assert wb["board"]["score_label"] == "overall (1-10)" and wb["board"]["breakdowns"] == [
+        ["domain1", "domain", "By domain (1-10)"]
+    ]
+    assert custom["board"]["layout"] == "pairwise"
 
 
 def test_prompts_of_a_question_file_are_kept_in_the_run(runs: dict[str, Path], tmp_path: Path) -> None:

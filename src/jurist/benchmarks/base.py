@@ -229,6 +229,11 @@ class RubricSuite:
     """The variants the suite is scored in (the first is the default; empty: one way only)."""
     unclipped_variants: tuple[str, ...] = ()
     """Variants whose means are not clipped to the scale (eval_framework's HealthBench)."""
+    board_label: str = "score (0-1)"
+    """The browser summary's heading of the headline column."""
+    breakdowns: tuple[tuple[str, str, str], ...] = ()
+    """The leaderboard row's breakdowns the browser summary shows under it: (row field, what one entry
+    is, heading)."""
 
     @property
     def fraction(self) -> bool:

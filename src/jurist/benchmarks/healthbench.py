@@ -49,6 +49,8 @@ RUBRIC_SUITE = RubricSuite(
     paired_scale=100.0,
     variants=("simple-evals", "eval-framework"),
     unclipped_variants=("eval-framework",),
+    board_label="score (0-1)",
+    breakdowns=(("themes", "theme", "By theme (0-1)"), ("axes", "axis", "By axis (0-1)")),
 )
 """How HealthBench's scores read (:class:`jurist.benchmarks.base.RubricSuite`): simple-evals' clipped mean
 of met points over possible points, or eval_framework's unclipped one."""

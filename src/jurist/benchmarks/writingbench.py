@@ -46,6 +46,8 @@ RUBRIC_SUITE = RubricSuite(
     title="WritingBench overall: mean criterion score (1-10)",
     paired_units="score (1-10)",
     paired_scale=10.0,
+    board_label="overall (1-10)",
+    breakdowns=(("domain1", "domain", "By domain (1-10)"),),
 )
 """How WritingBench's scores read (:class:`jurist.benchmarks.base.RubricSuite`): the micro average of its
 1-10 criterion scores, shown x10 as its leaderboard does."""

@@ -1,6 +1,6 @@
 """Decisions between runs: paired comparisons (``jurist compare``), release gates (``--gate``) and adaptive
 evaluation that stops once the answer is known (``--adaptive``). Statistics are :mod:`jurist.ratings`'
-(``paired``, ``confseq``); the runs' outcomes come through :mod:`jurist.scoring` (``paired``).
+(``paired``, ``confseq``); the runs' outcomes come through :mod:`jurist.families` (``paired``).
 """
 
 from __future__ import annotations

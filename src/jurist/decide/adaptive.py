@@ -5,7 +5,7 @@ comparison with a reference run decided — with an interval that stays valid ho
 Each round is an ordinary run of the same directory on a longer prefix of one seeded order
 (``--limit K --sample shuffled``), so nothing asked before is asked again and a later run without
 ``--adaptive`` completes the task from where it stopped. After each round the run's per-question
-outcomes (:func:`jurist.scoring.read_outcomes`) feed an anytime-valid confidence sequence
+outcomes (:func:`jurist.families.read_outcomes`) feed an anytime-valid confidence sequence
 (:mod:`jurist.ratings.confseq`, Waudby-Smith and Ramdas' empirical Bernstein, without replacement from the
 task's N questions), per (judge, model) or for the paired difference with the reference. ``adaptive.json``
 records the n used, the interval and what it guarantees, and the judge calls used against the full task.

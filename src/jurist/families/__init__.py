@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         RunEnd,
         ScoreRequest,
         Scores,
+        SummaryBoard,
         score_run_dir,
         write_documents,
     )
@@ -119,6 +120,7 @@ _HOMES = {
     "Family": "door",
     "FinishedRun": "door",
     "Headline": "door",
+    "SummaryBoard": "door",
     "RecordedRun": "door",
     "RunEnd": "door",
     "ScoreRequest": "door",
@@ -199,6 +201,7 @@ __all__ = [
     "FinishedRun",
     "HARD_PREF",
     "Headline",
+    "SummaryBoard",
     "LABELS",
     "LABEL_GAP",
     "METRICS",

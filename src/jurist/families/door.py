@@ -200,6 +200,28 @@ class Headline:
     fraction: bool = False
 
 
+BoardLayout = str
+"""How the browser draws a leaderboard (view/assets/summary.js): ``pairwise`` (a score or rating with its
+interval, per judge and category), ``rubric`` (a score on the suite's scale, then its breakdowns),
+``rules`` (the four instruction-following rates), ``table`` (every plain field as a column). A plugin
+family picks one of these."""
+
+
+@dataclass(frozen=True)
+class SummaryBoard:
+    """The browser summary of one run's leaderboard, as its family draws it: the title, the axis (None:
+    fitted to the numbers), the layout, and for a ``rubric`` board the row field it ranks on, that
+    column's heading, its digits and the breakdowns shown under it (row field, label, heading)."""
+
+    title: str
+    scale: list[float] | None = None
+    layout: BoardLayout = "table"
+    score_field: str = "score"
+    score_label: str = "score (0-1)"
+    digits: int = 3
+    breakdowns: tuple[tuple[str, str, str], ...] = ()
+
+
 class Family(Protocol):
     """One family: outcomes (at a run's end) -> score (a run directory, a request) -> documents, and how
     its scores are shown: the terminal's tables, the browser's title and axis, the ``--tasks`` headline,
@@ -227,9 +249,8 @@ class Family(Protocol):
         """The scores in ``fmt`` (table, json, csv, markdown) on ``out``, with their warnings."""
         ...
 
-    def summary(self, rows: Sequence[Row], method: Any) -> tuple[str, list[float] | None]:
-        """The browser's summary title for these leaderboard rows, and the axis they are drawn on (None:
-        fitted to the numbers)."""
+    def summary(self, rows: Sequence[Row], method: Any) -> SummaryBoard:
+        """How the browser's summary draws these leaderboard rows (its title, axis and layout)."""
         ...
 
     def headline(self, row: Mapping[str, Any]) -> Headline | None:

@@ -95,12 +95,20 @@ def _family_class(name: FamilyName) -> type[Family] | None:
     return _added.get(name)
 
 
+_instances: dict[str, Family] = {}
+"""One instance per family class: a family holds no state, so every caller in a run (the end of the run,
+its printing, ``show``, the browser, ``--tasks``) asks the same one."""
+
+
 def score_family(name: FamilyName) -> Family:
     """The implementation of the family ``name``."""
     cls = _family_class(name)
     if cls is None:
         raise JuristError(f"no scoring family {name!r}; known: {', '.join(family_names())}")
-    return cls()
+    made = _instances.get(name)
+    if made is None or type(made) is not cls:  # a re-registered test family replaces the one made
+        made = _instances[name] = cls()
+    return made
 
 
 def family_of_metrics(metrics: Iterable[str]) -> FamilyName:

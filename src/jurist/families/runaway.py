@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jurist.scoring import Row
+from jurist.ratings import Row
 
 SEPARATION_WORDS = {
     1: "won every game outright (no loss, no tie) against the rest",

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         judge_kind_layout,
         judge_kind_outcome,
         judge_kind_probes,
+        judge_kind_sends_own_sampling,
     )
     from jurist.judging.pairwise import PairwiseJudge, battles_from_judgment, judgment_key
     from jurist.judging.protocols import JudgeProtocol
@@ -51,6 +52,7 @@ _HOMES = {
     "JudgmentLayout": "kinds",
     "judge_kind_for": "kinds",
     "judge_kind_layout": "kinds",
+    "judge_kind_sends_own_sampling": "kinds",
     "judge_kind_outcome": "kinds",
     "judge_kind_probes": "kinds",
     "PairwiseJudge": "pairwise",
@@ -89,6 +91,7 @@ __all__ = [
     "is_switched",
     "judge_kind_for",
     "judge_kind_layout",
+    "judge_kind_sends_own_sampling",
     "judge_kind_outcome",
     "judge_kind_probes",
     "judgment_key",

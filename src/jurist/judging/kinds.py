@@ -94,6 +94,9 @@ DEFAULT_LAYOUT: JudgmentLayout = "fields"
 """The layout of a kind that declares none, and of a kind name in no registry here (a run judged by a
 plugin that is not installed where the run is viewed)."""
 _BUILTIN_LAYOUTS: dict[str, JudgmentLayout] = {"pairwise": "games", "preference": "fields", "rubric": "items"}
+_BUILTIN_OWN_SAMPLING = frozenset({"rubric"})
+"""Built-in kinds that fill in the reference grader's sampling themselves (per request, from the grader
+settings their prompt source carries) rather than through the judge's models-file spec."""
 _registered: dict[str, JudgeKindFactory] = {}
 _registered_outcomes: dict[str, OutcomeKind] = {}
 _registered_probes: dict[str, str | None] = {}
@@ -169,6 +172,17 @@ def judge_kind_layout(name: str) -> JudgmentLayout:
         raise JuristError(f"plugin {_plugin(name).where}: LAYOUT is {layout!r}, not one of {choices}")
     known: JudgmentLayout = layout
     return known
+
+
+def judge_kind_sends_own_sampling(name: str) -> bool:
+    """Whether kind ``name`` sends the reference judge's sampling itself (a built-in rubric grader, or a
+    plugin whose module sets ``OWN_SAMPLING = True``), so the run leaves its judges' specs as the models
+    file has them; otherwise the run fills the reference's temperature and max_tokens in where unset."""
+    if name in _BUILTIN_OWN_SAMPLING:
+        return True
+    if name in _registered or name in _BUILTIN or plugin_named(ENTRY_POINTS, name) is None:
+        return False
+    return getattr(_kind_module(name), "OWN_SAMPLING", False) is True
 
 
 def judge_kind_names(*, installed: bool = True) -> list[str]:

@@ -8,6 +8,9 @@
 * ``placement``: placing judged models among human-voted arena models (JudgeArena's method).
 * ``probe_stats``: the judge card's intervals, gold agreement (JudgeBench's rule, kappa) and calibration.
 * ``judge_quality``: position bias, swap consistency and JudgeBench's pair rule, for every caller.
+* ``sanity``: those measures read from a run's battles (each judge's position-swap sanity row).
+* ``battles``: the battle vocabulary every reader of battles shares (outcome values, the whole-run
+  category key, four-decimal rounding).
 * ``separation``: which models have no finite BT/style MLE (won or lost every game), per replicate too.
 * ``winrate``: weighted win rate against one baseline with a question/entry bootstrap (and Arena-Hard
   v0.1's row bootstrap).
@@ -29,6 +32,7 @@ if TYPE_CHECKING:
         kappa_three,
         rank_correlation,
     )
+    from jurist.ratings.battles import ALL, OUTCOME, Battle, Row, r
     from jurist.ratings.binomial import Alternative, binomial_p_value
     from jurist.ratings.bt import (
         BattleCells,
@@ -55,6 +59,7 @@ if TYPE_CHECKING:
         swap_agreements,
         swap_consistency,
     )
+    from jurist.ratings.sanity import judge_sanity, sanity_warnings
     from jurist.ratings.lc_winrate import (
         GamedRows,
         GLMWeights,
@@ -116,6 +121,13 @@ if TYPE_CHECKING:
     from jurist.ratings.winrate import WinRate, row_bootstrap_intervals, win_rate_from_entries
 
 _HOMES = {
+    "ALL": "battles",
+    "OUTCOME": "battles",
+    "Battle": "battles",
+    "Row": "battles",
+    "r": "battles",
+    "judge_sanity": "sanity",
+    "sanity_warnings": "sanity",
     "Interval": "replacement",
     "LeaderboardFit": "replacement",
     "MonotoneMap": "replacement",
@@ -200,6 +212,13 @@ __getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [
+    "ALL",
+    "OUTCOME",
+    "Battle",
+    "Row",
+    "r",
+    "judge_sanity",
+    "sanity_warnings",
     "Interval",
     "LeaderboardFit",
     "MonotoneMap",

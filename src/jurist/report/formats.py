@@ -197,9 +197,9 @@ def render_sanity(rows: list[Row]) -> Table:
 
 
 def print_warnings(console: Console, sanity: list[Row], extra: list[str] | None = None) -> None:
-    """One line per degenerate judge, in plain words (see :func:`jurist.scoring.sanity_warnings`), then
+    """One line per degenerate judge, in plain words (see :func:`jurist.ratings.sanity_warnings`), then
     the scoring's own warnings (e.g. an ill-conditioned style fit)."""
-    from jurist.scoring import sanity_warnings
+    from jurist.ratings import sanity_warnings
 
     for warning in [*sanity_warnings(sanity), *(extra or [])]:
         console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False, soft_wrap=True)

@@ -40,7 +40,7 @@ from jurist.config import (
 from jurist.engine import EMBEDDED_ALIAS, embedded_model_spec
 from jurist.errors import JuristError
 from jurist.families import FamilyName, run_scoring_fields
-from jurist.judging import JudgeKind, judge_kind_for, judge_kind_outcome
+from jurist.judging import JudgeKind, judge_kind_for, judge_kind_outcome, judge_kind_sends_own_sampling
 from jurist.run.budget import BudgetPlan, resolve_budget
 from jurist.run.config import Mode, RunConfig
 from jurist.run.shards import ShardChoice, ShardPlan, shard_benchmark
@@ -174,7 +174,7 @@ def resolve(
     if EMBEDDED_ALIAS not in specs:  # jurist serves the embedded model itself (engine/servers/pool.py)
         specs[EMBEDDED_ALIAS] = embedded_model_spec()
     _check(config, bench, run_dir, specs, candidates, baselines, judges)
-    if bench.judge_kind != "rubric":  # the rubric kind sends its grader's reference settings itself
+    if bench.judge_kind is not None and not judge_kind_sends_own_sampling(bench.judge_kind):
         specs.update(reference_sampling(bench.info, judges, specs))
     kinds = {judge: _kind(config, bench, specs[judge]) for judge in judges}
     budget = resolve_budget(config, specs, run_dir.root, [*candidates, *baselines], judges)

@@ -203,12 +203,12 @@ class JudgmentIndex(_FollowedFile):
         return where is not None and bool(_JUDGMENT.unpack(where)[2])
 
     def record(self, key: str) -> dict[str, Any] | None:
-        """The stored judgment for ``key``, read from disk now, with ``kind`` and ``sample`` filled in."""
+        """The stored judgment for ``key``, read from disk now: its ``kind`` checked, ``sample`` filled in."""
         where = self._lines.get(key)
         if where is None:
             return None
         offset, number, _ = _JUDGMENT.unpack(where)
         record = read_jsonl_line(self.path, offset, number)
-        record["kind"] = judgment_kind(record)
+        judgment_kind(record, self.path, number)
         record.setdefault("sample", 0)
         return record

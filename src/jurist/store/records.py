@@ -135,14 +135,17 @@ def answer_record(
     return record  # type: ignore[return-value]
 
 
-def judgment_kind(record: dict[str, Any]) -> str:
-    """The kind of a judgment record: its ``kind`` field (``pairwise``: two position-swapped games;
-    ``preference``: one soft preference, AlpacaEval's judge and its imports; ``rubric``: one graded entry
-    per rubric item or criterion); records with none are pairwise games (``games``) or a preference."""
+def judgment_kind(record: Mapping[str, Any], path: object, line: int) -> str:
+    """The kind of a judgment record, line ``line`` of ``path``: its ``kind`` field (``pairwise``: two
+    position-swapped games; ``preference``: one soft preference, AlpacaEval's judge and its imports;
+    ``rubric``: one graded entry per rubric item or criterion). Every record schema 2 writes or imports
+    carries one, so a record without it is refused rather than guessed from its other fields."""
     kind = record.get("kind")
-    if isinstance(kind, str):
-        return kind
-    return "pairwise" if "games" in record else "preference"
+    if not isinstance(kind, str) or not kind:
+        raise InputError(
+            path, f"line {line}", "field 'kind' is missing (every judgment record names its kind)"
+        )
+    return kind
 
 
 def sample_of(record: Mapping[str, Any]) -> int:

@@ -248,7 +248,7 @@ class RunDir:
         for line, record in iter_numbered_jsonl(path):
             if "key" not in record:
                 raise InputError(path, f"line {line}", "field 'key' is missing")
-            record["kind"] = judgment_kind(record)
+            judgment_kind(record, path, line)
             record.setdefault("sample", 0)
             judgments[record["key"]] = record
         return judgments

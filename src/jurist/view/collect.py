@@ -197,7 +197,11 @@ def _read_judgments(run: RunDir, data: RunData, files: Files, layouts: Layouts) 
         latest: dict[tuple[str, Any], Judged] = {}
         keys: dict[tuple[str, Any], Key] = {}
         for ref, record in _records(path, files):
-            kind = judgment_kind(record)
+            try:
+                kind = judgment_kind(record, path, ref.line)
+            except InputError as exc:
+                data.notes.append(f"{exc}; left out")
+                continue
             layout = layouts.of(kind)
             judge = _text(record, "judge", judge_default)
             model = _text(record, "model", model_default)

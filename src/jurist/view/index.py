@@ -18,7 +18,8 @@ from jurist.errors import JuristError
 from jurist.store import answer_text
 from jurist.view import codes
 from jurist.view.card import card_view
-from jurist.view.collect import Files, RunData, read_run
+from jurist.view.collect import Files, Judged, RunData, read_run
+from jurist.view.rubric import scale_of
 
 TITLE_CHARS = 160
 META_CHARS = 4000
@@ -263,12 +264,7 @@ class ViewData:
             for model in run.baselines():  # baselines answer once (sample 0) for every sample
                 if model not in answers and baseline_slot and model in baseline_slot.answers:
                     answers[model] = _answer(self.files.read(baseline_slot.answers[model]))
-            judged = [
-                {"judge": j.judge, "model": j.model, "kind": j.kind, "layout": j.layout}
-                | {"record": self.files.read(j.ref)}
-                | ({"score": j.value} if j.layout == "items" else {})
-                for j in slot.judged
-            ]
+            judged = [_judged(j, self.files.read(j.ref)) for j in slot.judged]
             failures = [self.files.read(ref) for ref in slot.failures]
             runs.append({"answers": answers, "judged": judged, "failures": failures})
         return {
@@ -347,3 +343,14 @@ def _criteria(metadata: Any) -> dict[str, str]:
             described = entry.get("criteria_description")
             found[entry["name"]] = described if isinstance(described, str) else ""
     return found
+
+
+def _judged(judged: Judged, record: dict[str, Any]) -> dict[str, Any]:
+    """One judgment as the question page draws it; an ``items`` one with its answer's score and its
+    suite's grading (``points`` or ``criteria``: :class:`jurist.benchmarks.RubricSuite`), so the page never
+    asks which benchmark wrote it."""
+    shown: dict[str, Any] = {"judge": judged.judge, "model": judged.model, "kind": judged.kind}
+    shown |= {"layout": judged.layout, "record": record}
+    if judged.layout == "items":
+        shown |= {"score": judged.value, "grading": scale_of(record).grading}
+    return shown

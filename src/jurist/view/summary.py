@@ -1,9 +1,9 @@
 """The summary tab's numbers: each run's leaderboard, per-category scores, judge sanity, task tables.
 
 Numbers come from the run (``leaderboard.json``, ``ratings.json``) or from :mod:`jurist.families`, the scoring
-``jurist run`` and ``jurist show`` use, so the page never shows a figure the command line would not; the title
-and axis of each run's board are its family's (``summary``). Only the rubric table is computed here: a mean of
-point values, with no interval.
+``jurist run`` and ``jurist show`` use, so the page never shows a figure the command line would not; the
+title, axis and layout of each run's board are its family's (``summary``: :class:`jurist.families.
+SummaryBoard`). Only the rubric table is computed here: a mean of point values, with no interval.
 """
 
 from __future__ import annotations
@@ -34,11 +34,18 @@ def _run_summary(run: RunData, categories: bool) -> dict[str, Any]:
     scoring = run.info.get("scoring")
     scoring = scoring if isinstance(scoring, dict) else {}
     family, unknown = _family(run)
-    title, scale = score_family(family).summary(rows, ratings.get("method", scoring.get("method")))
+    board = score_family(family).summary(rows, ratings.get("method", scoring.get("method")))
     entry: dict[str, Any] = {
         "family": family,
-        "title": title + _published_label(rows),
-        "scale": scale,
+        "title": board.title + _published_label(rows),
+        "scale": board.scale,
+        "board": {
+            "layout": board.layout,
+            "score_field": board.score_field,
+            "score_label": board.score_label,
+            "digits": board.digits,
+            "breakdowns": [list(part) for part in board.breakdowns],
+        },
         "leaderboard": [{k: v for k, v in row.items() if k not in _HEAVY} for row in rows],
         "ci_level": ratings.get("ci_level", scoring.get("ci_level", 0.9)),
         "method": ratings.get("method", scoring.get("method")),

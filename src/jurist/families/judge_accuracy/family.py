@@ -29,6 +29,7 @@ from jurist.families.door import (
     RunEnd,
     ScoreRequest,
     Scores,
+    SummaryBoard,
     ignored_note,
 )
 from jurist.families.registry import FamilyName
@@ -100,8 +101,8 @@ class JudgeAccuracyFamily:
             print_rows(scores.rows, fmt, None if fmt == "json" else ROW_FIELDS)
         print_warnings(err, [], scores.warnings)
 
-    def summary(self, rows: Sequence[Mapping[str, Any]], method: Any) -> tuple[str, list[float] | None]:
-        return "Judge accuracy", None
+    def summary(self, rows: Sequence[Mapping[str, Any]], method: Any) -> SummaryBoard:
+        return SummaryBoard("Judge accuracy", layout="table")
 
     def headline(self, row: Mapping[str, Any]) -> Headline | None:
         return None  # a judge's accuracy, not a model's score: --tasks and sweeps have none to show

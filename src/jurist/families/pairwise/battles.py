@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jurist.errors import InputError, JuristError
-from jurist.scoring import ALL, OUTCOME, Battle
+from jurist.ratings import ALL, OUTCOME, Battle
 
 if TYPE_CHECKING:
     from jurist.store import RunDir
@@ -146,11 +146,11 @@ def _battles_from_judgments(run: RunDir) -> list[Battle]:
         raise JuristError(f"{run.root}: no battles.jsonl and no judgments/ to score")
     battles: list[Battle] = []
     for path in sorted(root.glob("*/*.jsonl")):
-        latest: dict[tuple[str, int], dict[str, Any]] = {}
-        for _, record in iter_numbered_jsonl(path, repair=False):
-            latest[(str(record.get("uid")), sample_of(record))] = record
-        for record in latest.values():
-            kind = judgment_kind(record)
+        latest: dict[tuple[str, int], tuple[int, dict[str, Any]]] = {}
+        for line, record in iter_numbered_jsonl(path, repair=False):
+            latest[(str(record.get("uid")), sample_of(record))] = line, record
+        for line, record in latest.values():
+            kind = judgment_kind(record, path, line)
             if kind == "pairwise":
                 battles.extend(battles_from_judgment(record))
             elif kind == "preference":  # a soft preference (AlpacaEval import)

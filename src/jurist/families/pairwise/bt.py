@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from jurist.errors import JuristError
 from jurist.families.pairwise.common import Oriented, anchor, bootstrap_design, model_counts, model_rows
 from jurist.families.runaway import mark_runaways
-from jurist.scoring import OUTCOME, Battle, Row
+from jurist.ratings import OUTCOME, Battle, Row
 
 if TYPE_CHECKING:
     from jurist.families.pairwise.options import ScoreOptions, Settings

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from jurist.errors import JuristError
-from jurist.scoring import OUTCOME, Battle, Row, r
+from jurist.ratings import OUTCOME, Battle, Row, r
 
 if TYPE_CHECKING:
     import numpy as np

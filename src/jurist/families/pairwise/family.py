@@ -24,10 +24,11 @@ from jurist.families.door import (
     RunEnd,
     ScoreRequest,
     Scores,
+    SummaryBoard,
 )
 from jurist.families.pairwise.options import Scored, ScoreOptions
 from jurist.families.registry import FamilyName
-from jurist.scoring import ALL, Battle, Row
+from jurist.ratings import ALL, Battle, Row
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -247,10 +248,10 @@ class PairwiseFamily:
 
         print_pairwise(scores, fmt, title, out, err)
 
-    def summary(self, rows: Sequence[Row], method: Any) -> tuple[str, list[float] | None]:
+    def summary(self, rows: Sequence[Row], method: Any) -> SummaryBoard:
         from jurist.families.pairwise.show import summary_title
 
-        return summary_title(rows, method), None
+        return SummaryBoard(summary_title(rows, method), layout="pairwise")
 
     def headline(self, row: Mapping[str, Any]) -> Headline | None:
         from jurist.families.pairwise.show import row_headline

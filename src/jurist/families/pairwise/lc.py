@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from jurist.errors import InputError, JuristError
 from jurist.families.pairwise.common import Oriented
-from jurist.scoring import Battle, Row, r
+from jurist.ratings import Battle, Row, r
 
 if TYPE_CHECKING:
     from jurist.benchmarks import OfficialLC

@@ -12,7 +12,7 @@ from typing import Any
 
 from jurist.families.door import FinishedRun, InvalidCounts, Judged
 from jurist.judging import battles_from_judgment
-from jurist.scoring import ALL
+from jurist.ratings import ALL
 from jurist.store import iter_numbered_jsonl, judgment_kind, rewrite_jsonl_atomic, sample_of, text_hash
 
 
@@ -76,8 +76,8 @@ def earlier_judgments(run: FinishedRun) -> tuple[list[dict[str, Any]], list[str]
         if path in covered:
             continue
         latest: dict[tuple[str, int], dict[str, Any]] = {}
-        for _, record in iter_numbered_jsonl(path, repair=False):
-            if judgment_kind(record) == "pairwise" and _still_current(run, record, answers):
+        for line, record in iter_numbered_jsonl(path, repair=False):
+            if judgment_kind(record, path, line) == "pairwise" and _still_current(run, record, answers):
                 latest[(str(record["uid"]), sample_of(record))] = record
         if latest:
             first = next(iter(latest.values()))

@@ -13,7 +13,7 @@ def paired_cells(run: RecordedRun) -> PairedCells:
     from jurist.families.pairwise.battles import load_battles
     from jurist.families.pairwise.options import ScoreOptions
     from jurist.families.pairwise.run import resolve_baselines
-    from jurist.scoring import OUTCOME
+    from jurist.ratings import OUTCOME
     from jurist.store import RunDir
 
     battles, _ = load_battles(RunDir(run.root))

@@ -22,7 +22,7 @@ from jurist.families.pairwise.lc import alpaca_lc_inputs, lc_intervals, lc_rows,
 from jurist.families.pairwise.options import STYLE_FEATURES, Scored, ScoreOptions, Settings
 from jurist.families.pairwise.tokens import TokenLengths, add_avg_tokens
 from jurist.families.pairwise.winrate import ratings_document, win_rate_leaderboard
-from jurist.scoring import ALL, Battle, Row, judge_sanity
+from jurist.ratings import ALL, Battle, Row, judge_sanity
 
 if TYPE_CHECKING:
     from jurist.store import AnswerIndex, RunDir
@@ -138,7 +138,7 @@ def _drop_intervals(rows: list[Row]) -> None:
 def ratings_file(scored: Scored) -> dict[str, Any]:
     """ratings.json: the settings, per-model numbers (every row field kept), the judges' sanity, and the
     warnings printed under the table (only when there are any: a near-separated fit, a degenerate judge)."""
-    from jurist.scoring import sanity_warnings
+    from jurist.ratings import sanity_warnings
 
     settings = scored.settings
     fixed = ("method", "seed", "bootstrap_rounds", "ci_level")

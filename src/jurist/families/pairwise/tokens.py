@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from jurist.scoring import Battle, Row
+from jurist.ratings import Battle, Row
 
 if TYPE_CHECKING:
     from jurist.store import AnswerIndex, RunDir

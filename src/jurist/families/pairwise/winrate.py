@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from jurist.scoring import OUTCOME
+from jurist.ratings import OUTCOME
 
 if TYPE_CHECKING:
     import numpy as np

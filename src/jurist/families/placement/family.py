@@ -27,6 +27,7 @@ from jurist.families.door import (
     RunEnd,
     ScoreRequest,
     Scores,
+    SummaryBoard,
     ignored_note,
 )
 from jurist.families.placement.arena_battles import HARD_PREF, LABEL_GAP
@@ -39,7 +40,7 @@ from jurist.families.placement.fit import (
     summary_rows,
 )
 from jurist.families.registry import FamilyName
-from jurist.scoring import ALL, r
+from jurist.ratings import ALL, r
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -161,10 +162,10 @@ class PlacementFamily:
 
         print_placement(scores, fmt, title, out, err)
 
-    def summary(self, rows: Sequence[Row], method: Any) -> tuple[str, list[float] | None]:
+    def summary(self, rows: Sequence[Row], method: Any) -> SummaryBoard:
         from jurist.families.placement.show import TITLE
 
-        return TITLE, None
+        return SummaryBoard(TITLE, layout="pairwise")
 
     def headline(self, row: Mapping[str, Any]) -> Headline | None:
         if row.get("baseline") or "rating" not in row:

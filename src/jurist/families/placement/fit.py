@@ -26,8 +26,7 @@ import numpy as np
 from jurist.errors import JuristError
 from jurist.families.placement.arena_battles import HARD_PREF
 from jurist.families.runaway import RUNAWAY_FIELDS, mark_runaways
-from jurist.ratings import place_models, rank_by_ci, rank_by_rating
-from jurist.scoring import r
+from jurist.ratings import place_models, r, rank_by_ci, rank_by_rating
 
 Battle = dict[str, Any]
 

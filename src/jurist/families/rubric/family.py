@@ -18,6 +18,7 @@ from jurist.families.door import (
     RunEnd,
     ScoreRequest,
     Scores,
+    SummaryBoard,
     ignored_note,
 )
 from jurist.families.points import (
@@ -101,14 +102,22 @@ class RubricFamily:
 
         print_point_scores(scores, print_rubric_rows, fmt, title, out, err, detail)
 
-    def summary(self, rows: Sequence[Row], method: Any) -> tuple[str, list[float] | None]:
+    def summary(self, rows: Sequence[Row], method: Any) -> SummaryBoard:
         from jurist.benchmarks import rubric_suite
 
         suite = rubric_suite(next((row.get("suite") for row in rows if row.get("suite")), None))
-        if suite is None:
-            return "Leaderboard", None
+        if suite is None:  # a registered grader's own suite: a 0-1 score, no breakdowns known
+            return SummaryBoard("Leaderboard", [0.0, 1.0], layout="rubric")
         variant = next((row.get("variant") for row in rows if row.get("variant")), None)
-        return suite.worded(suite.title, variant), list(suite.scale)
+        return SummaryBoard(
+            suite.worded(suite.title, variant),
+            list(suite.scale),
+            layout="rubric",
+            score_field=suite.headline_field,
+            score_label=suite.board_label,
+            digits=3 if suite.fraction else 2,
+            breakdowns=suite.breakdowns,
+        )
 
     def headline(self, row: Mapping[str, Any]) -> Headline | None:
         from jurist.benchmarks import rubric_suite

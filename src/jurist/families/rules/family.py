@@ -17,6 +17,7 @@ from jurist.families.door import (
     RunEnd,
     ScoreRequest,
     Scores,
+    SummaryBoard,
     ignored_note,
 )
 from jurist.families.points import (
@@ -94,8 +95,8 @@ class RulesFamily:
 
         print_point_scores(scores, print_rule_rows, fmt, title, out, err, detail)
 
-    def summary(self, rows: Sequence[Row], method: Any) -> tuple[str, list[float] | None]:
-        return "Rule checks: instructions followed (%)", [0.0, 100.0]
+    def summary(self, rows: Sequence[Row], method: Any) -> SummaryBoard:
+        return SummaryBoard("Rule checks: instructions followed (%)", [0.0, 100.0], layout="rules")
 
     def headline(self, row: Mapping[str, Any]) -> Headline | None:
         name = row.get("headline")  # the suite's headline metric

@@ -7,7 +7,9 @@ function rubricNumber(value, digits) {
   return typeof value === 'number' && isFinite(value) ? String(+value.toFixed(digits)) : '\u2014';
 }
 
-function isWriting(record) { return record.metric === 'writingbench' || record.protocol === 'writingbench'; }
+// Criteria graded 1-10 (WritingBench's way) or points met (HealthBench's): the suite's grading, which the
+// server sends with the judgment (view/index.py), never a benchmark's name.
+function isCriteria(judged) { return judged.grading === 'criteria'; }
 
 // Whether an item cost the answer: a positive HealthBench item not met, a negative one met (a penalty), a
 // WritingBench criterion scored below the middle of its 1-10 scale.
@@ -52,7 +54,7 @@ function graderReply(item) {
 
 function rubricBlock(judged, criteria) {
   const record = judged.record || {};
-  const writing = isWriting(record);
+  const writing = isCriteria(judged);
   const items = record.items.filter((item) => item && typeof item === 'object' && !Array.isArray(item));
   const box = el('div', 'rubric');
   box.appendChild(el('div', 'rubric-score', rubricScoreLine(judged, items, writing)));

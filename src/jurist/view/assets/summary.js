@@ -118,21 +118,22 @@ function ruleBoard(rows, summary) {
   return box;
 }
 
-// A rubric run's scores on their own scale: HealthBench's fraction of the possible points (0-1),
-// WritingBench's mean criterion score (1-10); then the breakdowns the benchmark reports.
+// A rubric run's scores on their own scale (HealthBench's fraction of the possible points, 0-1;
+// WritingBench's mean criterion score, 1-10), then the breakdowns the benchmark reports: the field, label,
+// digits and breakdowns are the family's (summary.board), never guessed from a benchmark's name.
 function rubricBoard(rows, summary) {
   const box = el('div');
-  const writing = rows.some((row) => row.suite === 'writingbench');
-  const key = writing ? 'overall' : 'score';
-  const scale = summary.scale || (writing ? [1, 10] : [0, 1]);
-  const digits = writing ? 2 : 3;
-  const t = table(['#', 'model', 'judge', Math.round(100 * summary.ci_level) + '% interval', writing ? 'overall (1-10)' : 'score (0-1)',
+  const board = summary.board || {};
+  const key = board.score_field || 'score';
+  const scale = summary.scale || [0, 1];
+  const digits = board.digits ?? 3;
+  const t = table(['#', 'model', 'judge', Math.round(100 * summary.ci_level) + '% interval', board.score_label || 'score (0-1)',
     'interval', 'answers', 'unscored answers', 'unscored items']);
   rows.forEach((row, k) => addRow(t, [k + 1, row.model, row.judge, ciBar(row[key], row.ci_low, row.ci_high, scale, null, 220, digits),
     num(row[key], digits), intervalText(row[key], row.ci_low, row.ci_high, digits),
     row.n_answers, row.unscored_answers, row.unscored_items]));
   box.appendChild(t);
-  const parts = writing ? [['domain1', 'domain', 'By domain (1-10)']] : [['themes', 'theme', 'By theme (0-1)'], ['axes', 'axis', 'By axis (0-1)']];
+  const parts = board.breakdowns || [];
   for (const [field, label, title] of parts) {
     const names = [...new Set(rows.flatMap((row) => Object.keys(row[field] || {})))];
     if (!names.length) continue;
@@ -149,12 +150,12 @@ function rubricBoard(rows, summary) {
   return box;
 }
 
+// The layout is the run's family's (families/door.py SummaryBoard), as a judge kind names its layout.
+const BOARDS = { pairwise: pairwiseBoard, rubric: rubricBoard, rules: ruleBoard };
+
 function leaderboardBlock(rows, summary) {
-  const family = summary.family;
-  if (family === 'rules' || rows.some((row) => 'prompt_strict' in row)) return ruleBoard(rows, summary);
-  if (family === 'rubric') return rubricBoard(rows, summary);
-  if (family !== 'judge-accuracy' && rows.some((row) => typeof row.score === 'number' || typeof row.rating === 'number')) return pairwiseBoard(rows, summary);
-  return genericTable(rows);
+  const draw = BOARDS[(summary.board || {}).layout];
+  return draw ? draw(rows, summary) : genericTable(rows);
 }
 
 function genericTable(rows) {

@@ -13,8 +13,9 @@ import math
 from collections import Counter, defaultdict
 from typing import Any
 
-from jurist.ratings import Alternative, binomial_p_value, first_position_rate, swap_consistency
-from jurist.scoring.common import Battle, Row, r
+from jurist.ratings.battles import Battle, Row, r
+from jurist.ratings.binomial import Alternative, binomial_p_value
+from jurist.ratings.judge_quality import first_position_rate, swap_consistency
 
 LABELS = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
 """Verdicts relative to the positions shown to the judge (A is ``model_a``); ``>>`` is a strong one."""
