@@ -251,3 +251,18 @@ def test_a_signal_while_a_huge_text_is_counted_stops_it_promptly(where: str, sig
         child.kill()
     assert "counted" not in out  # it stopped during the count, not after it
     assert child.returncode != 0 and "KeyboardInterrupt" in err
+
+
+def test_o200k_ranks_are_tiktokens_own_reading_of_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The token column read alone, ranks by line number, is exactly the dict tiktoken's loader parses from
+    the rank column: the shortcut holds for the verified file."""
+    from tiktoken.load import load_tiktoken_bpe
+
+    from jurist.tokens.encoding import o200k_ranks, read_o200k_ranks
+
+    path = tmp_path / "o200k_base.tiktoken"
+    path.write_bytes(read_o200k_ranks())
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")  # read the file itself, cache nothing
+    assert o200k_ranks() == load_tiktoken_bpe(str(path))
