@@ -118,7 +118,8 @@ def _completed_name(module: ModuleType, name: str) -> Any:
     else is read once the package's ``__init__`` has run."""
     locations = getattr(module, "__path__", [])
     submodule = any(Path(place, name).is_dir() or Path(place, f"{name}.py").is_file() for place in locations)
-    if (name.startswith("__") and name != "__version__") or submodule or not _unrun(module):
+    dunder = name.startswith("__") and name not in ("__version__", "__all__")
+    if dunder or submodule or not _unrun(module):
         raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}")
     full_nltk()
     return module.__dict__[name] if name in module.__dict__ else getattr(module, name)
