@@ -54,11 +54,19 @@ def _texts() -> list[str]:
     return list(texts)
 
 
+def _factory() -> Any:
+    """langdetect's own factory, its profiles loaded as upstream loads them."""
+    from langdetect import detector_factory
+
+    detector_factory.init_factory()
+    return detector_factory._factory
+
+
 def _upstream(text: str) -> Any:
     """langdetect's own detector, seeded with 0: its probabilities and language, or the error it raises."""
     from langdetect.detector import Detector
 
-    detector = Detector(_loaded().factory)
+    detector = Detector(_factory())
     detector.seed = 0
     detector.append(text)
     try:
@@ -74,6 +82,24 @@ def _jurist(text: str) -> Any:
         return detector.langprob, detector.detect()
     except Exception as exc:  # noqa: BLE001
         return repr(exc)
+
+
+def test_the_profiles_read_here_are_the_factorys_numbers() -> None:
+    """Every n-gram upstream's factory knows, with every one of its 55 probabilities bit for bit, in the
+    factory's language order, and nothing else."""
+    import numpy as np
+
+    from jurist.rules.language_detect import _word_keys
+
+    factory, profiles = _factory(), _loaded()
+    assert profiles.langlist == factory.langlist
+    words = list(factory.word_lang_prob_map)
+    keys = _word_keys(words)
+    assert len(profiles.keys) == len(words)
+    rows = profiles.rows_of(keys)
+    assert len(rows) == len(words)
+    expected = np.array([factory.word_lang_prob_map[word] for word in words], dtype=np.float64)
+    assert np.array_equal(profiles.dense(rows).view(np.uint64), expected.view(np.uint64))
 
 
 def test_ifeval_texts_get_upstreams_probabilities_exactly() -> None:

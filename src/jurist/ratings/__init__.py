@@ -59,7 +59,6 @@ if TYPE_CHECKING:
         swap_agreements,
         swap_consistency,
     )
-    from jurist.ratings.sanity import judge_sanity, sanity_warnings
     from jurist.ratings.lc_winrate import (
         GamedRows,
         GLMWeights,
@@ -111,6 +110,7 @@ if TYPE_CHECKING:
         decisions,
         fit_leaderboard,
     )
+    from jurist.ratings.sanity import judge_sanity, sanity_warnings
     from jurist.ratings.separation import Separation, runaway_models
     from jurist.ratings.style_control import (
         StyleControlResult,

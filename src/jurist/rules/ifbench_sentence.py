@@ -34,6 +34,7 @@ def english_stopwords() -> frozenset[str]:
     current NLTK data), found offline or :class:`~jurist.rules.nltk_data.MissingNltkData`; there is no
     built-in copy, because a different list would silently change scores."""
     nltk_data.require(STOPWORDS_RESOURCE)
+    nltk_data.full_nltk()  # nltk.corpus imports from the nltk.tokenize package
     from nltk.corpus import stopwords
 
     return frozenset(stopwords.words("english"))

@@ -100,7 +100,7 @@ def start_verb(response: str, kwargs: Mapping[str, Any], prompt: str) -> bool:
     averaged perceptron tagger, tagging the whole response. Without the tagger's data this raises
     :class:`~jurist.rules.nltk_data.MissingNltkData` rather than guess."""
     _require_tagger()
-    import nltk
+    nltk = nltk_data.full_nltk()
 
     tokens = nltk_data.word_tokenize(response)
     return bool(tokens) and "VB" in str(nltk.pos_tag(tokens)[0][1])

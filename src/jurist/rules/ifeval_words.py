@@ -24,7 +24,7 @@ from jurist.rules.ifeval_common import (
     relation_argument,
     seeded,
 )
-from jurist.rules.nltk_data import sent_tokenize, word_tokenize
+from jurist.rules.nltk_data import regexp_tokenizer, sent_tokenize, word_tokenize
 
 # -- keywords --------------------------------------------------------------------------------------------
 
@@ -138,9 +138,7 @@ def _word_runs() -> Any:
     whose ``\\w`` keeps combining marks inside a word ("प्रिय" is one word; stdlib ``re`` makes it
     three). Calling NLTK keeps jurist equal to the reference run with the same NLTK.
     """
-    from nltk.tokenize import RegexpTokenizer
-
-    return RegexpTokenizer(r"\w+")
+    return regexp_tokenizer(r"\w+")
 
 
 @IFEVAL.register("length_constraints:number_words")

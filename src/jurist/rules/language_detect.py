@@ -12,7 +12,8 @@ the 55 values. Nothing is approximated:
 - the updates are the same IEEE operations in the same order: ``prob * (weight + p)`` elementwise, five
   updates in a row done by ``multiply.accumulate`` (strictly sequential, one rounding a step), the
   normalising sum taken by Python's ``sum`` over the same floats, each trial's share added as upstream;
-- the profile numbers are langdetect's own (its factory, loaded once per process), laid out as one array.
+- the profile numbers are langdetect's own files, divided as its factory divides them (once per process),
+  kept as sparse rows rather than the factory's Python lists (``tests`` compare every number).
 
 ``tests/test_language_detect.py`` pins the probabilities, not only the language, against upstream's
 detector on IFEval's answers and their loose variants.
@@ -20,9 +21,12 @@ detector on IFEval's answers and their loose variants.
 
 from __future__ import annotations
 
+import json
+import os
 import random
 import re
 import threading
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -41,34 +45,76 @@ def _keys(first: Any, second: Any, third: Any) -> Any:
 
 
 class _Profiles:
-    """langdetect's loaded profiles: its factory, each n-gram's 55 probabilities as one array row, and
-    the n-grams' keys sorted (with their rows) so a text's n-grams are looked up all at once."""
+    """langdetect's 55 profiles read here, not through its factory (which keeps one 55-float Python list
+    per n-gram: about 60 MB and a second of CPU): the languages in the factory's order and each known
+    n-gram's probabilities as one sparse row, found by its key (:func:`_keys`, sorted)."""
 
     def __init__(self) -> None:
-        from langdetect.detector_factory import init_factory
+        from langdetect.detector_factory import PROFILES_DIRECTORY
 
-        init_factory()
-        from langdetect import detector_factory
-
-        self.factory: Any = detector_factory._factory
-        word_map: dict[str, list[float]] = self.factory.word_lang_prob_map
-        self.table = np.array(list(word_map.values()), dtype=np.float64)
-        words = [(row, word) for row, word in enumerate(word_map) if 1 <= len(word) <= 3]
-        points = np.zeros((len(words), 3), dtype=np.uint64)  # upstream looks up nothing longer
-        for at, (_, word) in enumerate(words):
-            for place, ch in enumerate(word, start=3 - len(word)):  # right-aligned: "ab" is (0, a, b)
-                points[at, place] = ord(ch) + 1
-        keys = _keys(points[:, 0], points[:, 1], points[:, 2])
-        order = np.argsort(keys)
-        self.keys = keys[order]
-        self.rows = np.array([row for row, _ in words], dtype=np.intp)[order]
+        self.langlist, self.keys, self.starts, self.columns, self.values = _read_profiles(PROFILES_DIRECTORY)
+        self.width = len(self.langlist)
         _draws_as_choice()
 
     def rows_of(self, keys: Any) -> Any:
-        """The table rows of the n-grams whose keys are given (in their order), unknown ones left out."""
+        """The rows of the n-grams whose keys are given (in their order), unknown ones left out."""
         at = np.minimum(np.searchsorted(self.keys, keys), len(self.keys) - 1)
-        found = self.keys[at] == keys
-        return self.rows[at[found]]
+        return at[self.keys[at] == keys]
+
+    def dense(self, rows: Any) -> Any:
+        """The full probability rows (``width`` floats, zeros included) of ``rows``, one under another."""
+        lengths = self.starts[rows + 1] - self.starts[rows]
+        owner = np.repeat(np.arange(len(rows)), lengths)
+        offsets = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        at = np.repeat(self.starts[rows], lengths) + offsets
+        table = np.zeros((len(rows), self.width), dtype=np.float64)
+        table[owner, self.columns[at]] = self.values[at]
+        return table
+
+
+def _read_profiles(directory: str) -> tuple[list[str], Any, Any, Any, Any]:
+    """What ``DetectorFactory.load_profile`` builds, compactly: the files in ``os.listdir`` order (hidden
+    ones and folders skipped, as upstream skips them), each n-gram of one to three characters given
+    ``count / n_words[length - 1]`` in its language's column (one IEEE division, as upstream's
+    ``1.0 * count / n``); the columns are as many as the listing's entries, as upstream's rows are."""
+    names = os.listdir(directory)
+    langlist: list[str] = []
+    grams: list[Any] = []
+    columns: list[Any] = []
+    values: list[Any] = []
+    for name in names:
+        path = os.path.join(directory, name)
+        if name.startswith(".") or not os.path.isfile(path):
+            continue
+        with open(path, encoding="utf-8") as handle:
+            profile = json.load(handle)
+        if profile["name"] in langlist:
+            raise ValueError(f"langdetect profile {profile['name']!r} twice")  # upstream refuses it too
+        words = [word for word in profile["freq"] if 1 <= len(word) <= 3]
+        counts = np.array([profile["freq"][word] for word in words], dtype=np.float64)
+        lengths = np.array([len(word) for word in words], dtype=np.intp)
+        totals = np.array(profile["n_words"], dtype=np.float64)
+        grams.append(_word_keys(words))
+        columns.append(np.full(len(words), len(langlist), dtype=np.int16))
+        values.append(counts / totals[lengths - 1])
+        langlist.append(profile["name"])
+    if len(langlist) != len(names):
+        raise ValueError(f"{directory} holds entries that are not langdetect profiles")
+    keys, column, value = np.concatenate(grams), np.concatenate(columns), np.concatenate(values)
+    order = np.lexsort((column, keys))
+    keys, column, value = keys[order], column[order], value[order]
+    first = np.concatenate(([True], keys[1:] != keys[:-1]))
+    starts = np.append(np.flatnonzero(first), len(keys))
+    return langlist, keys[first], starts, column, value
+
+
+def _word_keys(words: list[str]) -> Any:
+    """Each word's key, its characters right-aligned (``"ab"`` is ``(0, a, b)``)."""
+    points = np.zeros((len(words), 3), dtype=np.uint64)
+    for at, word in enumerate(words):
+        for place, ch in enumerate(word, start=3 - len(word)):
+            points[at, place] = ord(ch) + 1
+    return _keys(points[:, 0], points[:, 1], points[:, 2])
 
 
 _profiles: _Profiles | None = None
@@ -215,17 +261,21 @@ def _detect_block(detector: Any) -> None:
         start = np.full(n_langs, 1.0 / n_langs, dtype=np.float64)
     langprob = np.zeros(n_langs, dtype=np.float64)
     detector.random.seed(detector.seed)
+    unique, local = np.unique(np.array(rows, dtype=np.intp), return_inverse=True)
+    table, drawn_from = profiles.dense(unique), local.tolist()  # the text's own n-grams only
     for _ in range(detector.n_trial):
-        langprob += _trial(detector, profiles.table, rows, start) / detector.n_trial
+        langprob += _trial(detector, table, drawn_from, start) / detector.n_trial
     detector.langprob = langprob.tolist()
 
 
 def detected(text: str, seed: int = 0) -> Any:
-    """A langdetect ``Detector`` for ``text`` whose probabilities (``langprob``) are computed here;
-    raises langdetect's ``LangDetectException`` where it does (no n-gram it knows)."""
+    """A langdetect ``Detector`` for ``text`` whose probabilities (``langprob``) are computed here (its
+    own n-gram map is left empty: it is never asked to detect by itself); raises langdetect's
+    ``LangDetectException`` where it does (no n-gram it knows)."""
     from langdetect.detector import Detector
 
-    detector = Detector(_loaded().factory)
+    profiles = _loaded()
+    detector = Detector(SimpleNamespace(word_lang_prob_map={}, langlist=profiles.langlist, seed=None))
     detector.seed = seed
     _append(detector, text)
     _detect_block(detector)

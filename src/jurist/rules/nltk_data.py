@@ -10,9 +10,13 @@ resource is missing raises :class:`MissingNltkData` saying exactly what to set o
 from __future__ import annotations
 
 import functools
+import importlib
+import importlib.util
 import os
 import sys
+import threading
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from jurist.errors import JuristError
@@ -45,7 +49,7 @@ TAGGER_RESOURCE = "taggers/averaged_perceptron_tagger_eng/"
 
 
 def _standard_dirs() -> list[Path]:
-    """The folders on NLTK's default search path (``nltk.data.path`` without ``$NLTK_DATA``) on POSIX."""
+    """The folders on NLTK's default search path (``data.path`` without ``$NLTK_DATA``) on POSIX."""
     prefix = Path(sys.prefix)
     system = ("/usr/share", "/usr/local/share", "/usr/lib", "/usr/local/lib")
     return [
@@ -73,16 +77,79 @@ def download_hint(*resources: str) -> str:
     return f"`python -m nltk.downloader -d {jurist_nltk_dirs()[-1]} {packages}` once with network"
 
 
+_PARTS = ("nltk", "nltk.tokenize")
+"""The packages whose ``__init__`` :func:`nltk_part` leaves unrun until something asks them for a name."""
+
+_nltk_lock = threading.RLock()
+
+
+def nltk_part(name: str) -> ModuleType:
+    """The NLTK module ``name`` (``nltk.tokenize.punkt``...), imported without running ``nltk``'s and
+    ``nltk.tokenize``'s package ``__init__`` where nltk is not imported yet.
+
+    Those two import every tokenizer, tagger, parser and classifier NLTK has, and scipy and
+    scikit-learn with them (≈1,600 modules, ≈115 MB and seconds of CPU), of which the rule checks use
+    four tokenizer modules. The modules themselves are NLTK's own, unchanged; the packages are made but
+    left unrun, and the first name asked of one that is not a submodule (``nltk.pos_tag``, ``import
+    nltk`` then ``nltk.word_tokenize`` elsewhere in the process) runs their ``__init__`` then
+    (:func:`full_nltk`), so nothing sees a partial NLTK."""
+    with _nltk_lock:
+        if "nltk" not in sys.modules:
+            for package in _PARTS:
+                module = importlib.util.module_from_spec(_spec(package))
+                module.__dict__["__getattr__"] = functools.partial(_completed_name, module)
+                module.__dict__["_jurist_unrun"] = True
+                sys.modules[package] = module
+                if "." in package:
+                    setattr(sys.modules[package.rpartition(".")[0]], package.rpartition(".")[2], module)
+        return importlib.import_module(name)
+
+
+def _spec(name: str) -> Any:
+    """The import spec of one of NLTK's packages (its parent already in ``sys.modules``)."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None:
+        raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+    return spec
+
+
+def _completed_name(module: ModuleType, name: str) -> Any:
+    """A name asked of an unrun package: a submodule is left to the import system to import; anything
+    else is read once the package's ``__init__`` has run."""
+    locations = getattr(module, "__path__", [])
+    submodule = any(Path(place, name).is_dir() or Path(place, f"{name}.py").is_file() for place in locations)
+    dunder = name.startswith("__") and name not in ("__version__", "__all__")
+    if dunder or submodule or not _unrun(module):
+        raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}")
+    full_nltk()
+    return module.__dict__[name] if name in module.__dict__ else getattr(module, name)
+
+
+def _unrun(module: ModuleType) -> bool:
+    return bool(module.__dict__.get("_jurist_unrun"))
+
+
+def full_nltk() -> ModuleType:
+    """``nltk`` itself, its package ``__init__`` run (after :func:`nltk_part`, now): what the POS tagger
+    and anything outside the rule checks needs."""
+    with _nltk_lock:
+        for package in reversed(_PARTS):  # nltk's __init__ imports * from an nltk.tokenize already run
+            module = sys.modules.get(package)
+            if module is not None and _unrun(module):
+                del module.__dict__["__getattr__"], module.__dict__["_jurist_unrun"]
+                module.__spec__.loader.exec_module(module)  # type: ignore[union-attr]
+        return importlib.import_module("nltk")
+
+
 @functools.cache
 def require(resource: str) -> None:
     """Make sure ``resource`` (e.g. ``tokenizers/punkt_tab/english``) can be loaded, or raise."""
-    import nltk
-
+    data = nltk_part("nltk.data")
     for folder in jurist_nltk_dirs():
-        if folder.is_dir() and str(folder) not in nltk.data.path:
-            nltk.data.path.append(str(folder))
+        if folder.is_dir() and str(folder) not in data.path:
+            data.path.append(str(folder))
     try:
-        nltk.data.find(resource)
+        data.find(resource)
     except LookupError:
         raise MissingNltkData(
             f"NLTK resource {resource!r} is not installed: set NLTK_DATA (or JURIST_DATA_DIR, whose "
@@ -107,16 +174,25 @@ def sent_tokenize(text: str) -> list[str]:
 
 
 def word_tokenize(text: str) -> list[str]:
-    """``nltk.word_tokenize`` (Punkt sentences, then the Treebank word tokenizer), found offline."""
+    """``nltk.word_tokenize`` (Punkt sentences, then the improved Treebank word tokenizer on each, as
+    nltk does it), found offline."""
     require(PUNKT_RESOURCE)
-    import nltk
+    words = _treebank()
+    return [token for sentence in _punkt().tokenize(text) for token in words.tokenize(sentence)]
 
-    return nltk.word_tokenize(text)  # type: ignore[no-any-return]
+
+def regexp_tokenizer(pattern: str) -> Any:
+    """NLTK's ``RegexpTokenizer(pattern)`` (its own regex engine and flags)."""
+    return nltk_part("nltk.tokenize.regexp").RegexpTokenizer(pattern)
 
 
 @functools.lru_cache(maxsize=1)
 def _punkt() -> Any:
     """One loaded tokenizer: ``nltk.sent_tokenize`` rebuilds it on every call (≈1 ms each)."""
-    from nltk.tokenize.punkt import PunktTokenizer
+    return nltk_part("nltk.tokenize.punkt").PunktTokenizer("english")
 
-    return PunktTokenizer("english")
+
+@functools.lru_cache(maxsize=1)
+def _treebank() -> Any:
+    """The word tokenizer ``nltk.word_tokenize`` keeps (it holds no state between texts)."""
+    return nltk_part("nltk.tokenize.destructive").NLTKWordTokenizer()
