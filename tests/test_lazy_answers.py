@@ -39,19 +39,39 @@ def test_the_uid_scan_agrees_with_a_full_read_on_awkward_rows(tmp_path: Path) ->
         '{"uid":"n","answer":"quotes \\"uid\\" inside"}',
         '{"uid":"v","meta":{"uid":"nested"}}',
         '{"answer":"no id"}',
+        '{"uid": "spaced", "answer": "json.dumps spacing"}',
+        ' { "uid" : "wide" , "answer": "y"}',
+        '{"uid":"bad\\\\","answer":"y"}',
         "",
         '{"uid":"last-line-no-newline","answer":"z"}',
     ]
     path = tmp_path / "a.jsonl"
     path.write_text("\n".join(rows))
     assert answer_uids(path) == full_read_uids(path)
-    assert {"last", "spelled", 'esc"aped', "café", "7", "old", "n", "v", ""} <= answer_uids(path)
+    assert {
+        "last",
+        "spelled",
+        'esc"aped',
+        "café",
+        "7",
+        "old",
+        "n",
+        "v",
+        "",
+        "spaced",
+        "wide",
+        "bad\\",
+    } <= answer_uids(path)
 
 
 @pytest.mark.skipif(not V2.is_dir(), reason="shared data not present")
-def test_the_uid_scan_agrees_with_a_full_read_on_the_shipped_files() -> None:
+def test_the_uid_scan_agrees_with_a_full_read_on_the_shipped_files(tmp_path: Path) -> None:
     for file in sorted((V2 / "model_answer").glob("*.jsonl")):
         assert answer_uids(file) == full_read_uids(file), file
+        rows = [json.loads(line) for line in file.read_bytes().splitlines()]
+        spaced = tmp_path / file.name  # as json.dumps writes them (bench/e2e_systems.py does)
+        spaced.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+        assert answer_uids(spaced) == full_read_uids(spaced) == {row["uid"] for row in rows}
 
 
 @pytest.mark.skipif(not V2.is_dir(), reason="shared data not present")

@@ -8,6 +8,7 @@ of each row's uid alone and the rows are parsed on first access (an answers-only
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -18,7 +19,9 @@ from jurist.store import iter_jsonl_lines, parse_jsonl_line
 Read = tuple[dict[str, str], dict[str, dict[str, Any]]]
 """What one file reads as: uid -> text, uid -> stored style metadata."""
 
-_LEAD = b'{"uid":"'
+_WS = rb"[ \t\r\n]*"  # JSON's whitespace
+_LEAD = re.compile(_WS + rb"\{" + _WS + rb'"uid"' + _WS + rb":" + _WS + rb'"([^"\\]*)"' + _WS + rb"[,}]")
+"""A row opening with a string ``uid`` free of escapes (compact or ``json.dumps``'s default spacing)."""
 
 
 def _leading_uid(line: bytes) -> str | None:
@@ -26,16 +29,11 @@ def _leading_uid(line: bytes) -> str | None:
 
     In JSON a quote inside a string is escaped, so a second key ``uid`` at any depth would show as a
     second ``"uid"``; a ``\\u`` escape could spell one otherwise, so such rows are parsed whole."""
-    if not line.startswith(_LEAD) or line.count(b'"uid"') != 1 or b"\\u" in line:
-        return None
-    end = line.find(b'"', len(_LEAD))
-    if end < 0 or line[end + 1 : end + 2] not in (b",", b"}"):
-        return None
-    raw = line[len(_LEAD) : end]
-    if b"\\" in raw:
+    found = _LEAD.match(line)
+    if found is None or line.count(b'"uid"') != 1 or b"\\u" in line:
         return None
     try:
-        return raw.decode("utf-8")
+        return found.group(1).decode("utf-8")
     except UnicodeDecodeError:
         return None
 
