@@ -96,8 +96,8 @@ def test_threads_reaching_for_the_texts_at_once_read_the_file_once(tmp_path: Pat
         reads.append(file)
         return read_answer_file(file, {str(i) for i in range(200)})
 
-    files = LazyAnswerFiles(read)
-    files.add("ref", path)
+    files = LazyAnswerFiles()
+    files.add("ref", path, read)
     seen: list[int] = []
     threads = [threading.Thread(target=lambda: seen.append(len(files.texts["ref"]))) for _ in range(8)]
     for thread in threads:

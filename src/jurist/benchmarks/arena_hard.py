@@ -155,9 +155,9 @@ def official_answers(folder: Path, baselines: Iterable[str], questions: list[Que
     file lacks some question is not shipped (the run then generates or finds its answers as for any
     baseline). Which are shipped is known from the files' uids; their texts are read on first use."""
     wanted = {q.uid for q in questions}
-    shipped = LazyAnswerFiles(lambda file: read_answer_file(file, wanted))
+    shipped = LazyAnswerFiles()
     for baseline in dict.fromkeys(baselines):
         file = folder / f"{baseline}.jsonl"
         if file.is_file() and wanted <= answer_uids(file):
-            shipped.add(baseline, file)
+            shipped.add(baseline, file, lambda path: read_answer_file(path, wanted))
     return shipped

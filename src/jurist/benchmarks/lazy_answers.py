@@ -52,12 +52,13 @@ def answer_uids(path: Path) -> set[str]:
 
 
 class LazyAnswerFiles:
-    """Answer files per alias, each read once, on first access, by ``read`` (thread-safe: the writer's
-    thread and the event loop may both reach for them). ``texts`` and ``metadata`` are its two views."""
+    """Answer files per alias, each read once, on first access, by the reader it was added with
+    (thread-safe: the writer's thread and the event loop may both reach for them). ``texts`` and
+    ``metadata`` are its two views."""
 
-    def __init__(self, read: Callable[[Path], Read]) -> None:
-        self._read = read
+    def __init__(self) -> None:
         self.files: dict[str, Path] = {}
+        self._readers: dict[str, Callable[[Path], Read]] = {}
         self._done: dict[str, Read] = {}
         self._lock = threading.Lock()
         self.texts = _View(self, 0)
@@ -67,15 +68,15 @@ class LazyAnswerFiles:
     def sources(self) -> dict[str, str]:
         return {alias: str(path) for alias, path in self.files.items()}
 
-    def add(self, alias: str, path: Path) -> None:
-        self.files[alias] = path
+    def add(self, alias: str, path: Path, read: Callable[[Path], Read]) -> None:
+        self.files[alias], self._readers[alias] = path, read
 
     def read(self, alias: str) -> Read:
         """``alias``'s file as read (parsed now if it was not before); its errors name file and line."""
         with self._lock:
             done = self._done.get(alias)
             if done is None:
-                done = self._done[alias] = self._read(self.files[alias])
+                done = self._done[alias] = self._readers[alias](self.files[alias])
             return done
 
 
