@@ -163,6 +163,19 @@ def test_building_in_names_reads_no_package_metadata(site: Path) -> None:
     assert plugins.cache_info().currsize == 0
 
 
+def test_a_question_file_path_reads_no_package_metadata(site: Path, tmp_path: Path) -> None:
+    """``--bench path/question.jsonl`` is a file, never an entry point's name: the 0.3 s read of every
+    installed package's metadata is not paid before the first request (a bare name still is looked up)."""
+    questions = tmp_path / "question.jsonl"
+    questions.write_text('{"uid": "a", "category": "hard_prompt", "prompt": "x"}\n')
+    forget_plugins()
+    assert load_benchmark(str(questions)).questions[0].uid == "a"
+    assert plugins.cache_info().currsize == 0
+    with pytest.raises(JuristError, match="neither a known benchmark"):
+        load_benchmark(str(tmp_path / "missing.jsonl"))
+    assert "toy-plugin" in benchmark_names()
+
+
 def test_an_installed_judge_kind_is_found_and_a_broken_one_said_in_one_line(site: Path) -> None:
     assert (
         "toy-kind" in kinds.judge_kind_names() and kinds.judge_kind_provider("toy-kind") == "toy-plugins 1.2"

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from jurist.benchmarks.base import Benchmark, Question
+from jurist.benchmarks.lazy_answers import LazyAnswerFiles, answer_uids
 from jurist.errors import InputError
 from jurist.store import answer_text, category_field, content_text, id_field, iter_numbered_jsonl
 
@@ -149,14 +150,14 @@ def read_answer_file(path: Path, wanted: set[str]) -> tuple[dict[str, str], dict
     return answers, stored
 
 
-def official_answers(folder: Path, baselines: Iterable[str], questions: list[Question]) -> ShippedAnswers:
+def official_answers(folder: Path, baselines: Iterable[str], questions: list[Question]) -> LazyAnswerFiles:
     """The answers of each baseline found in an Arena-Hard ``model_answer/`` folder. A baseline whose
     file lacks some question is not shipped (the run then generates or finds its answers as for any
-    baseline)."""
-    shipped = ShippedAnswers()
+    baseline). Which are shipped is known from the files' uids; their texts are read on first use."""
     wanted = {q.uid for q in questions}
+    shipped = LazyAnswerFiles()
     for baseline in dict.fromkeys(baselines):
         file = folder / f"{baseline}.jsonl"
-        if file.is_file() and not wanted <= shipped.add(baseline, file, wanted).keys():
-            shipped.drop(baseline)
+        if file.is_file() and wanted <= answer_uids(file):
+            shipped.add(baseline, file, lambda path: read_answer_file(path, wanted))
     return shipped

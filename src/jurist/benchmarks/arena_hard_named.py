@@ -17,13 +17,14 @@ the questions concerned are left out and the run says which and how to get them;
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jurist.benchmarks.arena_hard import ShippedAnswers, read_questions
+from jurist.benchmarks.arena_hard import read_answer_file, read_questions
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions, OfficialScoring, Question, take_options
 from jurist.benchmarks.catalog import (
     BenchmarkCard,
@@ -34,6 +35,7 @@ from jurist.benchmarks.catalog import (
     reference_text,
 )
 from jurist.benchmarks.data_files import DATA_DIR_ENV, PinnedFile, cache_dir, data_dirs, resolve
+from jurist.benchmarks.lazy_answers import LazyAnswerFiles, answer_uids
 from jurist.benchmarks.presets import REFERENCE_KEY, ReferenceJudge
 from jurist.errors import InputError, JuristError
 
@@ -187,14 +189,18 @@ def load_version(version: Version) -> Benchmark:
             "(../shared/data is laid out so)"
         )
     upstream = read_questions(questions_path)
-    shipped = ShippedAnswers()
+    shipped = LazyAnswerFiles()  # which uids each file answers now, its texts where first used
     notes: list[str] = []
     missing: dict[str, dict[str, Any]] = {}
     kept: list[Question] = []
     for baseline, pinned in version.answers.items():
         mine = [q for q in upstream if version.baselines.get(q.category) == baseline]
         path, why = _fetch(pinned)
-        answers = shipped.add(baseline, path, {q.uid for q in mine}) if path is not None else {}
+        wanted = {q.uid for q in mine}
+        answers: set[str] = set()
+        if path is not None:
+            answers = answer_uids(path) & wanted
+            shipped.add(baseline, path, functools.partial(read_answer_file, wanted=wanted))
         lacking = [q.uid for q in mine if q.uid not in answers]
         if lacking:
             reason = why or f"{path} has no answer for them"
