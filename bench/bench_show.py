@@ -244,7 +244,9 @@ def main() -> None:
             f"-> run dir {_size_mb(run):,.0f} MB (battles.jsonl {battles_mb:.1f} MB)"
         )
     cases = {
-        "no style": ["--category", "hard_prompt", "--judge", "gpt-4.1"],
+        # --method winrate: Arena-Hard v2.0's own scoring style-controls hard prompts by default (its
+        # official scoring, recorded in run.json), so the plain case says so explicitly
+        "no style": ["--category", "hard_prompt", "--judge", "gpt-4.1", "--method", "winrate"],
         "style control": [
             "--category",
             "hard_prompt",
@@ -260,6 +262,8 @@ def main() -> None:
             "creative_writing",
             "--judge",
             "gpt-4.1",
+            "--method",
+            "winrate",
         ],
     }
     if args.two_judges:
