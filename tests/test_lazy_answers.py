@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from conftest import SHARED_DATA, write_models_file
-from jurist.benchmarks.arena_hard import ShippedAnswers, load_question_file, read_answer_file
+from jurist.benchmarks.arena_hard import load_question_file, read_answer_file
 from jurist.benchmarks.lazy_answers import LazyAnswerFiles, answer_uids
 from jurist.errors import InputError
 
@@ -80,11 +80,11 @@ def test_the_plan_asks_without_parsing_and_the_texts_equal_an_eager_read() -> No
     files = bench.shipped_answers._files  # type: ignore[attr-defined]
     assert O3 in bench.shipped_answers and "gemini-2.0-flash-001" not in bench.shipped_answers
     assert list(bench.shipped_answers) == [O3] and not files._done  # nothing parsed yet
-    eager = ShippedAnswers()
-    eager.add(O3, V2 / "model_answer" / f"{O3}.jsonl", {q.uid for q in bench.questions})
-    assert dict(bench.shipped_answers) == eager.texts
-    assert dict(bench.shipped_metadata) == eager.metadata
-    assert bench.info == {"baseline_answers": eager.sources}
+    file = V2 / "model_answer" / f"{O3}.jsonl"
+    texts, metadata = read_answer_file(file, {q.uid for q in bench.questions})  # the eager read
+    assert len(texts) == len(bench.questions) and dict(bench.shipped_answers) == {O3: texts}
+    assert dict(bench.shipped_metadata) == {O3: metadata}
+    assert bench.info == {"baseline_answers": {O3: str(file)}}
 
 
 def test_threads_reaching_for_the_texts_at_once_read_the_file_once(tmp_path: Path) -> None:

@@ -14,7 +14,6 @@ answers shipped rather than generated again.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -106,26 +105,6 @@ def load_question_file(path: str | Path) -> Benchmark:
         score_categories=tuple(categories) if len(categories) > 1 else (),
         info={"baseline_answers": sources} if sources else {},
     )
-
-
-@dataclass
-class ShippedAnswers:
-    """Answers read from answer files: alias -> uid -> text, the style metadata each row stored, and the
-    file each alias came from."""
-
-    texts: dict[str, dict[str, str]] = field(default_factory=dict)
-    metadata: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
-    sources: dict[str, str] = field(default_factory=dict)
-
-    def add(self, alias: str, path: Path, wanted: set[str]) -> dict[str, str]:
-        """Read ``alias``'s answers to the ``wanted`` uids from ``path``; returns them (kept here too)."""
-        texts, metadata = read_answer_file(path, wanted)
-        self.texts[alias], self.metadata[alias], self.sources[alias] = texts, metadata, str(path)
-        return texts
-
-    def drop(self, alias: str) -> None:
-        for part in (self.texts, self.metadata, self.sources):
-            part.pop(alias, None)
 
 
 def read_answer_file(path: Path, wanted: set[str]) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:

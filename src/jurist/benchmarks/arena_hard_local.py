@@ -16,13 +16,15 @@ answers the baseline itself: define it as a model, or name another with ``--base
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
-from jurist.benchmarks.arena_hard import ShippedAnswers, read_questions
+from jurist.benchmarks.arena_hard import read_answer_file, read_questions
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions, OfficialScoring, take_options
 from jurist.benchmarks.catalog import BenchmarkCard
 from jurist.benchmarks.data_files import DATA_DIR_ENV, PinnedFile, resolve_files
+from jurist.benchmarks.lazy_answers import LazyAnswerFiles, answer_uids
 from jurist.benchmarks.presets import REFERENCE_KEY, ReferenceJudge
 from jurist.errors import JuristError
 from jurist.judging import LocalJudgeSettings, load_local_settings
@@ -115,11 +117,13 @@ def benchmark(options: BenchmarkOptions) -> Benchmark:
     if baseline != BASELINE:
         raise JuristError(f"{settings.source}: baseline_model {baseline!r} is not {BASELINE!r}")
     questions = read_questions(paths[0])
-    shipped = ShippedAnswers()
+    shipped = LazyAnswerFiles()  # which uids the file answers now, its texts where first used
     notes: list[str] = []
     kept = questions
     if lang == "ru":
-        answers = shipped.add(baseline, paths[1], {q.uid for q in questions})
+        wanted = {q.uid for q in questions}
+        answers = answer_uids(paths[1]) & wanted
+        shipped.add(baseline, paths[1], functools.partial(read_answer_file, wanted=wanted))
         kept = [q for q in questions if q.uid in answers]
         if len(kept) < len(questions):
             notes.append(
