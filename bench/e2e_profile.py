@@ -2,7 +2,8 @@
 (launch to the first request), steady state (first request to the last reply) and finish (last reply to
 exit). Prints, for each phase, its length and the functions that held the time: self time (the frame on
 top of the stack) and inclusive time of jurist's own functions (those on the stack for nearly the whole
-phase, ``main`` and its like, left out: they say nothing).
+phase, ``main`` and its like, left out: they say nothing); then the same for each idle gap, a stretch of
+50 ms or more inside the steady state with no request in flight.
 
 It runs ``jurist run`` exactly as bench/bench_e2e.py does, against a fresh bench/e2e_mock.py, under py-spy
 (``record --format chrometrace --idle``: a sample of every thread's stack ``--rate`` times a second, idle
@@ -172,6 +173,23 @@ def main() -> None:
     for title, begin, end in phases:
         print(f"\n{title}: {end - begin:.2f} s")
         print("\n".join(phase_report(threads[main_tid], to_ts(begin), to_ts(end), args.top)))
+    for begin, end in idle_gaps(spans):
+        print(f"\nidle gap (nothing in flight) {begin - launched:.2f}-{end - launched:.2f} s after launch")
+        print("\n".join(phase_report(threads[main_tid], to_ts(begin), to_ts(end), args.top)))
+
+
+def idle_gaps(spans: list[tuple[float, float]], least: float = 0.05) -> list[tuple[float, float]]:
+    """The stretches of at least ``least`` seconds, between the first request and the last reply, with no
+    request in flight: where the client had work it did not send (the table's ``idle``)."""
+    events = sorted([(start, 1) for start, _ in spans] + [(end, -1) for _, end in spans])
+    gaps: list[tuple[float, float]] = []
+    level, previous = 0, events[0][0]
+    for moment, step in events:
+        if level == 0 and moment - previous >= least:
+            gaps.append((previous, moment))
+        previous = moment
+        level += step
+    return gaps
 
 
 if __name__ == "__main__":

@@ -210,10 +210,10 @@ def test_no_help_text_holds_what_rich_would_read_as_markup() -> None:
 
     import typer.main
 
-    from jurist.cli import _register_commands, app
+    from jurist.cli import app
 
-    _register_commands()
     root = typer.main.get_command(app)
+    root.load_all()  # type: ignore[attr-defined]
     tag = re.compile(r"(?<!\\)\[[a-z#/@][^\[\]]*\]")
 
     def commands(group: Any) -> Any:
@@ -228,3 +228,36 @@ def test_no_help_text_holds_what_rich_would_read_as_markup() -> None:
         if getattr(param, "help", None) and tag.search(param.help)
     ]
     assert not found
+
+
+def test_the_command_table_lists_every_command_with_its_own_help() -> None:
+    """``jurist --help`` lists the commands from ``cli.COMMANDS`` without importing them: the table must
+    name every command a module registers, and its text must be each command's own first paragraph (the
+    short help click would have cut from it, at any width)."""
+    import typer.main
+    from typer._click.utils import make_default_short_help
+
+    from jurist.cli import COMMANDS, app
+
+    root = typer.main.get_command(app)
+    root.load_all()  # type: ignore[attr-defined]
+    assert set(root.commands) == set(COMMANDS)
+    for name, (_, text) in COMMANDS.items():
+        command = root.commands[name]
+        for limit in (45, 80, 400):
+            assert make_default_short_help(text, limit) == command.get_short_help_str(limit), name
+
+
+def test_jurist_help_imports_no_command_module() -> None:
+    """The point of the table: the list of commands costs none of the commands' imports."""
+    code = (
+        "import sys\n"
+        "from jurist.cli import main\n"
+        "sys.argv = ['jurist', '--help']\n"
+        "try:\n    main()\n"
+        "except SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('jurist.commands.', 'rich'))))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "Commands:" in result.stdout and "serve " in result.stdout
+    assert result.stdout.strip().splitlines()[-1] == "[]"

@@ -13,15 +13,105 @@ import typer.core
 from jurist.errors import JuristError, StorageError
 from jurist.redact import mask
 
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": (
+        "run",
+        "Answer a benchmark, then judge each model against the baseline (two games, swapped) or check its"
+        " answers by rule (ifeval, ifbench), and print scores and what it cost.",
+    ),
+    "check": (
+        "check",
+        "Send a one-token request to each endpoint and check keys; exit 1 if anything is wrong.",
+    ),
+    "show": ("show", "Score a run again from its outcomes, as the run did unless options say otherwise."),
+    "view": (
+        "view",
+        "Browse a run: every question, answers side by side, judge reasoning, verdicts, filters, search.",
+    ),
+    "plot": (
+        "plot",
+        "Draw training curves of sweeps: metric vs step per task, an all-tasks grid, and a judge comparison"
+        " where several judges scored the same checkpoints.",
+    ),
+    "sweep": (
+        "sweep",
+        "Evaluate every checkpoint of a training run on every task: one run directory per checkpoint and"
+        " task (SWEEP_DIR/<checkpoint>/<task>), sweep.json and sweep.csv (checkpoint x task x metric with"
+        " 95% CIs and the spread over samples), training-curve plots in SWEEP_DIR/plots. Re-running resumes.",
+    ),
+    "list": (
+        "list",
+        "List every benchmark: kind, default samples, reference judge, and whether its data and judge"
+        " prompts are here (and where from); for what is missing, the one line that gets it. Sends nothing.",
+    ),
+    "merge": (
+        "merge",
+        "Join the shards of one run (or one sweep) into OUT, each item once, and score it as one run:"
+        " `jurist show OUT` then prints what a single process would have. Refuses shards of different"
+        " plans, naming the field.",
+    ),
+    "compare": (
+        "compare",
+        "Paired differences between runs on the questions both answered, per task: interval, p-value,"
+        " Holm's correction across tasks, minimum detectable difference and a decision for each later run"
+        " against the first.",
+    ),
+    "judgebench": ("judgebench", "JudgeBench utilities (run it with: jurist run --bench judgebench)."),
+    "judges": ("judges", "Compare the judges of a run, or show its judge card."),
+    "import": ("transfer", "Import another harness's answers and judgments as a jurist run."),
+    "export": ("transfer", "Export a jurist run in another harness's file layout."),
+    "serve": ("serve", "Serve a benchmark's judge as a reward for RL trainers."),
+}
+"""Each command: the module of ``jurist.commands`` that defines it (its ``register(app)`` adds it) and the
+first paragraph of its help, which ``jurist --help`` lists. A command's module is imported only when that
+command runs: importing all of them (and what they import: rich, the run's configuration) was most of
+``jurist --help``'s time. tests/test_cli.py checks this table against the commands themselves."""
+
 
 class _CommandList(typer.core.TyperGroup):
-    """The root group: ``jurist --help`` (the list of commands) in click's plain layout. Typer's rich
-    panels import rich, its markdown parser and typer's rich_utils, about half of that command's time
-    (``bench/bench_help.py``); each command's own help (``jurist run --help``), where the options are,
-    keeps them."""
+    """The root group: its commands loaded on first use (:data:`COMMANDS`), and ``jurist --help`` (the list
+    of commands) in click's plain layout. Typer's rich panels import rich, its markdown parser and typer's
+    rich_utils, about half of that command's time (``bench/bench_help.py``); each command's own help
+    (``jurist run --help``), where the options are, keeps them."""
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         super(typer.core.TyperGroup, self).format_help(ctx, formatter)
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            self._load(COMMANDS[cmd_name][0])
+        return self.commands.get(cmd_name)
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        if args and args[0] not in COMMANDS:  # a typo: every command loaded, for typer's suggestion
+            self.load_all()
+        return super().resolve_command(ctx, args)
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """The list from :data:`COMMANDS`, laid out as click does, without importing any command."""
+        from typer._click.utils import make_default_short_help
+
+        limit = formatter.width - 6 - max(len(name) for name in COMMANDS)
+        rows = [(name, make_default_short_help(text, limit)) for name, (_, text) in COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def load_all(self) -> None:
+        for module in dict.fromkeys(module for module, _ in COMMANDS.values()):
+            self._load(module)
+
+    def _load(self, module: str) -> None:
+        import importlib
+
+        import typer.main
+
+        holder = typer.Typer()
+        importlib.import_module(f"jurist.commands.{module}").register(holder)
+        for name, command in typer.main.get_group(holder).commands.items():
+            self.add_command(command, name)
 
 
 app = typer.Typer(
@@ -68,27 +158,12 @@ def _root(
     """jurist: LLM-as-a-judge evaluation harness."""
 
 
-# Further subcommands live in their own modules; each exposes ``register(app)``.
-_COMMAND_MODULES: tuple[str, ...] = (
-    "run", "judgebench", "check", "judges", "show", "transfer", "view", "plot", "sweep", "list", "merge",
-    "serve", "compare",
-)  # fmt: skip
-
-
-def _register_commands() -> None:
-    import importlib
-
-    for name in _COMMAND_MODULES:
-        importlib.import_module(f"jurist.commands.{name}").register(app)
-
-
 def main() -> None:
     from jurist.run import interrupt_on_signals
 
     interrupt_on_signals()  # first: importing the commands takes a moment
     logging.basicConfig(level=logging.WARNING, format="jurist: %(message)s")
     try:
-        _register_commands()
         code = app(standalone_mode=False)  # click hands back typer.Exit codes instead of raising them
     except JuristError as exc:
         _error_line(mask(str(exc)), exit_code=2)  # model names, install hints with [extras]: no markup
