@@ -266,3 +266,36 @@ def test_o200k_ranks_are_tiktokens_own_reading_of_the_file(
     path.write_bytes(read_o200k_ranks())
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")  # read the file itself, cache nothing
     assert o200k_ranks() == load_tiktoken_bpe(str(path))
+
+
+def test_a_build_started_ahead_is_the_one_every_count_uses() -> None:
+    """``start_o200k_build`` (a run about to answer) builds in a thread; the first count waits for that
+    build rather than making a second, and counts with it."""
+    code = (
+        "import threading\n"
+        "from jurist.tokens import encoding, start_o200k_build\n"
+        "built = []\n"
+        "real = encoding._build_o200k\n"
+        "encoding._build_o200k = lambda: built.append(threading.current_thread().name) or real()\n"
+        "start_o200k_build()\n"
+        "from jurist.tokens import measure_tokens\n"
+        "print(measure_tokens('hello world').tokens, built)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "2 ['jurist-o200k']"
+
+
+def test_a_build_that_fails_ahead_fails_at_the_first_count_and_says_why(tmp_path: Path) -> None:
+    """The thread keeps quiet; the count that needs the encoding builds again and raises the reason."""
+    code = (
+        "from jurist.tokens import encoding, start_o200k_build\n"
+        "def missing():\n"
+        "    raise RuntimeError('no offline copy of the o200k_base token ranks was found')\n"
+        "encoding.find_o200k_ranks_file = missing\n"
+        "start_o200k_build()\n"
+        "from jurist.tokens import measure_tokens\n"
+        "measure_tokens('hello')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 1
+    assert result.stderr.count("no offline copy") == 1 and "jurist-o200k" not in result.stderr

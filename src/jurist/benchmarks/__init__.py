@@ -54,6 +54,7 @@ if TYPE_CHECKING:
         benchmark_card,
         benchmark_names,
         benchmark_provider,
+        is_benchmark_name,
         load_benchmark,
     )
 
@@ -105,6 +106,7 @@ _HOMES = {
     "benchmark_card": "registry",
     "benchmark_names": "registry",
     "benchmark_provider": "registry",
+    "is_benchmark_name": "registry",
     "load_benchmark": "registry",
 }
 
@@ -135,6 +137,7 @@ __all__ = [
     "benchmark_card",
     "benchmark_names",
     "benchmark_provider",
+    "is_benchmark_name",
     "card_record",
     "default_baseline",
     "field_error",

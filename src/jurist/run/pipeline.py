@@ -14,7 +14,7 @@ from typing import Any
 
 from rich.console import Console
 
-from jurist.benchmarks import benchmark_names
+from jurist.benchmarks import is_benchmark_name
 from jurist.engine import Engine, LocalModels, RequestFailed, ServerPool, make_throttle, open_cache
 from jurist.errors import JuristError
 from jurist.redact import mask
@@ -36,6 +36,7 @@ from jurist.run.shard_files import shard_line, write_shard_file
 from jurist.run.shipped import start_writing_shipped
 from jurist.run.work import JudgeFeed, JudgeJobs, JudgeWork, answer_work
 from jurist.store import CRASHED, RunDirLock
+from jurist.tokens import start_o200k_build
 
 __all__ = ["Mode", "Pipeline", "RunConfig", "RunResult", "run_pipeline", "run_plan"]
 
@@ -111,6 +112,8 @@ class Pipeline:
         plan, run_dir = self.plan, self.plan.run_dir
         if plan.shard is not None:  # the first line: which part of the run this process is
             self.console.print(shard_line(plan), markup=False, highlight=False, soft_wrap=True)
+        if any(self._pending_work().values()):  # each answer's style metadata counts its tokens
+            start_o200k_build()  # built while the check's and the first requests' round trips go on
         self._precheck()
         if not lock.held:
             lock.acquire()  # a new directory: made only now, so a refused check leaves nothing behind
@@ -119,7 +122,7 @@ class Pipeline:
         fields |= self._note_a_crashed_run(lock)
         if plan.config.judge_prompt is not None:  # kept, so the run can be audited or re-judged
             fields["judge_prompt_kept"] = run_dir.keep_file(plan.config.judge_prompt, "prompts")
-        if plan.config.bench not in benchmark_names():  # a question file: its path and questions kept
+        if not is_benchmark_name(plan.config.bench):  # a question file: its path and questions kept
             fields |= keep_questions(run_dir, plan.config.bench, plan.bench.questions)
         if plan.shard is not None:  # the whole run's facts and owners, for jurist merge
             fields["shard"] = write_shard_file(run_dir, plan.shard, fields)

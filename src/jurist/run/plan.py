@@ -22,7 +22,7 @@ from jurist.benchmarks import (
     Benchmark,
     JudgePreset,
     baseline_from,
-    benchmark_names,
+    is_benchmark_name,
     judge_preset,
     load_benchmark,
     read_answers_file,
@@ -105,7 +105,7 @@ class RunPlan:
         config, bench = self.config, self.bench
         involved = list(dict.fromkeys(self.candidates + self.judges + self.baselines))
         return {
-            "bench": config.bench if config.bench in benchmark_names() else bench.name,
+            "bench": config.bench if is_benchmark_name(config.bench) else bench.name,
             "bench_name": bench.name,
             "bench_options": config.bench_options,
             "bench_info": dict(bench.info),

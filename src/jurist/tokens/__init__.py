@@ -26,7 +26,13 @@ if TYPE_CHECKING:
         counter_or_approximate,
         merge_labels,
     )
-    from jurist.tokens.encoding import O200K_SHA256, find_o200k_ranks_file, o200k_encoding, read_o200k_ranks
+    from jurist.tokens.encoding import (
+        O200K_SHA256,
+        find_o200k_ranks_file,
+        o200k_encoding,
+        read_o200k_ranks,
+        start_o200k_build,
+    )
     from jurist.tokens.reported import MAX_REPLY_TOKENS, shown, token_count
     from jurist.tokens.style import (
         answer_style_metadata,
@@ -56,6 +62,7 @@ _HOMES = {
     "find_o200k_ranks_file": "encoding",
     "o200k_encoding": "encoding",
     "read_o200k_ranks": "encoding",
+    "start_o200k_build": "encoding",
     "answer_style_metadata": "style",
     "markdown_counts": "style",
     "stored_style_metadata": "style",
@@ -87,6 +94,7 @@ __all__ = [
     "measure_tokens",
     "o200k_encoding",
     "read_o200k_ranks",
+    "start_o200k_build",
     "stored_style_metadata",
     "strip_code_blocks",
     "style_vector",
