@@ -136,6 +136,7 @@ def main() -> None:
         try:
             launch = launch_for(args, run, work / "data", url)
             spied = [str(spy), "record", "-f", "chrometrace", "--idle", "-r", str(args.rate)]
+            spied += ["--native"] if os.environ.get("PYSPY_NATIVE") else []
             launch.argv = [*spied, "-o", str(trace), "--", *launch.argv]
             code, wall, cpu, _rss, launched, exited = bench_e2e.measure(launch, run / "output.log", 900.0)
             spans = bench_e2e.mock_spans(url)

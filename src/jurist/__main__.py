@@ -14,7 +14,7 @@ def _stopped_early(signum: int, frame: object) -> None:
 
 signal.signal(signal.SIGTERM, _stopped_early)
 signal.signal(signal.SIGINT, _stopped_early)
-from jurist.cli import main  # noqa: E402  # after the handlers: imports take a moment
+from jurist.cli import entry  # noqa: E402  # after the handlers: imports take a moment
 
 if __name__ == "__main__":  # vLLM's --local workers are spawned and import the main module again
-    main()
+    entry()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 import typer.core
@@ -186,5 +186,46 @@ def main() -> None:
     sys.exit(code if isinstance(code, int) else 0)
 
 
+def entry() -> None:
+    """The ``jurist`` command (and ``python -m jurist``): :func:`main`, then out at once. Once a command
+    has finished, the exit handlers run (the request cache's last writes, logging's flush) and the
+    streams are flushed; what the interpreter would do after that is free every object one by one,
+    0.4-0.6 s at the end of a run (the o200k tables alone take 0.17 s to free) for memory the system
+    takes back anyway, so the process ends there instead. Where a thread that is not a daemon is still
+    running, the interpreter's own exit waits for it as usual. :func:`main` itself returns normally, for
+    callers in the same process."""
+    try:
+        main()
+        code: str | int | None = 0
+    except SystemExit as exc:
+        code = exc.code
+    _exit_now(code)
+
+
+def _exit_now(code: str | int | None) -> NoReturn:
+    import atexit
+    import os
+    import threading
+
+    running = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+    run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)
+    if running or run_exit_handlers is None:
+        sys.exit(code)
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code
+    else:  # sys.exit("message"): said on stderr, status 1, as the interpreter does
+        sys.stderr.write(f"{code}\n")
+        status = 1
+    run_exit_handlers()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (BrokenPipeError, ValueError):  # a reader that left (jurist show | head), or a closed stream
+        status = status or 120  # what the interpreter's exit says when stdout cannot be flushed
+    os._exit(status)
+
+
 if __name__ == "__main__":
-    main()
+    entry()
