@@ -261,3 +261,44 @@ def test_jurist_help_imports_no_command_module() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "Commands:" in result.stdout and "serve " in result.stdout
     assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_second_run_into_a_fresh_directory_answers_from_the_first_runs_cache(
+    tmp_path: Path, mock_server: Any
+) -> None:
+    """What one ``jurist`` process stored, the next one finds (the process ends without the
+    interpreter's teardown: cli.entry)."""
+    server = mock_server()
+    write_models_file(tmp_path / "m.yaml", server.base_url, {"good": {}})
+    args = ("run", "--models-file", "m.yaml", "--model", "good", "--inference-only", "--limit", "5")
+    first = jurist(*args, "--no-progress", "--out", "one", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    sent = server.stats.requests
+    second = jurist(*args, "--no-progress", "--out", "two", cwd=tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert server.stats.requests == sent  # every answer came from the cache
+    assert (tmp_path / "two" / "answers").is_dir()
+
+
+@pytest.mark.parametrize(
+    ("argv", "status", "said"),
+    [(["--version"], 0, "jurist 0.1.0"), (["run", "--no-such-option"], 2, "No such option")],
+)
+def test_the_command_ends_after_its_exit_handlers_with_mains_code(
+    tmp_path: Path, argv: list[str], status: int, said: str
+) -> None:
+    """cli.entry ends the process at once, but only after every exit handler has run (the request cache's
+    last writes, logging's flush) and with the exit code main() gave; what was printed is all there."""
+    marker = tmp_path / "handler-ran"
+    code = (
+        "import atexit, sys\n"
+        f"atexit.register(lambda: open({str(marker)!r}, 'w').write('yes'))\n"
+        f"sys.argv = ['jurist', *{argv!r}]\n"
+        "from jurist.cli import entry\n"
+        "entry()\n"
+        "print('not reached')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == status
+    assert said in result.stdout + result.stderr and "not reached" not in result.stdout
+    assert marker.read_text() == "yes"
