@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import os
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -100,8 +99,23 @@ def games_of(question: Question) -> tuple[int, ...]:
 def shared_start(protocol: JudgeProtocol, question: str, base: str, answer: str) -> int:
     """Characters at the start of the user message both games of a question share (the question, before
     the answers): with the system prompt, the prefix a provider's prompt cache can hold for both."""
-    both = [protocol.user_message(question, base, answer), protocol.user_message(question, answer, base)]
-    return len(os.path.commonprefix(both))
+    shown_question, shown_base, shown_answer = protocol.shown(question, base, answer)
+    first = protocol.shown_message((shown_question, shown_base, shown_answer))
+    return common_prefix_length(first, protocol.shown_message((shown_question, shown_answer, shown_base)))
+
+
+def common_prefix_length(first: str, second: str) -> int:
+    """How many characters two strings share at their start: ``len(os.path.commonprefix(...))``, found
+    by halving with slice comparisons (compared in C) instead of a Python loop over every character,
+    which took 0.1 s of a 750-question run's CPU on the long prompts."""
+    low, high = 0, min(len(first), len(second))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if first[low:middle] == second[low:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 async def judge_game(
@@ -125,7 +139,7 @@ async def judge_game(
     messages: list[dict[str, Any]] = []
     if protocol.system_prompt:
         messages.append({"role": "system", "content": protocol.system_prompt})
-    messages.append({"role": "user", "content": protocol.user_message(question, answer_a, answer_b)})
+    messages.append({"role": "user", "content": protocol.shown_message(shown)})
     params = protocol.request_params(client.spec)
     first = await client.complete(
         messages, sample=sample, cache=cache, phase="judge", shared_prefix=shared_prefix, **params

@@ -101,7 +101,11 @@ class JudgeProtocol:
         return neutralize_labels(question), neutralize_labels(answer_a), neutralize_labels(answer_b)
 
     def user_message(self, question: str, answer_a: str, answer_b: str) -> str:
-        shown_question, shown_a, shown_b = self.shown(question, answer_a, answer_b)
+        return self.shown_message(self.shown(question, answer_a, answer_b))
+
+    def shown_message(self, shown: tuple[str, str, str]) -> str:
+        """The user message of material already :meth:`shown` (neutralised once, used for both)."""
+        shown_question, shown_a, shown_b = shown
         values = {"question": shown_question, "answer_a": shown_a, "answer_b": shown_b}
         # One pass, not str.format: answers are full of braces, and a question that contains the text
         # "{answer_a}" must not receive an answer.
