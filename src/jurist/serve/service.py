@@ -180,7 +180,7 @@ class RewardService:
         self.rules = None
         if not self.family_reward.judged:
             assert self.bench.rule_suite is not None
-            self.rules = RuleChecks(self.bench.rule_suite, settings.rule_workers)
+            self.rules = RuleChecks(self.bench.rule_suite, settings.rule_workers, settings.loose)
         self.ledger = accounts.ledger
         write = self.ledger.record
         self.ledger.record = lambda row: _recorded(write, row)
