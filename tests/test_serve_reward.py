@@ -404,3 +404,13 @@ def test_each_family_says_its_own_reward_and_a_family_without_one_is_refused(tmp
     pairs = Benchmark(name="own-pairs", questions=questions, metrics=("judge-accuracy",))
     with pytest.raises(JuristError, match="own-pairs: the judge-accuracy family serves no reward"):
         family_reward(pairs, None, RewardOptions())
+
+
+def test_an_items_cost_shows_every_field_by_name() -> None:
+    import dataclasses
+
+    from jurist.serve.service import ItemCost
+
+    cost = ItemCost(requests=2, cache_hits=1, failed=0, prompt_tokens=30, completion_tokens=4, cost_usd=0.5)
+    assert cost.as_dict() == dataclasses.asdict(cost)
+    assert list(cost.as_dict()) == [f.name for f in dataclasses.fields(ItemCost)]
