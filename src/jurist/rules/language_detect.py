@@ -133,8 +133,9 @@ def _loaded() -> _Profiles:
     return _profiles
 
 
-def _ngram_rows(text: str, profiles: _Profiles) -> list[int]:
-    """The table rows of the n-grams upstream's ``_extract_ngrams`` yields for ``text``, in its order.
+def _ngram_keys(text: str) -> Any:
+    """The keys (:func:`_keys`) of the n-grams upstream's ``_extract_ngrams`` yields for ``text`` before
+    it drops those no profile knows, in its order.
 
     Upstream feeds each normalised character to a buffer that restarts at a space (keeping the space)
     and holds at most three characters; after each character it yields the buffer's last 1, 2 and 3
@@ -145,7 +146,7 @@ def _ngram_rows(text: str, profiles: _Profiles) -> list[int]:
     from langdetect.utils.ngram import NGram
 
     if not text:
-        return []
+        return np.empty(0, dtype=np.uint64)
     distinct = sorted(set(text))
     normalised = text.translate({ord(ch): NGram.normalize(ch) for ch in distinct})
     padded = " " + normalised
@@ -161,7 +162,18 @@ def _ngram_rows(text: str, profiles: _Profiles) -> list[int]:
     zero = np.zeros_like(ch)
     grams = np.stack([_keys(zero, zero, ch), _keys(zero, prev, ch), _keys(before, prev, ch)], axis=1)
     wanted = np.stack([kept & ~space[1:], kept, kept & ~space[:-1] & (before > 0)], axis=1)
-    return profiles.rows_of(grams[wanted]).tolist()  # type: ignore[no-any-return]
+    return grams[wanted]
+
+
+def _text_rows(text: str, profiles: _Profiles) -> tuple[Any, Any]:
+    """The profile rows of the known n-grams of ``text`` (each once, in table order) and, in upstream's
+    order, each known n-gram's place among them: what upstream draws from. Each distinct key is looked
+    up once, in sorted order (a sorted search reuses the previous bound)."""
+    distinct, inverse = np.unique(_ngram_keys(text), return_inverse=True)
+    at = np.minimum(np.searchsorted(profiles.keys, distinct), len(profiles.keys) - 1)
+    known = profiles.keys[at] == distinct
+    place = np.cumsum(known) - 1
+    return at[known], place[inverse[known[inverse]]].astype(np.intp)
 
 
 def _drawn(rng: random.Random, rows: list[int], count: int) -> list[int]:
@@ -337,8 +349,8 @@ def _detect_block(detector: Any) -> None:
 
     profiles = _loaded()
     _clean(detector)
-    rows = _ngram_rows(detector.text, profiles)
-    if not rows:
+    unique, drawn_from = _text_rows(detector.text, profiles)
+    if not len(drawn_from):
         raise LangDetectException(ErrorCode.CantDetectError, "No features in text.")
     n_langs = len(detector.langlist)
     if detector.prior_map is not None:
@@ -347,8 +359,7 @@ def _detect_block(detector: Any) -> None:
         start = np.full(n_langs, 1.0 / n_langs, dtype=np.float64)
     langprob = np.zeros(n_langs, dtype=np.float64)
     detector.random.seed(detector.seed)
-    unique, local = np.unique(np.array(rows, dtype=np.intp), return_inverse=True)
-    table, drawn_from = profiles.dense(unique), local.astype(np.intp)  # the text's own n-grams only
+    table = profiles.dense(unique)  # the text's own n-grams only
     for _ in range(detector.n_trial):
         langprob += _trial(detector, table, drawn_from, start) / detector.n_trial
     detector.langprob = langprob.tolist()
