@@ -126,6 +126,19 @@ def test_the_random_letter_rows_are_reproducible(gpt4: dict[str, Any]) -> None:
     assert (strict_prompts, loose_instructions) == (416, 713)  # inside the reference's unseeded range
 
 
+def test_strict_only_checks_give_the_strict_outcomes_and_no_loose_ones(gpt4: dict[str, Any]) -> None:
+    """``loose=False`` (a reward server counting strict): the same strict outcome and error for every
+    instruction of the 541 answers, and no loose outcome (None: not computed)."""
+    for row, answer, both in zip(gpt4["inputs"], gpt4["responses"], gpt4["results"], strict=True):
+        args = (IFEVAL, answer["response"], row["instruction_id_list"], row["kwargs"], row["prompt"])
+        strict = check_response(*args, loose=False)
+        assert [(r.instruction_id, r.strict, r.loose) for r in strict] == [
+            (r.instruction_id, r.strict, None) for r in both
+        ]
+        for only, full in zip(strict, both, strict=True):
+            assert only.error is None or only.error == full.error
+
+
 def test_time_per_answer_is_reported(gpt4: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
     """Strict plus loose for all 541 answers, first pass (regex caches cold) and a second one (printed,
     not asserted: machines differ)."""

@@ -127,5 +127,17 @@ def test_detect_names_the_language_and_raises_where_upstream_does() -> None:
 def test_the_fast_draws_are_the_ones_in_use_here() -> None:
     """On this Python, drawing by ``getrandbits`` repeats ``random.Random.choice``, so the fast path (not
     the ``choice`` fallback) is what the probabilities above were compared on."""
+    from jurist.rules import language_detect
+
     _loaded()
-    assert _draws_as_choice()
+    assert _draws_as_choice() and language_detect._BULK_DRAWS
+
+
+def test_the_stepwise_trials_give_the_same_probabilities(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one-draw-at-a-time trials (where bulk draws would not repeat ``choice``) are kept exact too."""
+    from jurist.rules import language_detect
+
+    texts = [*EDGE_TEXTS[:8], *_texts()[:20]]
+    bulk = [_jurist(text) for text in texts]
+    monkeypatch.setattr(language_detect, "_BULK_DRAWS", False)
+    assert [_jurist(text) for text in texts] == bulk

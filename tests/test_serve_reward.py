@@ -250,13 +250,20 @@ def test_rules_reward_is_the_share_followed_with_the_runs_checks(
     assert run_quiet(**common, models_file=models, models=["m"], out=out).exit_code == 0
     checked = {p["uid"]: p["detail"]["instructions"] for p in read_jsonl(out / "points" / "m.jsonl")}
     url, _ = reward_server(**common, out=tmp_path / "s")
+    loose_url, _ = reward_server(**common, out=tmp_path / "l", loose=True)
     items = [{"uid": uid, "answer": text} for uid, text in answers_of(out, "m").items()]
     status, body = call(url, "/v1/reward", {"items": items})
     assert status == 200 and body["family"] == "rules"
-    for item in body["items"]:
-        assert item["rules"] == checked[item["uid"]]
-        share = sum(c["strict"] for c in checked[item["uid"]]) / 2
+    for item in body["items"]:  # strict: only what the reward counts is computed and shown
+        run_checks = checked[item["uid"]]
+        assert item["rules"] == [{k: v for k, v in c.items() if k != "loose"} for c in run_checks]
+        share = sum(c["strict"] for c in run_checks) / 2
         assert item["reward"] == share and item["cost"]["requests"] == 0
+    status, body = call(loose_url, "/v1/reward", {"items": items})
+    assert status == 200
+    for item in body["items"]:  # --loose: both outcomes, as the run stores them
+        assert item["rules"] == checked[item["uid"]]
+        assert item["reward"] == sum(c["loose"] for c in checked[item["uid"]]) / 2
     own = {"question": "a prompt of its own", "answer": "hello, world", "instruction_id_list":
            ["punctuation:no_comma"], "kwargs": [None]}  # fmt: skip
     status, body = call(url, "/v1/reward", {"items": [own]})
@@ -397,3 +404,13 @@ def test_each_family_says_its_own_reward_and_a_family_without_one_is_refused(tmp
     pairs = Benchmark(name="own-pairs", questions=questions, metrics=("judge-accuracy",))
     with pytest.raises(JuristError, match="own-pairs: the judge-accuracy family serves no reward"):
         family_reward(pairs, None, RewardOptions())
+
+
+def test_an_items_cost_shows_every_field_by_name() -> None:
+    import dataclasses
+
+    from jurist.serve.service import ItemCost
+
+    cost = ItemCost(requests=2, cache_hits=1, failed=0, prompt_tokens=30, completion_tokens=4, cost_usd=0.5)
+    assert cost.as_dict() == dataclasses.asdict(cost)
+    assert list(cost.as_dict()) == [f.name for f in dataclasses.fields(ItemCost)]

@@ -38,7 +38,9 @@ def reward(
     reward_rule: Annotated[
         str, typer.Option("--reward", help="pairwise: debiased (both games) | gen-base (NeMo-Gym's one game)")
     ] = "debiased",
-    loose: Annotated[bool, typer.Option("--loose", help="rules: the loose evaluation")] = False,
+    loose: Annotated[
+        bool, typer.Option("--loose", help="rules: the loose evaluation (computed and shown too)")
+    ] = False,
     invalid_reward: Annotated[
         float, typer.Option("--invalid-reward", help="what an invalid verdict gets where a number is needed")
     ] = 0.0,

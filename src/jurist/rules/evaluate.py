@@ -26,7 +26,8 @@ class InstructionResult:
 
     instruction_id: str
     strict: bool
-    loose: bool
+    loose: bool | None
+    """None: not computed (a strict-only check, :func:`check_response` with ``loose=False``)."""
     error: str | None = None
 
 
@@ -54,9 +55,16 @@ def loose_variants(response: str) -> list[str]:
 
 
 def check_instruction(
-    checker: Checker, instruction_id: str, response: str, kwargs: Mapping[str, Any], prompt: str
+    checker: Checker,
+    instruction_id: str,
+    response: str,
+    kwargs: Mapping[str, Any],
+    prompt: str,
+    *,
+    loose: bool = True,
 ) -> InstructionResult:
-    """Strict and loose outcome of one instruction; a missing NLTK resource is raised, not scored."""
+    """Strict and loose outcome of one instruction (``loose`` False: strict only, no variant tried, so
+    ``error`` is the strict check's own); a missing NLTK resource is raised, not scored."""
     args = clean_kwargs(kwargs)
     error: str | None = None
 
@@ -73,8 +81,10 @@ def check_instruction(
             return False
 
     strict = passes(response)
-    loose = strict or any(passes(variant) for variant in _new_variants(response))
-    return InstructionResult(instruction_id, strict, loose, error)
+    if not loose:
+        return InstructionResult(instruction_id, strict, None, error)
+    followed = strict or any(passes(variant) for variant in _new_variants(response))
+    return InstructionResult(instruction_id, strict, followed, error)
 
 
 def _new_variants(response: str) -> list[str]:
@@ -96,9 +106,16 @@ def check_response(
     instruction_ids: Sequence[str],
     kwargs_list: Sequence[Mapping[str, Any] | None],
     prompt: str,
+    *,
+    loose: bool = True,
 ) -> list[InstructionResult]:
     """Every instruction of one prompt checked on one response, in the prompt's order; the result of
-    :func:`start_checking` on the same inputs when there is one (waited for if still running)."""
+    :func:`start_checking` on the same inputs when there is one (waited for if still running).
+    ``loose`` False: the strict outcome only (a reward that counts strict needs no variant checked);
+    checks started ahead are always both, so such a call never takes one."""
+    if not loose:
+        with ahead.RUNNING:
+            return _check_all(checkers, response, instruction_ids, kwargs_list, prompt, loose=False)
     key = ahead.check_key(checkers, response, instruction_ids, kwargs_list, prompt)
     started = ahead.checked_ahead(key)
     if started is not None:
@@ -127,13 +144,17 @@ def _check_all(
     instruction_ids: Sequence[str],
     kwargs_list: Sequence[Mapping[str, Any] | None],
     prompt: str,
+    *,
+    loose: bool = True,
 ) -> list[InstructionResult]:
     results = []
     for instruction_id, kwargs in zip(instruction_ids, kwargs_list, strict=True):
         checker = checkers.get(instruction_id)
         if checker is None:
             raise KeyError(f"no checker for instruction id {instruction_id!r}")
-        results.append(check_instruction(checker, instruction_id, response, kwargs or {}, prompt))
+        results.append(
+            check_instruction(checker, instruction_id, response, kwargs or {}, prompt, loose=loose)
+        )
     return results
 
 

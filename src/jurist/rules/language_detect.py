@@ -4,14 +4,16 @@ IFEval's reference outputs were made with ``langdetect.detect`` (seed 0), so jur
 langdetect names for every text, ties and near-misses included. Upstream's detector spends its time in two
 pure-Python loops: one method call per character to cut the text into n-grams, and, for each of up to
 7 × 1,000 sampled n-grams, a Python loop over the 55 languages' probabilities. Here the same n-grams come
-from one tight loop over the text normalised once, and each probability update is one NumPy operation on
-the 55 values. Nothing is approximated:
+from one tight loop over the text normalised once, a trial's draws are made many at once, and the five
+updates between two convergence checks are one NumPy reduction over the 55 values. Nothing is
+approximated:
 
 - the random draws are upstream's own: the same ``random.Random`` seeded the same way, ``gauss`` once a
-  trial, ``choice`` once an update, so the same n-grams are drawn in the same order;
+  trial, ``choice`` once an update, so the same n-grams are drawn in the same order (drawn ahead in
+  bulk, the generator then put where upstream's draws leave it);
 - the updates are the same IEEE operations in the same order: ``prob * (weight + p)`` elementwise, five
-  updates in a row done by ``multiply.accumulate`` (strictly sequential, one rounding a step), the
-  normalising sum taken by Python's ``sum`` over the same floats, each trial's share added as upstream;
+  updates in a row done by ``multiply.reduce`` down the rows (strictly sequential, one rounding a step),
+  the normalising sum taken by Python's ``sum`` over the same floats, each trial's share added as upstream;
 - the profile numbers are langdetect's own files, divided as its factory divides them (once per process),
   kept as sparse rows rather than the factory's Python lists (``tests`` compare every number).
 
@@ -131,8 +133,9 @@ def _loaded() -> _Profiles:
     return _profiles
 
 
-def _ngram_rows(text: str, profiles: _Profiles) -> list[int]:
-    """The table rows of the n-grams upstream's ``_extract_ngrams`` yields for ``text``, in its order.
+def _ngram_keys(text: str) -> Any:
+    """The keys (:func:`_keys`) of the n-grams upstream's ``_extract_ngrams`` yields for ``text`` before
+    it drops those no profile knows, in its order.
 
     Upstream feeds each normalised character to a buffer that restarts at a space (keeping the space)
     and holds at most three characters; after each character it yields the buffer's last 1, 2 and 3
@@ -143,7 +146,7 @@ def _ngram_rows(text: str, profiles: _Profiles) -> list[int]:
     from langdetect.utils.ngram import NGram
 
     if not text:
-        return []
+        return np.empty(0, dtype=np.uint64)
     distinct = sorted(set(text))
     normalised = text.translate({ord(ch): NGram.normalize(ch) for ch in distinct})
     padded = " " + normalised
@@ -159,7 +162,18 @@ def _ngram_rows(text: str, profiles: _Profiles) -> list[int]:
     zero = np.zeros_like(ch)
     grams = np.stack([_keys(zero, zero, ch), _keys(zero, prev, ch), _keys(before, prev, ch)], axis=1)
     wanted = np.stack([kept & ~space[1:], kept, kept & ~space[:-1] & (before > 0)], axis=1)
-    return profiles.rows_of(grams[wanted]).tolist()  # type: ignore[no-any-return]
+    return grams[wanted]
+
+
+def _text_rows(text: str, profiles: _Profiles) -> tuple[Any, Any]:
+    """The profile rows of the known n-grams of ``text`` (each once, in table order) and, in upstream's
+    order, each known n-gram's place among them: what upstream draws from. Each distinct key is looked
+    up once, in sorted order (a sorted search reuses the previous bound)."""
+    distinct, inverse = np.unique(_ngram_keys(text), return_inverse=True)
+    at = np.minimum(np.searchsorted(profiles.keys, distinct), len(profiles.keys) - 1)
+    known = profiles.keys[at] == distinct
+    place = np.cumsum(known) - 1
+    return at[known], place[inverse[known[inverse]]].astype(np.intp)
 
 
 def _drawn(rng: random.Random, rows: list[int], count: int) -> list[int]:
@@ -180,22 +194,106 @@ def _drawn(rng: random.Random, rows: list[int], count: int) -> list[int]:
 
 
 def _draws_as_choice() -> bool:
-    """Whether :func:`_drawn` repeats ``random.Random.choice`` on this Python."""
-    global _DRAWS_AS_CHOICE
-    _DRAWS_AS_CHOICE = True
+    """Whether :func:`_drawn` repeats ``random.Random.choice`` on this Python, and whether the bulk draws
+    (:class:`_Draws`) repeat :func:`_drawn` and leave the generator where it leaves it."""
+    global _DRAWS_AS_CHOICE, _BULK_DRAWS
+    _DRAWS_AS_CHOICE, _BULK_DRAWS = True, False
     for size in (1, 2, 3, 5, 64, 1000, 4097):
         rows = list(range(size))
         ours, theirs = random.Random(size), random.Random(size)
         if _drawn(ours, rows, 50) != [theirs.choice(rows) for _ in range(50)]:
             _DRAWS_AS_CHOICE = False
-            break
+            return False
+    _BULK_DRAWS = all(_bulk_repeats_drawn(size) for size in (1, 2, 3, 5, 64, 1000, 4097))
     return _DRAWS_AS_CHOICE
 
 
-_DRAWS_AS_CHOICE = False
+def _bulk_repeats_drawn(size: int) -> bool:
+    rows = list(range(size))
+    ours, theirs = random.Random(size), random.Random(size)
+    state = ours.getstate()
+    draws = _Draws(ours, np.array(rows, dtype=np.intp))
+    bulk = draws.rows_from(0, 300).tolist()
+    draws.settle(state, 300)
+    return bulk == _drawn(theirs, rows, 300) and ours.random() == theirs.random()
 
 
-def _trial(detector: Any, table: Any, rows: list[int], start: Any) -> Any:
+_DRAWS_AS_CHOICE = _BULK_DRAWS = False
+
+
+class _Draws:
+    """A trial's ``rng.choice(rows)`` draws made ahead, many at once: the same numbers :func:`_drawn`
+    takes one call at a time. ``getrandbits(32 * n)`` holds the generator's next ``n`` 32-bit outputs,
+    the first in the lowest bits, and ``getrandbits(bits)`` is one output shifted right by ``32 - bits``,
+    so each output is a candidate, kept where it is below the length. A trial does not know ahead how
+    many draws it takes; :meth:`settle` puts the generator back to where the draws used leave it."""
+
+    def __init__(self, rng: random.Random, rows: Any) -> None:
+        self.rng, self.rows = rng, rows
+        self.shift = np.uint32(32 - len(rows).bit_length())
+        self.drawn = np.empty(0, dtype=np.intp)
+        self.word_of = np.empty(0, dtype=np.intp)  # each draw's output, counted from the trial's start
+        self.words = 0
+
+    def rows_from(self, first: int, count: int) -> Any:
+        """Draws ``first`` to ``first + count - 1`` (counted from 0), pulled from the generator as needed."""
+        while len(self.drawn) < first + count:
+            more = 2 * (first + count - len(self.drawn)) + 16
+            raw = self.rng.getrandbits(32 * more).to_bytes(4 * more, "little")
+            candidates = np.frombuffer(raw, dtype="<u4") >> self.shift
+            kept = np.flatnonzero(candidates < len(self.rows))
+            self.drawn = np.concatenate((self.drawn, self.rows[candidates[kept]]))
+            self.word_of = np.concatenate((self.word_of, kept + self.words))
+            self.words += more
+        return self.drawn[first : first + count]
+
+    def settle(self, state: Any, used: int) -> None:
+        """The generator as ``used`` draws from ``state`` leave it (the outputs pulled beyond not taken)."""
+        self.rng.setstate(state)
+        self.rng.getrandbits(32 * (int(self.word_of[used - 1]) + 1))
+
+
+BLOCK_UPDATES = 128
+"""Updates a trial's first block holds (a trial on IFEval's answers takes about 70); a later block holds
+as many as were done before it."""
+
+
+def _trial(detector: Any, table: Any, rows: Any, start: Any) -> Any:
+    """One of upstream's trials, as :func:`_trial_stepwise`, on draws made ahead (:class:`_Draws`): a
+    block holds the current probabilities, then each drawn update ``weight + p`` (one gather for the
+    block), so the updates between two checks are one ``multiply.reduce`` down the block's next rows
+    (a reduction along the outer axis multiplies row by row, in order: the same roundings as
+    ``accumulate``), and the normalised result is written over the last of them, the row the next
+    check starts from. Values are never negative, so the largest share is ``max(values) / total``."""
+    if not _BULK_DRAWS:
+        return _trial_stepwise(detector, table, rows.tolist(), start)
+    rng = detector.random
+    weight = (detector.alpha + rng.gauss(0.0, 1.0) * detector.ALPHA_WIDTH) / detector.BASE_FREQ
+    state, draws = rng.getstate(), _Draws(rng, rows)
+    prob, done, count = start, 0, 1  # update 0 is checked alone, then every fifth
+    product = np.empty(table.shape[1], dtype=np.float64)
+    while True:
+        size = max(BLOCK_UPDATES, done)
+        block = np.empty((size + 1, table.shape[1]), dtype=np.float64)
+        block[0] = prob
+        np.add(table[draws.rows_from(done, size)], weight, out=block[1:])
+        at = 0
+        while at + count <= size:
+            np.multiply.reduce(block[at : at + count + 1], axis=0, out=product)
+            at += count
+            done += count
+            values = product.tolist()
+            total = sum(values)
+            if total == 0.0:
+                raise ZeroDivisionError("float division by zero")  # where upstream's division would raise
+            prob = np.divide(product, total, out=block[at])  # the row the next check starts from
+            if max(values) / total > detector.CONV_THRESHOLD or done - 1 >= detector.ITERATION_LIMIT:
+                draws.settle(state, done)
+                return prob.copy()
+            count = _UPDATES_BETWEEN_CHECKS
+
+
+def _trial_stepwise(detector: Any, table: Any, rows: list[int], start: Any) -> Any:
     """One of upstream's trials: updates drawn at random until the leading language passes
     ``CONV_THRESHOLD`` at a check, or the ``ITERATION_LIMIT``. Returns the trial's final probabilities.
     (Division by the positive sum rounds monotonically, so the largest share is the largest value
@@ -251,8 +349,8 @@ def _detect_block(detector: Any) -> None:
 
     profiles = _loaded()
     _clean(detector)
-    rows = _ngram_rows(detector.text, profiles)
-    if not rows:
+    unique, drawn_from = _text_rows(detector.text, profiles)
+    if not len(drawn_from):
         raise LangDetectException(ErrorCode.CantDetectError, "No features in text.")
     n_langs = len(detector.langlist)
     if detector.prior_map is not None:
@@ -261,8 +359,7 @@ def _detect_block(detector: Any) -> None:
         start = np.full(n_langs, 1.0 / n_langs, dtype=np.float64)
     langprob = np.zeros(n_langs, dtype=np.float64)
     detector.random.seed(detector.seed)
-    unique, local = np.unique(np.array(rows, dtype=np.intp), return_inverse=True)
-    table, drawn_from = profiles.dense(unique), local.tolist()  # the text's own n-grams only
+    table = profiles.dense(unique)  # the text's own n-grams only
     for _ in range(detector.n_trial):
         langprob += _trial(detector, table, drawn_from, start) / detector.n_trial
     detector.langprob = langprob.tolist()

@@ -27,13 +27,22 @@ def table(suite: str) -> Mapping[str, Checker]:
 
 
 def check_answer(
-    suite: str, answer: str, ids: Sequence[str], kwargs: Sequence[Mapping[str, Any]], prompt: str
+    suite: str,
+    answer: str,
+    ids: Sequence[str],
+    kwargs: Sequence[Mapping[str, Any]],
+    prompt: str,
+    loose: bool = False,
 ) -> list[dict[str, Any]]:
-    """Each instruction's strict and loose outcome on the visible answer (a leading thought left out)."""
+    """Each instruction's outcome on the visible answer (a leading thought left out): strict, and loose
+    with ``loose`` (the reward counts one of them, so only that one is computed; strict is always there,
+    as the prompt's all-strict is)."""
     text, _ = visible_text(answer)
     checks = []
-    for result in check_response(table(suite), text, list(ids), list(kwargs), prompt):
-        check: dict[str, Any] = {"id": result.instruction_id, "strict": result.strict, "loose": result.loose}
+    for result in check_response(table(suite), text, list(ids), list(kwargs), prompt, loose=loose):
+        check: dict[str, Any] = {"id": result.instruction_id, "strict": result.strict}
+        if loose:
+            check["loose"] = result.loose
         if result.error:
             check["error"] = result.error
         checks.append(check)
@@ -48,21 +57,24 @@ SLICES_PER_WORKER = 4
 enough that a slower slice does not leave the other workers idle at the end."""
 
 
-def check_answers(suite: str, jobs: Sequence[RuleJob]) -> list[tuple[list[dict[str, Any]], float]]:
+def check_answers(
+    suite: str, jobs: Sequence[RuleJob], loose: bool = False
+) -> list[tuple[list[dict[str, Any]], float]]:
     """Each job's checks and the seconds they took (a worker's task: one slice of a batch)."""
     done = []
     for answer, ids, kwargs, prompt in jobs:
         started = time.perf_counter()
-        checks = check_answer(suite, answer, ids, kwargs, prompt)
+        checks = check_answer(suite, answer, ids, kwargs, prompt, loose)
         done.append((checks, time.perf_counter() - started))
     return done
 
 
 class RuleChecks:
-    """Checks in this process (``workers`` 1) or in a pool of spawned processes."""
+    """Checks in this process (``workers`` 1) or in a pool of spawned processes; strict outcomes, and
+    loose ones too with ``loose``."""
 
-    def __init__(self, suite: str, workers: int = 1) -> None:
-        self.suite = suite
+    def __init__(self, suite: str, workers: int = 1, loose: bool = False) -> None:
+        self.suite, self.loose = suite, loose
         self.known = frozenset(table(suite))
         self._workers = workers
         self._pool = (
@@ -75,16 +87,17 @@ class RuleChecks:
         self, answer: str, ids: Sequence[str], kwargs: Sequence[Mapping[str, Any]], prompt: str
     ) -> list[dict[str, Any]]:
         if self._pool is None:
-            return check_answer(self.suite, answer, ids, kwargs, prompt)
+            return check_answer(self.suite, answer, ids, kwargs, prompt, self.loose)
         loop = asyncio.get_running_loop()
+        plain = [dict(k) for k in kwargs]
         return await loop.run_in_executor(
-            self._pool, check_answer, self.suite, answer, list(ids), [dict(k) for k in kwargs], prompt
+            self._pool, check_answer, self.suite, answer, list(ids), plain, prompt, self.loose
         )
 
     async def check_many(self, jobs: Sequence[RuleJob]) -> list[tuple[list[dict[str, Any]], float]]:
         """Each job's checks and seconds, in order: inline, or over the pool in a few slices."""
         if self._pool is None:
-            return check_answers(self.suite, jobs)
+            return check_answers(self.suite, jobs, self.loose)
         workers = self._workers
         size = max(1, -(-len(jobs) // (workers * SLICES_PER_WORKER)))
         loop = asyncio.get_running_loop()
@@ -93,7 +106,7 @@ class RuleChecks:
         ]
         slices = [plain[at : at + size] for at in range(0, len(plain), size)]
         done = await asyncio.gather(
-            *(loop.run_in_executor(self._pool, check_answers, self.suite, piece) for piece in slices)
+            *(loop.run_in_executor(self._pool, check_answers, self.suite, p, self.loose) for p in slices)
         )
         return [result for piece in done for result in piece]
 

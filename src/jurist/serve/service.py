@@ -132,7 +132,16 @@ class ItemCost:
             self.cost_usd = (self.cost_usd or 0.0) + float(row["cost_usd"])
 
     def as_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The fields by name (``dataclasses.asdict`` deep-copies each one: profiled, 40% of the server's own
+        time per rule item)."""
+        return {
+            "requests": self.requests,
+            "cache_hits": self.cache_hits,
+            "failed": self.failed,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost_usd": self.cost_usd,
+        }
 
 
 @dataclass
@@ -180,7 +189,7 @@ class RewardService:
         self.rules = None
         if not self.family_reward.judged:
             assert self.bench.rule_suite is not None
-            self.rules = RuleChecks(self.bench.rule_suite, settings.rule_workers)
+            self.rules = RuleChecks(self.bench.rule_suite, settings.rule_workers, settings.loose)
         self.ledger = accounts.ledger
         write = self.ledger.record
         self.ledger.record = lambda row: _recorded(write, row)

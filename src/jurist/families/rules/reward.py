@@ -39,7 +39,8 @@ class RulesReward:
         return "a question that is no benchmark question needs instruction_id_list and kwargs"
 
     def of(self, record: dict[str, Any]) -> float | None:
-        """The share followed of a record's ``instructions`` (each check's strict and loose outcome)."""
+        """The share followed of a record's ``instructions`` (each check's strict outcome, and its loose
+        one where the server was started with ``--loose``)."""
         return share_followed(record.get("instructions") or [], loose=self.loose)
 
     def shown(self, record: Mapping[str, Any]) -> dict[str, Any]:
