@@ -13,6 +13,9 @@ put at the measured launch on the monotonic clock the mock's spans use; jurist's
 thread is attributed: a thread's own share is printed on its own line. Waiting in the event loop's
 ``select`` (or in a lock) is reported as ``(idle)``.
 
+With ``PYSPY_NATIVE=1`` py-spy also samples C frames (``--native``): where the time goes in C calls and
+in the interpreter's teardown, which no Python frame shows.
+
 py-spy is not one of jurist's dependencies: ``python3 -m venv /work/venvs/prof && /work/venvs/prof/bin/pip
 install py-spy`` and pass ``--py-spy /work/venvs/prof/bin/py-spy`` (or ``$JURIST_BENCH_PYSPY``).
 
