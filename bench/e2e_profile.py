@@ -13,7 +13,7 @@ put at the measured launch on the monotonic clock the mock's spans use; jurist's
 thread is attributed: a thread's own share is printed on its own line. Waiting in the event loop's
 ``select`` (or in a lock) is reported as ``(idle)``.
 
-With ``PYSPY_NATIVE=1`` py-spy also samples C frames (``--native``): where the time goes in C calls and
+With ``--native`` py-spy also samples C frames: where the time goes in C calls and
 in the interpreter's teardown, which no Python frame shows.
 
 py-spy is not one of jurist's dependencies: ``python3 -m venv /work/venvs/prof && /work/venvs/prof/bin/pip
@@ -21,7 +21,8 @@ install py-spy`` and pass ``--py-spy /work/venvs/prof/bin/py-spy`` (or ``$JURIST
 
 Usage: ``PYTHONPATH=src .venv/bin/python bench/e2e_profile.py --leg ifeval|answers|full [--conc 32]
 [--latency 0.2] [--rate 100] [--top 12] [--limit N] [--judge-card] [--eval-framework-python P]
-[--trace FILE]`` (answers and full need eval_framework's bundled Arena-Hard baselines, as bench_e2e.py).
+[--trace FILE] [--native]`` (answers and full need eval_framework's bundled Arena-Hard baselines, as
+bench_e2e.py).
 """
 
 from __future__ import annotations
@@ -127,6 +128,7 @@ def main() -> None:
     parser.add_argument("--eval-framework-python", type=Path, default=None)
     parser.add_argument("--py-spy", type=Path, default=os.environ.get("JURIST_BENCH_PYSPY"))
     parser.add_argument("--trace", type=Path, default=None, help="keep py-spy's chrometrace here")
+    parser.add_argument("--native", action="store_true", help="sample C frames too (py-spy --native)")
     args = parser.parse_args()
     spy = args.py_spy or shutil.which("py-spy")
     if spy is None:
@@ -139,7 +141,7 @@ def main() -> None:
         try:
             launch = launch_for(args, run, work / "data", url)
             spied = [str(spy), "record", "-f", "chrometrace", "--idle", "-r", str(args.rate)]
-            spied += ["--native"] if os.environ.get("PYSPY_NATIVE") else []
+            spied += ["--native"] if args.native else []
             launch.argv = [*spied, "-o", str(trace), "--", *launch.argv]
             code, wall, cpu, _rss, launched, exited = bench_e2e.measure(launch, run / "output.log", 900.0)
             spans = bench_e2e.mock_spans(url)

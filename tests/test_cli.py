@@ -302,3 +302,13 @@ def test_the_command_ends_after_its_exit_handlers_with_mains_code(
     assert result.returncode == status
     assert said in result.stdout + result.stderr and "not reached" not in result.stdout
     assert marker.read_text() == "yes"
+
+
+def test_a_mistyped_command_still_gets_the_suggestion(tmp_path: Path) -> None:
+    """Commands load on first use; a name that is none of them loads them all, so the suggestion is
+    made from the whole list, and the usage error is exit 2."""
+    result = jurist("shwo", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "No such command 'shwo'" in result.stderr and "Did you mean 'show'?" in result.stderr
+    result = jurist("serve", "reward", "--help", cwd=tmp_path)  # a group of commands, loaded the same way
+    assert result.returncode == 0 and "--token-file" in result.stdout

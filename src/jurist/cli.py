@@ -1,5 +1,6 @@
 """The ``jurist`` command line: the app, its error handling and exit codes; each command is a module of
-``jurist.commands`` (``jurist run`` is ``commands/run.py``)."""
+``jurist.commands`` (``jurist run`` is ``commands/run.py``), imported when it runs (:data:`COMMANDS`), and
+the process ends through :func:`entry` once the command is done."""
 
 from __future__ import annotations
 

@@ -71,7 +71,7 @@ def is_benchmark_name(name: str) -> bool:
     """Whether ``--bench name`` names a benchmark (built in, registered or a plugin's), not a file; a
     path with a directory part is answered without reading the installed packages' metadata (0.1-0.3 s
     of a run's start, before its first request)."""
-    return name in _BUILTIN or name in _registered or _reference(name) is not None
+    return name in _registered or _reference(name) is not None
 
 
 def benchmark_provider(name: str) -> str | None:
