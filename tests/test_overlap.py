@@ -28,7 +28,7 @@ from jurist.run.judge import JobQueue
 from jurist.run.pipeline import Pipeline
 from jurist.run.work import JudgeFeed
 from jurist.store.jsonl import read_jsonl
-from jurist.tokens import o200k_encoding
+from jurist.tokens import o200k_counter
 
 ROOT = Path(__file__).resolve().parents[1]
 CANDIDATES = ["strong", "mixed"]
@@ -66,7 +66,7 @@ def test_overlapped_and_staged_runs_write_the_same_results(
     tmp_path: Path, mock_server: Any, run_quiet: Any, monkeypatch: pytest.MonkeyPatch, samples: int
 ) -> None:
     questions = question_file(tmp_path / "question.jsonl", 12)
-    o200k_encoding()  # loaded already, so that the first answers are written (and judged) at once
+    o200k_counter()  # loaded already, so that the first answers are written (and judged) at once
     results, first_judge, last_answer, requests = {}, {}, {}, {}
     for overlap in (True, False):
         server = mock_server(delay=0.02)
@@ -290,7 +290,7 @@ def test_a_resumed_run_judges_old_and_new_answers_each_once(
     ones are written) and answers written during it are each judged once, as a staged run judges them."""
     count = 200
     questions = question_file(tmp_path / "question.jsonl", count)
-    o200k_encoding()
+    o200k_counter()
     parts = JudgeFeed.todo_parts
 
     def slow_parts(feed: JudgeFeed, questions: int = 64) -> Iterator[dict[Any, Any]]:

@@ -17,7 +17,13 @@ import pytest
 
 import jurist.tokens.count as counting
 import jurist.tokens.style as style
-from jurist.tokens import answer_style_metadata, markdown_counts, measure_tokens, o200k_encoding
+from jurist.tokens import (
+    answer_style_metadata,
+    markdown_counts,
+    measure_tokens,
+    o200k_counter,
+    o200k_encoding,
+)
 from jurist.tokens import strip_code_blocks as strip
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,20 +40,20 @@ def whole(text: str) -> int:
 
 
 class Spy:
-    """The encoding, recording the length of every text handed to tiktoken."""
+    """The count, recording the length of every text handed to it in one call."""
 
     def __init__(self) -> None:
         self.lengths: list[int] = []
 
-    def encode_ordinary(self, text: str) -> list[int]:
+    def __call__(self, text: str) -> int:
         self.lengths.append(len(text))
-        return o200k_encoding().encode_ordinary(text)
+        return o200k_counter()(text)
 
 
 @pytest.fixture
 def spy(monkeypatch: pytest.MonkeyPatch) -> Spy:
     watched = Spy()
-    monkeypatch.setattr(counting, "o200k_encoding", lambda: watched)
+    monkeypatch.setattr(counting, "o200k_counter", lambda: watched)
     return watched
 
 
@@ -213,9 +219,9 @@ def test_too_many_distinct_code_blocks_are_removed_in_place_and_flagged(
 COUNTING_CHILD = r"""
 import random, sys, threading
 from jurist.run.interrupts import GracefulInterrupt
-from jurist.tokens import count_tokens, o200k_encoding
+from jurist.tokens import count_tokens, o200k_counter
 
-o200k_encoding()
+o200k_counter()
 rng = random.Random(1)
 words = ["".join(rng.choice("abcdefghij") for _ in range(rng.randrange(1, 9))) for _ in range(5000)]
 text = (" ".join(rng.choice(words) for _ in range(200_000)) + "\n") * 200  # ~200 MB, ~20 s to count
@@ -273,10 +279,10 @@ def test_a_build_started_ahead_is_the_one_every_count_uses() -> None:
     build rather than making a second, and counts with it."""
     code = (
         "import threading\n"
-        "from jurist.tokens import encoding, start_o200k_build\n"
+        "from jurist.tokens import pieces, start_o200k_build\n"
         "built = []\n"
-        "real = encoding._build_o200k\n"
-        "encoding._build_o200k = lambda: built.append(threading.current_thread().name) or real()\n"
+        "real = pieces.o200k_ranks\n"
+        "pieces.o200k_ranks = lambda: built.append(threading.current_thread().name) or real()\n"
         "start_o200k_build()\n"
         "from jurist.tokens import measure_tokens\n"
         "print(measure_tokens('hello world').tokens, built)\n"

@@ -1,9 +1,10 @@
 """Token counts and answer style metadata: every count jurist makes itself is made here.
 
-What other packages use is exported here; :mod:`~jurist.tokens.encoding` builds o200k_base from the
-ranks jurist ships, :mod:`~jurist.tokens.count` counts with it (exactly, or flagged approximate on
-degenerate text), :mod:`~jurist.tokens.counters` picks each model's own tokenizer (tiktoken's encodings,
-or the model's files through :mod:`~jurist.tokens.files`) for the dry run and for replies without usage,
+What other packages use is exported here; :mod:`~jurist.tokens.encoding` reads the o200k_base ranks
+jurist ships, :mod:`~jurist.tokens.pieces` counts from them as tiktoken encodes, :mod:`~jurist.tokens.count`
+bounds that on any text (exactly, or flagged approximate on degenerate text),
+:mod:`~jurist.tokens.counters` picks each model's own tokenizer (tiktoken's encodings, or the model's
+files through :mod:`~jurist.tokens.files`) for the dry run and for replies without usage,
 :mod:`~jurist.tokens.reported` checks the counts a server reports, :mod:`~jurist.tokens.style` adds
 Arena-Hard's markdown counts.
 """
@@ -31,8 +32,8 @@ if TYPE_CHECKING:
         find_o200k_ranks_file,
         o200k_encoding,
         read_o200k_ranks,
-        start_o200k_build,
     )
+    from jurist.tokens.pieces import o200k_counter, start_o200k_build
     from jurist.tokens.reported import MAX_REPLY_TOKENS, shown, token_count
     from jurist.tokens.style import (
         answer_style_metadata,
@@ -62,7 +63,8 @@ _HOMES = {
     "find_o200k_ranks_file": "encoding",
     "o200k_encoding": "encoding",
     "read_o200k_ranks": "encoding",
-    "start_o200k_build": "encoding",
+    "start_o200k_build": "pieces",
+    "o200k_counter": "pieces",
     "answer_style_metadata": "style",
     "markdown_counts": "style",
     "stored_style_metadata": "style",
@@ -92,6 +94,7 @@ __all__ = [
     "merge_labels",
     "shown",
     "measure_tokens",
+    "o200k_counter",
     "o200k_encoding",
     "read_o200k_ranks",
     "start_o200k_build",

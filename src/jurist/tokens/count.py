@@ -1,7 +1,8 @@
-"""o200k token counts through tiktoken, bounded in time and memory on any text.
+"""o200k token counts, exactly tiktoken's, bounded in time and memory on any text.
 
-tiktoken cuts a text into pieces with the encoding's pattern (:data:`~jurist.tokens.encoding.O200K_PATTERN`)
-and merges each piece's bytes. On a degenerate text one piece is the whole text, and that costs: 20 MB of
+o200k (tiktoken, and jurist's count of it) cuts a text into pieces with the encoding's pattern
+(:data:`~jurist.tokens.encoding.O200K_PATTERN`) and merges each piece's bytes. On a degenerate text one
+piece is the whole text, and that costs: 20 MB of
 one letter takes about 11 s in a single call (with tiktoken 0.13's merge; before it, quadratic), a run of
 a million spaces overflows its regex engine's backtracking stack (a panic, not an exception), and the
 token list of a 20 MB text alone holds ~200 MB. So a text longer than :data:`SEGMENT_CHARS` is counted
@@ -14,8 +15,9 @@ usually adds a token, so the count errs high by about one token per :data:`SEGME
 piece. A degenerate text repeats its segments, so a segment cut that way is counted once and looked up
 after.
 
-Each tiktoken call is bounded (a segment: 0.2 s at worst) and runs without the GIL, so a signal handler or
-the event loop runs between calls: a huge text never holds Ctrl-C or SIGTERM.
+The count (:mod:`jurist.tokens.pieces`) is Python between short C calls (a segment's pieces found
+without the GIL, a long piece merged by tiktoken), so a signal handler or the event loop runs meanwhile:
+a huge text never holds Ctrl-C or SIGTERM.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from jurist.tokens.encoding import o200k_encoding
+from jurist.tokens.pieces import o200k_counter
 
 SEGMENT_CHARS = 262_144
 """Texts up to this long are counted in one call (200k CJK characters without a break: exact, 0.1 s);
@@ -66,29 +68,29 @@ class TokenCount(NamedTuple):
 def measure_tokens(text: str) -> TokenCount:
     """o200k_base tokens of ``text`` (special-token text counted as ordinary text, as upstream does), and
     whether the count is exact; bounded in time on any text (see the module's docstring)."""
-    encode = o200k_encoding().encode_ordinary
+    count = o200k_counter()
     if len(text) <= SEGMENT_CHARS:
-        return TokenCount(len(encode(text)), True)
+        return TokenCount(count(text), True)
     total, exact, start, size = 0, True, 0, len(text)
     repeated: dict[str, int] = {}
     while start < size:
         stop = start + SEGMENT_CHARS
         if stop >= size:
-            total += len(encode(text[start:]))
+            total += count(text[start:])
             break
         end = _PIECE_END.search(text, max(start + 1, stop - SEARCH_CHARS) - 1, stop)
         if end is not None:
             cut = end.start() + 1
-            total += len(encode(text[start:cut]))
+            total += count(text[start:cut])
         else:  # one piece fills the search: cut it, an approximation
             cut, exact = stop, False
             segment = text[start:cut]
-            count = repeated.get(segment)
-            if count is None:
+            counted = repeated.get(segment)
+            if counted is None:
                 if len(repeated) >= _REPEATED_KEPT:
                     repeated.clear()
-                count = repeated[segment] = len(encode(segment))
-            total += count
+                counted = repeated[segment] = count(segment)
+            total += counted
         start = cut
     return TokenCount(total, exact)
 

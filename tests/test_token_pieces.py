@@ -1,0 +1,152 @@
+"""jurist's o200k count (jurist.tokens.pieces) against tiktoken's encoding of the same ranks, text by text:
+the shared data's answers and prompts, degenerate text, random Unicode, and each merge on random bytes."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jurist.tokens import o200k_encoding, pieces
+from jurist.tokens.encoding import o200k_ranks
+from jurist.tokens.pieces import LONG_PIECE, O200kCounter, merged_parts
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+SHARED_FILES = [
+    DATA / "arena-hard" / "data" / "arena-hard-v2.0" / "model_answer" / "o3-mini-2025-01-31.jsonl",
+    DATA / "arena-hard" / "data" / "arena-hard-v2.0" / "question.jsonl",
+    *sorted((DATA / "writingbench").rglob("*.jsonl"))[:2],  # Chinese and English writing prompts
+]
+
+
+def tiktoken_count(text: str) -> int:
+    return len(o200k_encoding().encode_ordinary(text))
+
+
+@pytest.fixture(scope="module")
+def ranks() -> dict[bytes, int]:
+    return o200k_ranks()
+
+
+@pytest.fixture
+def counter(ranks: dict[bytes, int], monkeypatch: pytest.MonkeyPatch) -> Iterator[O200kCounter]:
+    """A counter that never hands over to tiktoken: every count below is this module's own."""
+    monkeypatch.setattr(pieces, "NATIVE_AFTER", 1 << 40)
+    made = O200kCounter(dict(ranks))
+    yield made
+    assert made._native is None
+
+
+def strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings(item)
+
+
+def shared_texts() -> list[str]:
+    texts: list[str] = []
+    for path in SHARED_FILES:
+        if not path.is_file():
+            pytest.skip(f"shared data missing: {path}")
+        lines = [line for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+        for line in lines[:400]:  # ~3M characters in all
+            texts.extend(strings(json.loads(line)))
+    return texts
+
+
+def test_every_shared_text_counts_what_tiktoken_counts(counter: O200kCounter) -> None:
+    texts = shared_texts()
+    assert len(texts) > 1500 and any("\u4e00" <= ch <= "\u9fff" for ch in "".join(texts))
+    mismatched = [text[:80] for text in texts if counter.count(text) != tiktoken_count(text)]
+    assert mismatched == []
+
+
+DEGENERATE = [
+    "",
+    " ",
+    "a" * (LONG_PIECE * 3),  # one piece, no token: tiktoken's merge
+    "a" * (LONG_PIECE - 1),  # just under: merged here
+    " " * 5000 + "x",
+    "\n" * 3000,
+    " \n" * 1000 + "   ",
+    "\u4e2d\u6587" * 2000,  # CJK without a break: one long piece
+    "\U0001f600" * 700,  # 4-byte characters
+    "12345678901234567890" * 50,
+    "don't WON'T I'M they'Ll we'VE 'ſ x'S",  # contractions, case-insensitive (long s folds to s)
+    "<|endoftext|> and <|endofprompt|> as text",
+    "tab\tvertical\x0bform\x0cfeed\x1cfile\x1dgroup\x85next\u2028line\u3000ideographic",
+    "lone \ud83d surrogate \udc00 halves \ud83d\ude00 paired",
+    "e\u0301\u0302 combining marks \u0915\u094d\u0937 \u0627\u0644\u0639\u0631\u0628\u064a\u0629",
+]
+
+
+@pytest.mark.parametrize("text", DEGENERATE, ids=range(len(DEGENERATE)))
+def test_degenerate_and_odd_text_counts_what_tiktoken_counts(counter: O200kCounter, text: str) -> None:
+    assert counter.count(text) == tiktoken_count(text)
+
+
+def test_random_unicode_counts_what_tiktoken_counts(counter: O200kCounter) -> None:
+    rng = random.Random(7)
+    alphabet = [chr(code) for code in range(0x20, 0x3000) if not 0xD800 <= code < 0xE000]
+    alphabet += list(" \t\n\r'sStTdDmM0123456789") * 40 + ["\U0001f600", "\u4e2d", "\u0301"]
+    for _ in range(400):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 120)))
+        assert counter.count(text) == tiktoken_count(text), repr(text)
+
+
+def test_each_merge_leaves_as_many_tokens_as_tiktokens_merge() -> None:
+    """On random bytes (any bytes, not only UTF-8), short and up to the long-piece bound."""
+    ranks, encoding = o200k_ranks(), o200k_encoding()
+    rng = random.Random(3)
+    common = b" etaoinshrdlu\n."
+    for size in [*range(2, 40), 100, 300, LONG_PIECE]:
+        for _ in range(20):
+            drawn = (rng.choice(common) if rng.random() < 0.7 else rng.randrange(256) for _ in range(size))
+            data = bytes(drawn)
+            assert merged_parts(data, ranks) == len(encoding._encode_single_piece(data))
+
+
+def test_only_a_long_piece_that_is_no_token_builds_tiktokens_encoding(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built: list[bytes] = []
+    real = o200k_encoding()
+
+    class Watched:
+        def _encode_single_piece(self, data: bytes) -> list[int]:
+            built.append(data)
+            return real._encode_single_piece(data)
+
+    monkeypatch.setattr(pieces, "o200k_encoding", lambda: Watched())
+    counter = O200kCounter(o200k_ranks())
+    counter.count("an ordinary sentence, with unusualwordsjoinedtogether and numbers 123456")
+    assert built == []
+    assert counter.count("z" * (LONG_PIECE + 1)) == tiktoken_count("z" * (LONG_PIECE + 1))
+    assert built == [b"z" * (LONG_PIECE + 1)]
+
+
+def test_merged_counts_kept_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pieces, "CACHED_PIECES", 8)
+    counter = O200kCounter(o200k_ranks())
+    words = [f"qzx{index}vbn" for index in range(50)]
+    assert counter.count(" ".join(words)) == tiktoken_count(" ".join(words))
+    assert 0 < len(counter._merged) <= 8
+
+
+def test_a_process_that_has_counted_enough_counts_the_rest_with_tiktoken(
+    ranks: dict[bytes, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pieces, "NATIVE_AFTER", 1000)
+    counter = O200kCounter(dict(ranks))
+    texts = shared_texts()[:40]
+    assert [counter.count(text) for text in texts] == [tiktoken_count(text) for text in texts]
+    assert counter._native is not None and counter._ranks == {}  # the Python tables are let go
