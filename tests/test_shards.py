@@ -136,8 +136,9 @@ def test_shards_as_separate_processes_merge_into_the_single_run(sharded: tuple[A
     assert merged.returncode == 0, merged.stderr
     assert "into merged" in merged.stderr and "missing" not in merged.stderr
     assert leaderboard(cwd / "merged", cwd) == leaderboard(cwd / "single", cwd)
-    # every request of the single run was sent once by the shards, but what the killed shard lost
-    assert alone <= server.stats.requests <= alone + 8
+    # every request of the single run was sent once by the shards, but what the killed shard lost: at most
+    # its own share (a quarter), however far it got before the kill landed (a loaded host polls late)
+    assert alone <= server.stats.requests <= alone + alone // 4
     run_json = json.loads((cwd / "merged" / "run.json").read_text())
     assert run_json["n_questions"] == 16 and run_json["merge"]["complete"] is True
     assert [s["index"] for s in run_json["merged_from"]] == [0, 1, 2, 3]
