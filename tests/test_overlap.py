@@ -246,9 +246,10 @@ def test_answering_goes_on_while_the_tokenizer_loads(
 ) -> None:
     """Answers that come back before the o200k tokenizer is built wait to be written; the workers do not
     wait with them, so requests keep going out (they used to stop once every worker held one answer)."""
+    import jurist.tokens.encoding as encoding
     import jurist.tokens.pieces as pieces
 
-    build = pieces.o200k_ranks
+    build = encoding.o200k_ranks
     server = mock_server(delay=0.005)
     count = 150  # more than the model's 66 workers
     sent_while_building: list[int] = []
