@@ -1,4 +1,4 @@
-"""o200k token counting (jurist.tokens, through tiktoken), measured in fresh interpreters.
+"""o200k token counting (jurist.tokens), measured in fresh interpreters, beside another tree's.
 
 What the answer stage pays for every answer's ``token_len``: the time to build the encoding, the memory it
 adds (resident once built, and at the build's peak, from ``/proc/self/status`` and ``ru_maxrss``), and
@@ -6,7 +6,10 @@ the CPU per text counting Arena-Hard v2.0 texts: the 750 prompts (what the end-t
 answers echo) and o3-mini's 750 answers. Then the degenerate replies counting must stay bounded on: 20 MB
 of one character, and 200k CJK characters without a break (wall time, and whether the count is exact).
 
-Usage: ``python bench/bench_tokens.py [--rounds 3]`` (medians of the rounds).
+With ``--baseline-src DIR`` (another jurist tree's ``src``, e.g. ``git archive`` of an older commit) both
+are measured in alternating rounds and printed one under the other.
+
+Usage: ``python bench/bench_tokens.py [--rounds 3] [--baseline-src DIR]`` (medians of the rounds).
 """
 
 from __future__ import annotations
@@ -60,8 +63,8 @@ def texts() -> dict[str, list[str]]:
     return {"prompts": prompts, "answers": answers}
 
 
-def measure(corpus: Path) -> dict[str, float]:
-    argv = [sys.executable, "-c", CHILD, str(ROOT / "src"), str(corpus)]
+def measure(corpus: Path, src: Path) -> dict[str, float]:
+    argv = [sys.executable, "-c", CHILD, str(src), str(corpus)]
     result = subprocess.run(argv, capture_output=True, text=True, check=True)
     return dict(json.loads(result.stdout))
 
@@ -69,14 +72,26 @@ def measure(corpus: Path) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--baseline-src", type=Path, help="another tree's src, measured beside this one")
     args = parser.parse_args()
+    trees = {"this tree": ROOT / "src"}
+    if args.baseline_src is not None:
+        trees["baseline"] = args.baseline_src.resolve()
     corpus = Path("/tmp") / f"bench_tokens_{Path(sys.executable).stat().st_ino}.json"
     corpus.write_text(json.dumps(texts()))
+    rows: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
     try:
-        rows = [measure(corpus) for _ in range(args.rounds)]
+        for _ in range(args.rounds):
+            for name, src in trees.items():
+                rows[name].append(measure(corpus, src))
     finally:
         corpus.unlink()
-    print(f"jurist.tokens (tiktoken o200k_base), medians of {args.rounds} fresh interpreters")
+    for name, src in trees.items():
+        report(f"{name} ({src})", rows[name])
+
+
+def report(title: str, rows: list[dict[str, float]]) -> None:
+    print(f"jurist.tokens of {title}, medians of {len(rows)} fresh interpreters")
     print(
         f"  build {statistics.median(r['build_s'] for r in rows):.2f} s, resident "
         f"{statistics.median(r['resident_mb'] for r in rows):.1f} MB, "

@@ -38,7 +38,7 @@ def counter(ranks: dict[bytes, int], monkeypatch: pytest.MonkeyPatch) -> Iterato
     monkeypatch.setattr(pieces, "NATIVE_AFTER", 1 << 40)
     made = O200kCounter(dict(ranks))
     yield made
-    assert made._native is None
+    assert not made.handed_over
 
 
 def strings(value: Any) -> Iterator[str]:
@@ -149,4 +149,27 @@ def test_a_process_that_has_counted_enough_counts_the_rest_with_tiktoken(
     counter = O200kCounter(dict(ranks))
     texts = shared_texts()[:40]
     assert [counter.count(text) for text in texts] == [tiktoken_count(text) for text in texts]
-    assert counter._native is not None and counter._ranks == {}  # the Python tables are let go
+    assert counter.handed_over and counter._ranks == {}  # the Python tables are let go
+
+
+def test_threads_counting_across_the_hand_over_count_what_tiktoken_counts(
+    ranks: dict[bytes, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Answers are counted in worker threads: one thread may hand over while others are mid-count."""
+    import threading
+
+    monkeypatch.setattr(pieces, "NATIVE_AFTER", 20_000)
+    counter = O200kCounter(dict(ranks))
+    texts = shared_texts()[:300]
+    expected = [tiktoken_count(text) for text in texts]
+    results: list[list[int]] = [[] for _ in range(4)]
+
+    def work(slot: int) -> None:
+        results[slot] = [counter.count(text) for text in texts]
+
+    threads = [threading.Thread(target=work, args=(slot,)) for slot in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert counter.handed_over and results == [expected] * 4

@@ -59,25 +59,28 @@ class O200kCounter:
         self._ranks = ranks
         self._merged: dict[str, int] = {}
         self._counted = 0
-        self._native: Callable[[str], list[int]] | None = None
+        self.handed_over = False
+        """Whether this process has counted :data:`NATIVE_AFTER` characters, and counts with tiktoken."""
 
     def count(self, text: str) -> int:
         """Tokens of ``text``, as ``len(tiktoken encoding.encode_ordinary(text))``: a lone surrogate (no
         UTF-8 has one) is read as tiktoken reads it, the text's UTF-16 decoded with replacement."""
-        if self._native is None:
+        if not self.handed_over:
             self._counted += len(text)
-            if self._counted > NATIVE_AFTER:  # from here on tiktoken's tables replace this counter's
-                self._native = o200k_encoding().encode_ordinary
+            if self._counted > NATIVE_AFTER:  # tiktoken's tables replace these, let go before it builds
+                self.handed_over = True
                 self._ranks, self._merged = {}, {}
-        if self._native is not None:
-            return len(self._native(text))
+        ranks, merged = self._ranks, self._merged
+        if not ranks:  # handed over, by this thread or another: a thread never counts with emptied tables
+            return len(o200k_encoding().encode_ordinary(text))
         try:
-            return self._count(text)
+            return self._count(text, ranks, merged)
         except UnicodeEncodeError:
-            return self._count(text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"))
+            readable = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+            return self._count(readable, ranks, merged)
 
-    def _count(self, text: str) -> int:
-        merged, ranks, total = self._merged, self._ranks, 0
+    def _count(self, text: str, ranks: dict[bytes, int], merged: dict[str, int]) -> int:
+        total = 0
         for piece in _SPLIT.findall(text, concurrent=len(text) > 65_536):
             known = merged.get(piece)
             if known is None:
@@ -85,17 +88,18 @@ class O200kCounter:
                 if data in ranks:
                     total += 1
                     continue
-                known = self._merge(piece, data, ranks)
+                known = self._merge(piece, data, ranks, merged)
             total += known
         return total
 
-    def _merge(self, piece: str, data: bytes, ranks: dict[bytes, int]) -> int:
+    @staticmethod
+    def _merge(piece: str, data: bytes, ranks: dict[bytes, int], merged: dict[str, int]) -> int:
         if len(data) > LONG_PIECE:
             return len(o200k_encoding()._encode_single_piece(data))
         count = merged_parts(data, ranks)
-        if len(self._merged) >= CACHED_PIECES:
-            self._merged.clear()
-        self._merged[piece] = count
+        if len(merged) >= CACHED_PIECES:
+            merged.clear()
+        merged[piece] = count
         return count
 
 
