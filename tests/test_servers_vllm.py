@@ -324,7 +324,13 @@ def test_a_jurist_run_on_two_vllm_servers_places_them_and_stops_them(
 def test_a_signal_during_a_run_stops_the_servers_it_started(
     fake_vllm: FakeVllm, unrelated_vllm: subprocess.Popen[bytes], tmp_path: Path, signum: int
 ) -> None:
-    write_models(tmp_path / "m.yaml", cand="  model: cand-served\n  serve: {kind: vllm, model: org/cand}\n")
+    # two requests in flight, half a second each: the 24 starter questions take ~6 s, so the signal lands
+    # mid-run however late a loaded machine lets this test see the first answer (with every question in
+    # flight at once, the run could end between the first answer and the check)
+    write_models(
+        tmp_path / "m.yaml",
+        cand="  model: cand-served\n  parallel: 2\n  serve: {kind: vllm, model: org/cand}\n",
+    )
     process = subprocess.Popen(
         jurist_run(tmp_path, "--model", "cand", "--inference-only", "--no-progress", "--out", "run"),
         cwd=tmp_path, env={**os.environ, "FAKE_VLLM_REPLY_DELAY": "0.5"},
@@ -335,6 +341,7 @@ def test_a_signal_during_a_run_stops_the_servers_it_started(
     while time.monotonic() < deadline and not (answers.exists() and answers.stat().st_size):
         time.sleep(0.05)
     (start,) = fake_vllm.starts()
+    assert process.poll() is None, "the run ended before the signal could be sent"
     assert alive(start["pid"])
     process.send_signal(signum)
     _, stderr = process.communicate(timeout=60)
