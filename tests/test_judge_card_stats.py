@@ -32,6 +32,30 @@ def test_mean_interval_is_seeded_and_resamples_clusters_whole() -> None:
     assert mean_interval([1.0] * 12) == ProbeInterval(1.0, 1.0, 1.0, 12)
 
 
+def test_mean_interval_draws_its_rounds_in_blocks_equal_to_one_draw() -> None:
+    """The card's 2,000 rounds over a run's 10k questions held 320 MB at once (the peak of a whole run);
+    drawn a block at a time they hold a few MB, and the interval is the one all rounds at once give."""
+    import tracemalloc
+
+    from jurist.ratings._shared import ci_tails
+    from jurist.ratings.probe_stats import CARD_LEVEL, CARD_ROUNDS
+
+    rng = np.random.default_rng(11)
+    values = rng.integers(0, 3, 20_000) * 0.5  # two games of 10k questions
+    clusters = [n // 2 for n in range(20_000)]
+    tracemalloc.start()
+    found = mean_interval(values, clusters, seed=4)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 20 * 2**20, f"{peak / 2**20:.0f} MB at the peak"
+    sums = values.reshape(-1, 2).sum(axis=1)
+    draws = np.random.default_rng(4).multinomial(10_000, np.full(10_000, 1e-4), size=CARD_ROUNDS)
+    drawn = draws.astype(np.float64)
+    means = (drawn @ sums) / np.maximum(drawn @ np.full(10_000, 2.0), 1.0)
+    low, high = np.quantile(means, ci_tails(CARD_LEVEL))
+    assert (found.low, found.high) == (min(low, found.estimate), max(high, found.estimate))
+
+
 def test_pair_decision_follows_judgebench_points() -> None:
     assert pair_decision("A>B", ["A>B", "A=B"]) == "A>B"
     assert pair_decision("A>B", ["A>B", "B>A"]) == "A=B"  # right then wrong: not right

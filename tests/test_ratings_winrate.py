@@ -59,7 +59,7 @@ def test_entries_bootstrap_and_ci_level() -> None:
 @pytest.mark.parametrize("resample", ["questions", "entries"])
 def test_bootstrap_drawn_in_blocks_equals_one_draw(monkeypatch: pytest.MonkeyPatch, resample: str) -> None:
     """Blocks of rounds keep memory flat at 50k questions; the rounds are the same, to the last bit."""
-    import jurist.ratings.winrate as winrate
+    import jurist.ratings._shared as _shared
 
     rng = np.random.default_rng(3)
     sums = rng.integers(0, 7, 501) * 0.5
@@ -67,7 +67,7 @@ def test_bootstrap_drawn_in_blocks_equals_one_draw(monkeypatch: pytest.MonkeyPat
     entries = rng.integers(0, 3, 1503) * 0.5
     kwargs: dict[str, Any] = {"n_bootstrap": 37, "seed": 5, "resample": resample, "entries": entries}
     whole = win_rate_from_entries(sums, counts, **kwargs)
-    monkeypatch.setattr(winrate, "_DRAWS_PER_BLOCK", 1600)  # 3 rounds of 501, 1 round of 1503, a block
+    monkeypatch.setattr(_shared, "DRAWS_PER_BLOCK", 1600)  # 3 rounds of 501, 1 round of 1503, a block
     assert win_rate_from_entries(sums, counts, **kwargs) == whole
     draws = np.random.default_rng(5).multinomial(501, np.full(501, 1 / 501), size=37)
     boot = 100.0 * (draws @ sums) / (draws @ counts)

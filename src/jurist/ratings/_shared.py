@@ -8,6 +8,8 @@ the numbers a run reports). Pure numpy/scipy: no I/O, no state.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import numpy.typing as npt
 
@@ -24,6 +26,23 @@ def ci_tails(ci_level: float) -> tuple[float, float]:
         raise ValueError(f"ci_level must be in (0, 1), got {ci_level}")
     tail = (1.0 - ci_level) / 2.0
     return tail, 1.0 - tail
+
+
+DRAWS_PER_BLOCK = 1 << 17
+"""Multinomial draw counts held at once (1 MB of int64, as much again as floats in a product). All the
+rounds at once held 80 MB at 50k questions for a win rate's 100 rounds, and the judge card's 2,000
+rounds over 10k questions 320 MB, each at the peak of a whole run; one block at a time is also faster
+(0.29 s against 0.48 s for the win rate)."""
+
+
+def multinomial_draws(rng: np.random.Generator, n: int, rounds: int) -> Iterator[IntArray]:
+    """A bootstrap's multinomial draw counts over ``n`` equally likely items, a block of rounds at a
+    time: the same rows, in the same order, as one ``size=rounds`` draw (the generator fills rows one
+    after another), so a seed gives the same interval whatever the block size."""
+    pvals = np.full(n, 1.0 / n)
+    step = max(1, DRAWS_PER_BLOCK // n)
+    for start in range(0, rounds, step):
+        yield rng.multinomial(n, pvals, size=min(step, rounds - start))
 
 
 def check_outcomes(y: FloatArray, w: FloatArray) -> None:

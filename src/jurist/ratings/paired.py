@@ -19,8 +19,8 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from jurist.ratings._shared import multinomial_draws
 from jurist.ratings.binomial import binomial_p_value
-from jurist.ratings.winrate import _draws
 
 POWER = 0.8
 """The power at which the minimum detectable difference is stated (the usual 80%)."""
@@ -72,7 +72,7 @@ def paired_bootstrap(
     boot = np.concatenate(
         [
             scale * ((w @ sb) / np.maximum(w @ cb, tiny) - (w @ sa) / np.maximum(w @ ca, tiny))
-            for w in _draws(rng, n, n_bootstrap)
+            for w in multinomial_draws(rng, n, n_bootstrap)
         ]
     )
     tail = (1.0 - ci_level) / 2.0

@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from jurist.ratings._shared import ci_tails
+from jurist.ratings._shared import ci_tails, multinomial_draws
 from jurist.ratings.agreement import cohen_kappa
 from jurist.ratings.judge_quality import DECISIONS, pair_decision
 
@@ -61,8 +61,12 @@ def mean_interval(
         sums = np.bincount(index, weights=data).astype(np.float64)
         counts = np.bincount(index).astype(np.float64)
     rng = np.random.default_rng(seed)
-    draws = rng.multinomial(len(sums), np.full(len(sums), 1.0 / len(sums)), size=rounds).astype(np.float64)
-    means = (draws @ sums) / np.maximum(draws @ counts, 1.0)
+    means = np.concatenate(
+        [
+            (block @ sums) / np.maximum(block @ counts, 1.0)
+            for block in (draws.astype(np.float64) for draws in multinomial_draws(rng, len(sums), rounds))
+        ]
+    )
     low_q, high_q = ci_tails(level)
     low, high = np.quantile(means, [low_q, high_q])
     return ProbeInterval(estimate, float(min(low, estimate)), float(max(high, estimate)), n)

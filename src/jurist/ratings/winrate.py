@@ -8,11 +8,12 @@ together) or individual entries (Arena-Hard's own ``groupby(model).sample`` beha
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
+
+from jurist.ratings._shared import multinomial_draws
 
 
 class WinRate(NamedTuple):
@@ -54,7 +55,7 @@ def win_rate_from_entries(
         boot = np.concatenate(
             [
                 100.0 * (draws @ sums) / np.maximum(draws @ counts, 1e-300)
-                for draws in _draws(rng, n_questions, n_bootstrap)
+                for draws in multinomial_draws(rng, n_questions, n_bootstrap)
             ]
         )
     else:
@@ -62,24 +63,11 @@ def win_rate_from_entries(
             raise ValueError("resample='entries' needs the flat entries array")
         flat = np.asarray(entries, dtype=np.float64)
         size = flat.shape[0]
-        boot = np.concatenate([100.0 * (draws @ flat) / size for draws in _draws(rng, size, n_bootstrap)])
+        blocks = multinomial_draws(rng, size, n_bootstrap)
+        boot = np.concatenate([100.0 * (draws @ flat) / size for draws in blocks])
     tail = (1.0 - ci_level) / 2.0
     low, high = np.quantile(boot, [tail, 1.0 - tail])
     return WinRate(score, float(low), float(high), n_questions)
-
-
-_DRAWS_PER_BLOCK = 1 << 17
-"""Draw counts held at once (1 MB of int64, as much again as floats in the product). All the rounds at
-once held 80 MB at 50k questions, at the peak of a whole run, and took longer: 0.48 s against 0.29 s."""
-
-
-def _draws(rng: np.random.Generator, n: int, rounds: int) -> Iterator[npt.NDArray[np.int64]]:
-    """The bootstrap's multinomial draw counts, a block of rounds at a time: the same rows, in the same
-    order, as one ``size=rounds`` draw (the generator fills rows one after another)."""
-    pvals = np.full(n, 1.0 / n)
-    step = max(1, _DRAWS_PER_BLOCK // n)
-    for start in range(0, rounds, step):
-        yield rng.multinomial(n, pvals, size=min(step, rounds - start))
 
 
 def row_bootstrap_intervals(
