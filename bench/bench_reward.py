@@ -5,7 +5,9 @@
    so both games go to the judge) or bare: the same two request bodies posted at once straight to the
    judge. Printed side by side: p50 and p90 of each, and the p50 difference (target: at most 5 ms).
 2. Rule rewards: IFEval's 541 GPT-4 answers (shared data) rewarded in batches of ``--batch`` by
-   ``--clients`` concurrent clients over HTTP, beside the same items rewarded in-process (target: at
+   ``--clients`` concurrent clients over HTTP, beside the same items rewarded in-process one at a time
+   (``RewardService.reward``: the floor of the checks themselves with 1 worker; with more, each item pays
+   a round trip to a worker, so the column is lower than HTTP's batches) (target: at
    least 2,000 items/s over HTTP); the median of ``--rule-rounds`` rounds, HTTP and in-process in turn,
    also per CPU-second of the server's thread (steadier than wall time on a shared machine; with
    ``--rule-workers`` above 1 the checks' CPU is the workers' and not counted there).
@@ -156,7 +158,12 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=8, help="times the 541 IFEval items are sent")
-    parser.add_argument("--rule-workers", type=int, default=1, help="processes checking rule rewards")
+    parser.add_argument(
+        "--rule-workers",
+        type=int,
+        default=None,
+        help="processes checking rule rewards [the server's default]",
+    )
     parser.add_argument("--rule-rounds", type=int, default=3, help="alternating HTTP/in-process rounds")
     args = parser.parse_args()
     os.environ.setdefault("NLTK_DATA", str(SHARED / "nltk_data"))
@@ -164,6 +171,7 @@ def main() -> None:
 
     from conftest import write_models_file  # the tests' own models file for the mock
     from jurist.serve.app import Bounds
+    from jurist.serve.rule_checks import usable_cores
     from jurist.serve.server import Listen, RewardServer, ThreadedServer
     from jurist.serve.service import RewardItem, ServeSettings
 
@@ -198,6 +206,7 @@ def main() -> None:
     print(f"  added p50: {added:.2f} ms (target <= 5 ms)")
 
     questions, items, slow = _ifeval_items(args.repeat)
+    workers = usable_cores() if args.rule_workers is None else args.rule_workers
     quick = [item for item in items if item["uid"] not in slow]
     rules = ServeSettings(
         bench="ifeval", bench_options={"file": str(questions)}, out=work / "r", rule_workers=args.rule_workers
@@ -239,9 +248,10 @@ def main() -> None:
             rates.append((len(chosen), statistics.median(http), statistics.median(local), *cpu))
     finally:
         server.stop()
+    chosen_by = " (the default: usable cores)" if args.rule_workers is None else ""
     print(
         f"rule rewards (IFEval's GPT-4 answers, batches of {args.batch}, {args.clients} clients, "
-        f"{args.rule_workers} rule worker(s)), items/s, median of {args.rule_rounds} rounds; "
+        f"{workers} rule worker(s){chosen_by}), items/s, median of {args.rule_rounds} rounds; "
         "per CPU-second of the server's thread"
     )
     print(f"  {'':40} {'items':>7} {'HTTP':>9} {'in-process':>11} {'HTTP/CPU-s':>11} {'in-proc/CPU-s':>14}")

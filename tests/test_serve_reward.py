@@ -7,6 +7,7 @@ request and the same verdicts, and the reward is that question's outcome in the 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import defaultdict
 from collections.abc import Iterator
@@ -364,7 +365,7 @@ def test_rule_workers_give_the_same_checks_as_the_server_itself(tmp_path: Path, 
         {"uid": str(k), "answer": ("<<Title>> no commas" if k % 2 else "no comma here")} for k in range(12)
     ]
     common = {"bench": "ifeval", "bench_options": {"file": str(questions)}}
-    inline, _ = reward_server(**common, out=tmp_path / "a")
+    inline, _ = reward_server(**common, out=tmp_path / "a", rule_workers=1)
     pooled, _ = reward_server(**common, out=tmp_path / "b", rule_workers=2)
     first, second = call(inline, "/v1/reward", {"items": items}), call(pooled, "/v1/reward", {"items": items})
     assert first[0] == second[0] == 200
@@ -376,6 +377,44 @@ def test_rule_workers_give_the_same_checks_as_the_server_itself(tmp_path: Path, 
     unknown = {"question": "own", "answer": "x", "instruction_id_list": ["no:such"], "kwargs": [{}]}
     status, body = call(pooled, "/v1/reward", {"items": [unknown]})
     assert status == 400 and "no checker" in body["error"]
+
+
+def test_a_rule_server_checks_on_the_usable_cores_and_an_option_that_does_not_apply_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from jurist.errors import JuristError
+    from jurist.serve import rule_checks
+    from jurist.serve.service import RewardService, ServeSettings
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    assert rule_checks.usable_cores() == 3
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
+    assert rule_checks.usable_cores() == rule_checks.MAX_AUTO_RULE_WORKERS  # the trainer keeps the rest
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    questions = tmp_path / "q.jsonl"
+    row = {"key": 1, "prompt": "q", "instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]}
+    questions.write_text(json.dumps(row) + "\n")
+    service = RewardService.build(ServeSettings(bench="ifeval", bench_options={"file": str(questions)},
+                                                out=tmp_path / "rules"))  # fmt: skip
+    try:
+        assert service.rules is not None and service.rules.workers == 2
+    finally:
+        asyncio.run(service.aclose())
+    models = write_models_file(tmp_path / "m.yaml", "http://127.0.0.1:9/v1", {JUDGE: {}})
+    judged = {"bench": "starter", "judge": JUDGE, "models_file": models}
+    refused = [
+        ({**judged, "rule_workers": 2}, "--rule-workers: starter is judged, not checked by rules"),
+        ({**judged, "loose": True}, "--loose: starter is judged, not checked by rules"),
+        ({"bench": "ifeval", "bench_options": {"file": str(questions)}, "reward": "gen-base"},
+         "--reward gen-base: ifeval's reward is its rules one"),
+    ]  # fmt: skip
+    for n, (fields, message) in enumerate(refused):
+        out = tmp_path / f"refused{n}"
+        with pytest.raises(JuristError, match=message):
+            RewardService.build(ServeSettings(**fields, out=out))
+        assert not out.exists()  # refused before the directory is made or locked
 
 
 def test_each_family_says_its_own_reward_and_a_family_without_one_is_refused(tmp_path: Path) -> None:

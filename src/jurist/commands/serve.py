@@ -60,8 +60,14 @@ def reward(
     prices: Annotated[Path | None, typer.Option("--prices")] = None,
     max_concurrency: Annotated[int, typer.Option("--max-concurrency", min=1)] = 64,
     rule_workers: Annotated[
-        int, typer.Option("--rule-workers", min=1, help="rules: processes checking answers")
-    ] = 1,
+        int | None,
+        typer.Option(
+            "--rule-workers",
+            min=1,
+            show_default=False,
+            help="rules: processes checking answers (1: the server's own) [the usable cores, at most 8]",
+        ),
+    ] = None,
     max_batch: Annotated[int, typer.Option("--max-batch", min=1, help="items per request")] = 1024,
     max_body_mb: Annotated[float, typer.Option("--max-body-mb", min=0.001, help="request body size")] = 32.0,
 ) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -69,6 +70,21 @@ def check_answers(
     return done
 
 
+MAX_AUTO_RULE_WORKERS = 8
+"""Rule workers a server starts by itself at most (more cores are left to the trainer beside it)."""
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity, as a container or ``taskset`` sets it), at most
+    :data:`MAX_AUTO_RULE_WORKERS`: the rule checks are pure Python, one core per process, so one machine
+    rewards by rule only as fast as the processes checking."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_AUTO_RULE_WORKERS))
+
+
 class RuleChecks:
     """Checks in this process (``workers`` 1) or in a pool of spawned processes; strict outcomes, and
     loose ones too with ``loose``."""
@@ -76,7 +92,7 @@ class RuleChecks:
     def __init__(self, suite: str, workers: int = 1, loose: bool = False) -> None:
         self.suite, self.loose = suite, loose
         self.known = frozenset(table(suite))
-        self._workers = workers
+        self.workers = workers
         self._pool = (
             ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
             if workers > 1
@@ -98,7 +114,7 @@ class RuleChecks:
         """Each job's checks and seconds, in order: inline, or over the pool in a few slices."""
         if self._pool is None:
             return check_answers(self.suite, jobs, self.loose)
-        workers = self._workers
+        workers = self.workers
         size = max(1, -(-len(jobs) // (workers * SLICES_PER_WORKER)))
         loop = asyncio.get_running_loop()
         plain = [
@@ -116,4 +132,4 @@ class RuleChecks:
             self._pool = None
 
 
-__all__ = ["RuleChecks", "RuleJob", "check_answer", "check_answers"]
+__all__ = ["RuleChecks", "RuleJob", "check_answer", "check_answers", "usable_cores"]

@@ -29,7 +29,7 @@ from jurist.families import AnswerReward, RewardOptions, RewardRule, family_rewa
 from jurist.judging import JudgeItem, PartialJudgment
 from jurist.redact import mask
 from jurist.run import BudgetSettings, EngineSettings, RunConfig, RunLedger, RunPlan, resolve, resolve_budget
-from jurist.serve.rule_checks import RuleChecks, RuleJob
+from jurist.serve.rule_checks import RuleChecks, RuleJob, usable_cores
 from jurist.store import RunDirLock
 
 CANDIDATE = "policy"
@@ -67,8 +67,9 @@ class ServeSettings:
     prices_file: Path | None = None
     max_concurrency: int = 64
     min_interval: float = 0.0
-    rule_workers: int = 1
-    """Processes checking rule rewards (1: in the server's own)."""
+    rule_workers: int | None = None
+    """Processes checking rule rewards (1: in the server's own; None: :func:`usable_cores`, for a
+    benchmark checked by rules; refused on a judged one)."""
     retry: RetryPolicy = field(default_factory=RetryPolicy)
 
     def run_config(self) -> RunConfig:
@@ -189,7 +190,8 @@ class RewardService:
         self.rules = None
         if not self.family_reward.judged:
             assert self.bench.rule_suite is not None
-            self.rules = RuleChecks(self.bench.rule_suite, settings.rule_workers, settings.loose)
+            workers = usable_cores() if settings.rule_workers is None else settings.rule_workers
+            self.rules = RuleChecks(self.bench.rule_suite, workers, settings.loose)
         self.ledger = accounts.ledger
         write = self.ledger.record
         self.ledger.record = lambda row: _recorded(write, row)
@@ -216,6 +218,7 @@ class RewardService:
         judge = plan.judges[0] if plan.judges else None
         options = RewardOptions(rule=settings.reward, loose=settings.loose)
         reward = family_reward(plan.bench, plan.kinds[judge] if judge else None, options)
+        refuse_what_does_not_apply(settings, plan.bench.name, reward)
         limits = dataclasses.replace(
             config.budget, max_cost=settings.max_cost, max_tokens=settings.max_tokens
         )
@@ -362,6 +365,21 @@ class RewardService:
             self.engine.close_servers()
             self.accounts.close_log()
             self._lock.release()
+
+
+def refuse_what_does_not_apply(settings: ServeSettings, bench: str, reward: AnswerReward) -> None:
+    """An option the benchmark's reward has no use for is an error, not ignored."""
+    if reward.judged and settings.rule_workers is not None:
+        raise JuristError(
+            f"--rule-workers: {bench} is judged, not checked by rules: there are no rule checks"
+        )
+    if reward.judged and settings.loose:
+        raise JuristError(f"--loose: {bench} is judged, not checked by rules: there is no loose evaluation")
+    if settings.reward != "debiased" and reward.label != "pairwise":
+        raise JuristError(
+            f"--reward {settings.reward}: {bench}'s reward is its {reward.label} one; the rule applies "
+            "to two position-swapped games against a baseline (Arena-Hard's pairwise judging)"
+        )
 
 
 def _recorded(write: Any, row: dict[str, Any]) -> None:
