@@ -84,9 +84,13 @@ def inspect_home() -> Path:
     home = systems.CACHE / "inspect-home"
     tokenizers = home / ".cache" / "nltk_data" / "tokenizers"
     tokenizers.mkdir(parents=True, exist_ok=True)
+    target = NLTK_DATA / "tokenizers" / "punkt_tab"
     for name in ("punkt", "punkt_tab"):
-        if not (tokenizers / name).exists():
-            (tokenizers / name).symlink_to(NLTK_DATA / "tokenizers" / "punkt_tab")
+        link = tokenizers / name
+        if link.is_symlink() and Path(os.readlink(link)) != target:
+            link.unlink()  # left by a checkout elsewhere (the cache outlives it), perhaps dangling now
+        if not link.exists() and not link.is_symlink():
+            link.symlink_to(target)
     return home
 
 

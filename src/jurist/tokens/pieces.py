@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import cast
 
 import regex
 
@@ -38,8 +39,9 @@ LONG_PIECE = 512
 the square of a piece's length: ~2 ms at this length)."""
 
 CACHED_PIECES = 1 << 16
-"""Distinct merged pieces whose counts are kept (~5 MB): a text's words recur across answers, and a
-merge costs ~15 µs where a lookup costs 0.1."""
+"""Distinct pieces whose counts are kept (~6 MB at most): a text's words recur across answers, a merge
+costs ~15 µs where a lookup costs 0.1, and looking every piece up by its text in one ``map`` skips its
+UTF-8 encoding and the ranks' lookup (750 o3-mini answers: 0.66 -> 0.38 s, 0.29 of it the split)."""
 
 NATIVE_AFTER = 4_000_000
 """Characters counted in Python before a process switches to tiktoken's encoding: ~1.4 s of CPU more than
@@ -80,23 +82,29 @@ class O200kCounter:
             return self._count(readable, ranks, merged)
 
     def _count(self, text: str, ranks: dict[bytes, int], merged: dict[str, int]) -> int:
+        pieces = _SPLIT.findall(text, concurrent=len(text) > 65_536)
+        counts = list(map(merged.get, pieces))  # most pieces are words seen before: one C loop for them
+        if None not in counts:
+            return sum(cast("list[int]", counts))
         total = 0
-        for piece in _SPLIT.findall(text, concurrent=len(text) > 65_536):
-            known = merged.get(piece)
+        for piece, known in zip(pieces, counts, strict=True):
             if known is None:
-                data = piece.encode("utf-8")
-                if data in ranks:
-                    total += 1
-                    continue
-                known = self._merge(piece, data, ranks, merged)
+                known = merged.get(piece)  # counted earlier in this same text
+                if known is None:
+                    known = self._first_count(piece, ranks, merged)
             total += known
         return total
 
     @staticmethod
-    def _merge(piece: str, data: bytes, ranks: dict[bytes, int], merged: dict[str, int]) -> int:
-        if len(data) > LONG_PIECE:
+    def _first_count(piece: str, ranks: dict[bytes, int], merged: dict[str, int]) -> int:
+        """A piece not counted lately: one token, or merged; remembered unless it went to tiktoken."""
+        data = piece.encode("utf-8")
+        if data in ranks:
+            count = 1
+        elif len(data) > LONG_PIECE:
             return len(o200k_encoding()._encode_single_piece(data))
-        count = merged_parts(data, ranks)
+        else:
+            count = merged_parts(data, ranks)
         if len(merged) >= CACHED_PIECES:
             merged.clear()
         merged[piece] = count
