@@ -65,7 +65,7 @@ def reward(
             "--rule-workers",
             min=1,
             show_default=False,
-            help="rules: processes checking answers (1: the server's own) [the usable cores, at most 8]",
+            help="rules: processes checking answers (1: the server's own; default: usable cores, up to 8)",
         ),
     ] = None,
     max_batch: Annotated[int, typer.Option("--max-batch", min=1, help="items per request")] = 1024,
