@@ -52,20 +52,18 @@ def _found() -> tuple[Path, Path] | str:
 
 
 @pytest.fixture(scope="module")
-def checkpoints() -> Iterator[Path]:
+def checkpoints(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The converted checkpoints, with the vLLM environment's ``vllm`` (alone) first on PATH, as a user
-    who installed it would have it."""
+    who installed it would have it (the link made in this session's own temporary folder: one beside
+    the shared checkpoints would point at whichever checkout made it first, perhaps one long gone)."""
     found = _found()
     if isinstance(found, str):
         if os.environ.get("JURIST_REQUIRE_VLLM") == "1":
             pytest.fail(found)
         pytest.skip(found)
     bin_dir, folder = found
-    only = folder.parent / "bin-vllm-only"
-    only.mkdir(exist_ok=True)
-    link = only / "vllm"
-    if not link.exists():
-        link.symlink_to(bin_dir / "vllm")
+    only = tmp_path_factory.mktemp("bin-vllm-only")
+    (only / "vllm").symlink_to(bin_dir / "vllm")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PATH", f"{only}{os.pathsep}{os.environ['PATH']}")
         patch.setenv("JURIST_DATA_DIR", str(SHARED_DATA))
