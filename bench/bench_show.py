@@ -26,6 +26,13 @@ from typing import Any
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from e2e_systems import with_bytecode  # noqa: E402
+
+ENV = with_bytecode(os.environ)
+"""Bytecode cached outside the checkout even where the host sets ``PYTHONDONTWRITEBYTECODE``: an installed
+jurist has its ``.pyc`` files, and compiling the tree again at every ``jurist show`` is not its cost."""
+
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arena-hard"
 QUESTIONS = SHARED / "data" / "arena-hard-v2.0" / "question.jsonl"
 O3_MINI = SHARED / "data" / "arena-hard-v2.0" / "model_answer" / "o3-mini-2025-01-31.jsonl"
@@ -200,7 +207,7 @@ def measure(command: list[str], repeat: int) -> dict[str, float]:
     walls, cpus, rss = [], [], []
     for _ in range(repeat):
         out = subprocess.run(
-            [sys.executable, "-c", _WRAPPER, *command], capture_output=True, text=True, check=True
+            [sys.executable, "-c", _WRAPPER, *command], capture_output=True, text=True, check=True, env=ENV
         )
         report = json.loads(out.stdout)
         if report["rc"] != 0:
