@@ -5,10 +5,10 @@
    so both games go to the judge) or bare: the same two request bodies posted at once straight to the
    judge. Printed side by side: p50 and p90 of each, and the p50 difference (target: at most 5 ms).
 2. Rule rewards: IFEval's 541 GPT-4 answers (shared data) rewarded in batches of ``--batch`` by
-   ``--clients`` concurrent clients over HTTP, beside the same items rewarded in-process one at a time
-   (``RewardService.reward``: the floor of the checks themselves with 1 worker; with more, each item pays
-   a round trip to a worker, so the column is lower than HTTP's batches) (target: at
-   least 2,000 items/s over HTTP); the median of ``--rule-rounds`` rounds, HTTP and in-process in turn,
+   ``--clients`` concurrent clients over HTTP (target: at least 2,000 items/s), beside the same items
+   rewarded in-process one at a time (``RewardService.reward``: the checks' own floor with 1 worker; with
+   more, each item pays a round trip to a worker, so that column falls below HTTP's batches); the
+   median of ``--rule-rounds`` rounds, HTTP and in-process in turn,
    also per CPU-second of the server's thread (steadier than wall time on a shared machine; with
    ``--rule-workers`` above 1 the checks' CPU is the workers' and not counted there).
 

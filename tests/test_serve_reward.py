@@ -405,7 +405,7 @@ def test_a_rule_server_checks_on_the_usable_cores_and_an_option_that_does_not_ap
     models = write_models_file(tmp_path / "m.yaml", "http://127.0.0.1:9/v1", {JUDGE: {}})
     judged = {"bench": "starter", "judge": JUDGE, "models_file": models}
     refused = [
-        ({**judged, "rule_workers": 2}, "--rule-workers: starter is judged, not checked by rules"),
+        ({**judged, "rule_workers": 2}, "--rule-workers: starter is judged, not checked by rules$"),
         ({**judged, "loose": True}, "--loose: starter is judged, not checked by rules"),
         ({"bench": "ifeval", "bench_options": {"file": str(questions)}, "reward": "gen-base"},
          "--reward gen-base: ifeval's reward is its rules one"),

@@ -140,6 +140,12 @@ def test_merged_counts_kept_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None
     words = [f"qzx{index}vbn" for index in range(50)]
     assert counter.count(" ".join(words)) == tiktoken_count(" ".join(words))
     assert 0 < len(counter._merged) <= 8
+    again = O200kCounter(o200k_ranks())
+    text = " qzx1vbn, qzx2vbn."
+    first = again.count(text)
+    kept = dict(again._merged)
+    assert 0 < len(kept) <= 8  # every piece of the text kept: counted again from the kept counts alone
+    assert again.count(text) == first == tiktoken_count(text) and again._merged == kept
 
 
 def test_a_process_that_has_counted_enough_counts_the_rest_with_tiktoken(

@@ -73,12 +73,22 @@ def without_texts(entry: Mapping[str, Any]) -> dict[str, Any]:
 
 def family_reward(bench: Benchmark, kind: JudgeKind | None, options: RewardOptions) -> AnswerReward:
     """The reward of ``bench``'s family (the family of its metrics), for its judge ``kind`` (None: a
-    benchmark checked by rules); one JuristError where the family serves no reward."""
+    benchmark checked by rules); one JuristError where the family serves no reward, or where ``options``
+    ask for what its reward does not use (refused, never ignored)."""
     family = score_family(family_of_metrics(bench.metrics))
     make = getattr(family, "reward", None)
     if make is None:
         raise JuristError(f"{bench.name}: the {family.name} family serves no reward")
     reward: AnswerReward = make(kind, options)
+    if options.loose and reward.judged:
+        raise JuristError(
+            f"--loose: {bench.name} is judged, not checked by rules: there is no loose evaluation"
+        )
+    if options.rule != "debiased" and reward.label != "pairwise":
+        raise JuristError(
+            f"--reward {options.rule}: {bench.name}'s reward is its {reward.label} one; the rule applies "
+            "to two position-swapped games against a baseline (Arena-Hard's pairwise judging)"
+        )
     return reward
 
 

@@ -218,7 +218,8 @@ class RewardService:
         judge = plan.judges[0] if plan.judges else None
         options = RewardOptions(rule=settings.reward, loose=settings.loose)
         reward = family_reward(plan.bench, plan.kinds[judge] if judge else None, options)
-        refuse_what_does_not_apply(settings, plan.bench.name, reward)
+        if reward.judged and settings.rule_workers is not None:
+            raise JuristError(f"--rule-workers: {plan.bench.name} is judged, not checked by rules")
         limits = dataclasses.replace(
             config.budget, max_cost=settings.max_cost, max_tokens=settings.max_tokens
         )
@@ -365,21 +366,6 @@ class RewardService:
             self.engine.close_servers()
             self.accounts.close_log()
             self._lock.release()
-
-
-def refuse_what_does_not_apply(settings: ServeSettings, bench: str, reward: AnswerReward) -> None:
-    """An option the benchmark's reward has no use for is an error, not ignored."""
-    if reward.judged and settings.rule_workers is not None:
-        raise JuristError(
-            f"--rule-workers: {bench} is judged, not checked by rules: there are no rule checks"
-        )
-    if reward.judged and settings.loose:
-        raise JuristError(f"--loose: {bench} is judged, not checked by rules: there is no loose evaluation")
-    if settings.reward != "debiased" and reward.label != "pairwise":
-        raise JuristError(
-            f"--reward {settings.reward}: {bench}'s reward is its {reward.label} one; the rule applies "
-            "to two position-swapped games against a baseline (Arena-Hard's pairwise judging)"
-        )
 
 
 def _recorded(write: Any, row: dict[str, Any]) -> None:
