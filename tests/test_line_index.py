@@ -242,3 +242,27 @@ def test_the_feed_hands_each_sample_of_each_job_out_once(tmp_path: Path) -> None
             handed += [(job.item.question.uid, job.item.sample) for job in jobs]
     assert sorted(handed) == sorted((q.uid, s) for q in questions for s in (0, 1))
     assert feed.todo() == {} or all(not jobs for jobs in feed.todo().values())
+
+
+def _index_state(index: AnswerIndex) -> tuple[object, ...]:
+    return dict(index._lines), index.end, index._last_line
+
+
+def test_an_index_learns_what_it_was_told_as_a_full_read_would_find_it(tmp_path: Path) -> None:
+    """``learned`` (a line this process appended, indexed from its record) leaves the index exactly as
+    reading the file would; a line appended by someone else in between is read, not skipped over."""
+    path = tmp_path / "a.jsonl"
+    _write(path, [{"uid": "q0", "answer": "first"}], b"\n")
+    learning = AnswerIndex(path)
+    with JsonlAppender(path) as out:
+        for i in range(1, 6):
+            record = {"kind": "answer", "uid": f"q{i}", "sample": i % 2, "answer": f"ünï {i}",
+                      "metadata": {"token_len": i}}  # fmt: skip
+            learning.learned(out.append(record), record)
+        with JsonlAppender(path) as other:  # another writer's line the index was not told of
+            other.append({"kind": "answer", "uid": "q6", "sample": 0, "answer": "theirs"})
+        late = {"kind": "answer", "uid": "q7", "sample": 0, "answer": "after theirs"}
+        learning.learned(out.append(late), late)
+    assert _index_state(learning) == _index_state(AnswerIndex(path))
+    assert learning.text("q6", 0) == "theirs" and learning.token_len("q3", 1) == 3
+    assert learning.text("q7", 0) == "after theirs"

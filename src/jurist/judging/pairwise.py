@@ -26,6 +26,9 @@ from jurist.judging.protocols import PROTOCOLS, JudgeProtocol, protocol_set
 from jurist.judging.verdict import LABEL_OUTCOME
 from jurist.store import Question, sample_of, text_hash
 
+Shown = tuple[tuple[str, str, str], str]
+"""One game's material as the judge sees it (question, answers A and B, neutralised) and its user message."""
+
 # A judge reply is stored whole up to 2 x RAW_KEEP characters; past that, its head and tail with a marker.
 RAW_KEEP = 16_384
 _CUT_MARKER = "\n[... {cut} characters cut by jurist ...]\n"
@@ -99,9 +102,17 @@ def games_of(question: Question) -> tuple[int, ...]:
 def shared_start(protocol: JudgeProtocol, question: str, base: str, answer: str) -> int:
     """Characters at the start of the user message both games of a question share (the question, before
     the answers): with the system prompt, the prefix a provider's prompt cache can hold for both."""
+    return _both_games(protocol, question, base, answer)[2]
+
+
+def _both_games(protocol: JudgeProtocol, question: str, base: str, answer: str) -> tuple[Shown, Shown, int]:
+    """Game 1's and game 2's material as the judge sees it (neutralised once for both) with its user
+    message, and the characters both messages share (:func:`shared_start`, without building them twice)."""
     shown_question, shown_base, shown_answer = protocol.shown(question, base, answer)
-    first = protocol.shown_message((shown_question, shown_base, shown_answer))
-    return common_prefix_length(first, protocol.shown_message((shown_question, shown_answer, shown_base)))
+    first_shown = (shown_question, shown_base, shown_answer)
+    second_shown = (shown_question, shown_answer, shown_base)
+    first, second = protocol.shown_message(first_shown), protocol.shown_message(second_shown)
+    return (first_shown, first), (second_shown, second), common_prefix_length(first, second)
 
 
 def common_prefix_length(first: str, second: str) -> int:
@@ -128,18 +139,23 @@ async def judge_game(
     sample: int = 0,
     cache: CacheMode = "use",
     shared_prefix: int = 0,
+    prepared: Shown | None = None,
 ) -> dict[str, Any]:
     """Ask one judge for one verdict (with one re-ask); returns the game record. ``shared_prefix``: the
-    start of the user message the question's other game shares (a prompt-cache mark, :func:`shared_start`).
+    start of the user message the question's other game shares (a prompt-cache mark, :func:`shared_start`);
+    ``prepared``: this game's shown material and user message, made already (:func:`_both_games`).
 
     The judge sees the question and answers with their verdict labels neutralised, and its reply is read
     against that shown material, so a label inside an answer cannot become the verdict (see verdict.py).
     """
-    shown = protocol.shown(question, answer_a, answer_b)
+    if prepared is None:
+        shown = protocol.shown(question, answer_a, answer_b)
+        prepared = (shown, protocol.shown_message(shown))
+    shown, user_message = prepared
     messages: list[dict[str, Any]] = []
     if protocol.system_prompt:
         messages.append({"role": "system", "content": protocol.system_prompt})
-    messages.append({"role": "user", "content": protocol.shown_message(shown)})
+    messages.append({"role": "user", "content": user_message})
     params = protocol.request_params(client.spec)
     first = await client.complete(
         messages, sample=sample, cache=cache, phase="judge", shared_prefix=shared_prefix, **params
@@ -269,14 +285,16 @@ class PairwiseJudge:
         shown = {1: (item.baseline, base, item.model, answer), 2: (item.model, answer, item.baseline, base)}
         numbers = games_of(item.question)
         asked = [n for n in numbers if n not in kept]
-        shared = shared_start(protocol, question, base, answer) if len(asked) == 2 else 0
+        first, second, shared = _both_games(protocol, question, base, answer)
+        prepared = {1: first, 2: second}
+        shared = shared if len(asked) == 2 else 0
 
         async def play(number: int, shown_a: str, shown_b: str) -> dict[str, Any]:
             if number in kept:
                 return kept[number]
             return await judge_game(
                 client, protocol, question, shown_a, shown_b, sample=item.sample, cache=cache,
-                shared_prefix=shared,
+                shared_prefix=shared, prepared=prepared[number],
             )  # fmt: skip
 
         results = await asyncio.gather(

@@ -194,17 +194,21 @@ class JsonlAppender:
         self._last_sync = time.monotonic()
         self._dirty = False
 
-    def append(self, record: dict[str, Any]) -> None:
+    def append(self, record: dict[str, Any]) -> tuple[int, int]:
+        """Append ``record`` as one line; returns where the line lies in the file (its first byte's offset
+        and the offset after its newline), so an index of the file can take it without reading it back."""
         line = (_ENCODER.encode(record) + "\n").encode("utf-8")
         try:
             written = os.write(self._fd, line)
             while written < len(line):  # only on exotic filesystems; still one record per call sequence
                 written += os.write(self._fd, line[written:])
+            end = os.lseek(self._fd, 0, os.SEEK_CUR)  # O_APPEND: just past this write, wherever EOF was
         except OSError as exc:  # disk full, quota, file size limit: a torn tail at worst, cut on resume
             raise StorageError(self.path, "a record", exc) from None
         self._dirty = True
         if time.monotonic() - self._last_sync >= self._fsync_every_s:
             self.sync()
+        return end - len(line), end
 
     def sync(self) -> None:
         if self._dirty:

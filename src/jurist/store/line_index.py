@@ -65,10 +65,16 @@ class _FollowedFile:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._last_line = 0
+        read = 0  # the bytes up to the end of the last record's line (its newline added, if repaired)
         for number, offset, raw in iter_jsonl_lines(path):
             self._add(number, offset, raw)
             self._last_line = number
+            read = offset + len(raw) + (0 if raw.endswith(b"\n") else 1)
         self._end = path.stat().st_size if path.exists() else 0  # after a torn tail was cut or ended
+        if self._end > read:  # blank lines after the last record: lines too, so the next is numbered right
+            with open(path, "rb") as fh:
+                fh.seek(read)
+                self._last_line += fh.read(self._end - read).count(b"\n")
 
     @property
     def end(self) -> int:
@@ -104,8 +110,23 @@ class AnswerIndex(_FollowedFile):
         super().__init__(path)
 
     def _add(self, number: int, offset: int, raw: bytes) -> None:
-        record = normalized_answer(self.path, number, parse_jsonl_line(self.path, number, raw))
+        self._add_record(number, offset, parse_jsonl_line(self.path, number, raw))
+
+    def _add_record(self, number: int, offset: int, parsed: dict[str, Any]) -> None:
+        record = normalized_answer(self.path, number, parsed)
         self._lines[(sys.intern(record["uid"]), record["sample"])] = _entry(offset, number, record)
+
+    def learned(self, span: tuple[int, int], record: Mapping[str, Any]) -> None:
+        """Index the line this process just appended at ``span`` (:meth:`JsonlAppender.append`) from the
+        record it wrote, not read back and parsed: when the line directly follows what is indexed.
+        Anything else (lines appended in between, a tail cut since) is :meth:`catch_up`'s to read."""
+        start, end = span
+        if start != self._end:
+            self.catch_up()
+            return
+        self._last_line += 1
+        self._add_record(self._last_line, start, dict(record))
+        self._end = end
 
     def __contains__(self, key: object) -> bool:
         return key in self._lines or (
