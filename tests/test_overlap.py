@@ -340,11 +340,11 @@ def test_the_answer_writer_keeps_arrival_order_and_raises_what_failed_a_write(tm
     from jurist.errors import StorageError
     from jurist.report.progress import StageProgress
     from jurist.run.generate import AnswerSink, FailureLog
-    from jurist.store.jsonl import JsonlAppender
+    from jurist.store.jsonl import JsonlAppender, read_jsonl_line
     from jurist.tokens import answer_style_metadata
 
     texts = [f"# Answer {i}\n\n**bold** {'word ' * i}" for i in range(40)]
-    told: list[tuple[str, str, int]] = []
+    told: list[tuple[Any, ...]] = []
 
     def completion(text: str) -> Completion:
         return Completion(text, None, 3, 5, 0.01, 1)
@@ -369,10 +369,14 @@ def test_the_answer_writer_keeps_arrival_order_and_raises_what_failed_a_write(tm
     written = read_jsonl(path)
     assert [r["uid"] for r in written] == [f"q{i}" for i in range(len(texts))]
     assert [r["metadata"] for r in written] == [answer_style_metadata(t) for t in texts]
-    assert told == [("m", f"q{i}", 0) for i in range(len(texts))]
+    assert [what[:3] for what in told] == [("m", f"q{i}", 0) for i in range(len(texts))]
+    spans = [what[3][0] for what in told]
+    for ((start, _), record), stored in zip([what[3] for what in told], written, strict=True):
+        assert read_jsonl_line(path, start) == stored == record  # the line as told is where it lies
+    assert [end for _, end in spans] == [start for start, _ in spans[1:]] + [path.stat().st_size]
 
     class FullDisk(JsonlAppender):
-        def append(self, record: dict[str, Any]) -> None:
+        def append(self, record: dict[str, Any]) -> tuple[int, int]:
             raise StorageError(self.path, "a record", OSError(28, "No space left on device"))
 
     async def on_a_full_disk() -> list[str]:

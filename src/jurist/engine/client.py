@@ -142,11 +142,12 @@ class ModelClient:
         store = self._cache if cache != "off" else None
         body: bytes | None = None
         identities: list[Identity] = []
+        keys: dict[str, str] = {}  # identity's key text -> this request's cache key, hashed once
         if store is not None:
             body = self.build_body(self.served_name, messages, **params)
             identities = await self.identities()
             if cache == "use":
-                hit = self._lookup(store, identities, body, sample, phase)
+                hit = self._lookup(store, identities, body, sample, phase, keys)
                 if hit is not None:
                     return hit
         if self._cache_only:
@@ -178,7 +179,9 @@ class ModelClient:
         if store is not None and body is not None:
             answered = await self._identities.answered(self.endpoints, completion.answered_by)
             if answered is not None:  # keyed by what answered it
-                store.put(request_key(answered.key_text(), body, sample), completion.cache_value())
+                text = answered.key_text()
+                key = keys.get(text) or request_key(text, body, sample)
+                store.put(key, completion.cache_value())
         return completion
 
     async def in_cache(self, messages: list[dict[str, Any]], *, sample: int = 0, **params: Any) -> bool:
@@ -198,13 +201,22 @@ class ModelClient:
         return False
 
     def _lookup(
-        self, store: RequestCache, identities: list[Identity], body: bytes, sample: int, phase: Phase
+        self,
+        store: RequestCache,
+        identities: list[Identity],
+        body: bytes,
+        sample: int,
+        phase: Phase,
+        keys: dict[str, str],
     ) -> Completion | None:
-        """The cached answer of any endpoint that may answer this request (each keyed by what answered it)."""
+        """The cached answer of any endpoint that may answer this request (each keyed by what answered it);
+        ``keys`` keeps each key asked, for the store after a miss."""
         for identity in identities:
             if not identity.known:  # a server that did not answer cannot say which weights it would use
                 continue
-            value = store.get(request_key(identity.key_text(), body, sample))
+            text = identity.key_text()
+            key = keys[text] = request_key(text, body, sample)
+            value = store.get(key)
             if value is not None and isinstance(value.get("text"), str):  # else: not ours, a miss
                 self._ledger.cache_hit(phase, self.alias)
                 self.cache_sources[phase, self.alias, identity.describe()] += 1

@@ -26,8 +26,11 @@ from jurist.report import StageProgress
 from jurist.store import JsonlAppender, answer_record
 from jurist.tokens import answer_style_metadata
 
-AnswerWritten = Callable[[str, str, int], None]
-"""Told (model alias, uid, sample) the moment an answer's line is on disk: the judge stage's feed."""
+WrittenLine = tuple[tuple[int, int], Mapping[str, Any]]
+"""Where an answer's line lies in its file (:meth:`JsonlAppender.append`) and the record it holds."""
+AnswerWritten = Callable[[str, str, int, WrittenLine], None]
+"""Told (model alias, uid, sample, the line) the moment an answer's line is on disk: the judge stage's
+feed, whose index takes the line from it instead of reading it back (:meth:`AnswerIndex.learned`)."""
 AnswerChecked = Callable[[Question, Mapping[str, Any]], None]
 """Handed (question, answer record) as the record is written: a rule-checked run's checks begin."""
 
@@ -166,12 +169,14 @@ class AnswerSink:
             batch, self._waiting = self._waiting, []
             counted = await asyncio.to_thread(_style_metadata, [entry[2].text for entry in batch])
             for (question, sample, completion, batched), metadata in zip(batch, counted, strict=True):
-                record = _write_answer(self.out, self.client, question, sample, completion, batched, metadata)
+                record, span = _write_answer(
+                    self.out, self.client, question, sample, completion, batched, metadata
+                )
                 if self.checked is not None:
                     self.checked(question, record)
                 self.progress.advance(self.bar, tokens=completion.completion_tokens or 0)
                 if self.written is not None:
-                    self.written(self.client.alias, question.uid, sample)
+                    self.written(self.client.alias, question.uid, sample, (span, record))
 
     async def settle(self) -> None:
         """Write what is still waiting (before the file is closed); raises what made a write fail."""
@@ -305,8 +310,8 @@ def _write_answer(
     completion: Completion,
     batched: bool,
     metadata: dict[str, Any],
-) -> dict[str, Any]:
-    """The answer's record, appended to ``out`` and returned."""
+) -> tuple[dict[str, Any], tuple[int, int]]:
+    """The answer's record, appended to ``out`` and returned with where its line lies."""
     usage = completion.usage()
     if batched:  # token counts are the request's, on its first answer only (sums stay what was billed)
         usage["batched"] = True
@@ -324,8 +329,7 @@ def _write_answer(
         content_head=completion.content_head,  # the content as written is content_head + answer
     )
     written = dict(record)
-    out.append(written)
-    return written
+    return written, out.append(written)
 
 
 def rule_checks_ahead(rule_suite: str | None, mode: str) -> AnswerChecked | None:

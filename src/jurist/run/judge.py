@@ -29,6 +29,7 @@ from jurist.run.generate import (
     FailureLog,
     JudgeJob,
     PartialGames,
+    WrittenLine,
     generate,
     lazy_jobs,
     workers_for,
@@ -261,15 +262,15 @@ async def answer_and_judge(
     cancels the other, and its error is raised as it is."""
     feed: JudgeFeed | None = None
     stage: JudgeStage | None = None
-    held: list[tuple[str, str, int]] | None = None  # written while the feed reads its first work
+    held: list[tuple[str, str, int, WrittenLine]] | None = None  # written while the feed reads its work
 
-    def written(alias: str, uid: str, sample: int) -> None:
+    def written(alias: str, uid: str, sample: int, line: WrittenLine) -> None:
         if feed is None or stage is None:
             return  # written before the feed read the answer files: it finds them there
         if held is not None:
-            held.append((alias, uid, sample))
+            held.append((alias, uid, sample, line))
         else:
-            stage.add_all(feed.answered(alias, uid, sample))
+            stage.add_all(feed.answered(alias, uid, sample, line))
 
     hand_over = overlap and judging is not None
     answers = asyncio.ensure_future(
@@ -289,8 +290,8 @@ async def answer_and_judge(
         for part in feed.todo_parts():  # a few questions at a time: requests go out in between
             stage.add_all(part)
             await asyncio.sleep(0)
-        for alias, uid, sample in held:
-            stage.add_all(feed.answered(alias, uid, sample))
+        for alias, uid, sample, line in held:
+            stage.add_all(feed.answered(alias, uid, sample, line))
         held = None
         answers.add_done_callback(lambda _: stage.close() if stage is not None else None)
         await asyncio.gather(*running)

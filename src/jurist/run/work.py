@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from jurist.benchmarks import Question
 from jurist.judging import CacheMode, JudgeItem, JudgeKind
-from jurist.run.generate import AnswerJob, JudgeJob, PartialGames
+from jurist.run.generate import AnswerJob, JudgeJob, PartialGames, WrittenLine
 from jurist.run.indexes import RunIndexes
 from jurist.store import AnswerIndex, JudgmentIndex
 
@@ -221,14 +221,17 @@ class JudgeFeed:
         items = self.work._items(judge, model, self.answers[model], self.baselines, positions)
         return [entry for position, item in items if (entry := self._entry(pair, position, item)) is not None]
 
-    def answered(self, alias: str, uid: str, sample: int) -> dict[Pair, JudgeJobs]:
+    def answered(
+        self, alias: str, uid: str, sample: int, line: WrittenLine | None = None
+    ) -> dict[Pair, JudgeJobs]:
         """The jobs an answer just appended to ``alias``'s file makes possible: a candidate's own judgments
-        (once its baseline's answer exists too), or, for a baseline's answer, those that waited for it."""
+        (once its baseline's answer exists too), or, for a baseline's answer, those that waited for it.
+        ``line``: where the answer was written and its record, indexed without reading it back."""
         if alias in self.answers:
-            self.answers[alias].catch_up()
+            _take(self.answers[alias], line)
             waiting = [(alias, sample)]
         elif alias in self.baselines and sample == 0:
-            self.baselines[alias].catch_up()
+            _take(self.baselines[alias], line)
             question = self.work.plan.bench.questions[self._position(uid)]
             if self.work.plan.bench.baseline_for(question) != alias:
                 return {}
@@ -320,3 +323,11 @@ def _reads_written(kind: JudgeKind | None) -> bool:
     """Whether ``kind`` grades the answer as the model wrote it (WritingBench's critic cuts its thought
     as upstream does), so the item carries that text too."""
     return bool(getattr(kind, "reads_written", False))
+
+
+def _take(index: AnswerIndex, line: WrittenLine | None) -> None:
+    """``index`` caught up with an answer just written: from its line as told, else read from the file."""
+    if line is None:
+        index.catch_up()
+    else:
+        index.learned(*line)
