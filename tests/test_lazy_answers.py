@@ -15,7 +15,7 @@ import pytest
 
 from conftest import SHARED_DATA, write_models_file
 from jurist.benchmarks.arena_hard import load_question_file, read_answer_file
-from jurist.benchmarks.lazy_answers import LazyAnswerFiles, answer_uids
+from jurist.benchmarks.lazy_answers import LazyAnswerFiles, _whole_file_uids, answer_uids
 from jurist.errors import InputError
 
 V2 = SHARED_DATA / "arena-hard" / "data" / "arena-hard-v2.0"
@@ -48,6 +48,10 @@ def test_the_uid_scan_agrees_with_a_full_read_on_awkward_rows(tmp_path: Path) ->
     path = tmp_path / "a.jsonl"
     path.write_text("\n".join(rows))
     assert answer_uids(path) == full_read_uids(path)
+    for kept in range(len(rows)):  # each row alone as a newline-ended file: the whole-file scan's cases
+        single = tmp_path / f"row{kept}.jsonl"
+        single.write_text(f"{rows[kept]}\n{rows[0]}\n\n")
+        assert answer_uids(single) == full_read_uids(single), rows[kept]
     assert {
         "last",
         "spelled",
@@ -68,6 +72,7 @@ def test_the_uid_scan_agrees_with_a_full_read_on_awkward_rows(tmp_path: Path) ->
 def test_the_uid_scan_agrees_with_a_full_read_on_the_shipped_files(tmp_path: Path) -> None:
     for file in sorted((V2 / "model_answer").glob("*.jsonl")):
         assert answer_uids(file) == full_read_uids(file), file
+        assert _whole_file_uids(file.read_bytes()) == full_read_uids(file)  # settled in one pass
         rows = [json.loads(line) for line in file.read_bytes().splitlines()]
         spaced = tmp_path / file.name  # as json.dumps writes them (bench/e2e_systems.py does)
         spaced.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))

@@ -149,14 +149,24 @@ def _print_version(value: bool) -> None:
         raise typer.Exit(0)
 
 
+_RESUMES_COLLECTION = frozenset({"run"})
+"""Commands that turn garbage collection back on themselves, once their start is over (a run at its
+launch: :mod:`jurist.run.collection`); every other command has it back from its first step."""
+
+
 @app.callback()
 def _root(
+    ctx: typer.Context,
     version: Annotated[
         bool,
         typer.Option("--version", is_eager=True, callback=_print_version, help="print jurist's version"),
     ] = False,
 ) -> None:
     """jurist: LLM-as-a-judge evaluation harness."""
+    if ctx.invoked_subcommand not in _RESUMES_COLLECTION:
+        from jurist.run import resume_collection
+
+        resume_collection()
 
 
 def main() -> None:
@@ -194,7 +204,11 @@ def entry() -> None:
     0.4-0.6 s at the end of a run (the o200k tables alone take 0.17 s to free) for memory the system
     takes back anyway, so the process ends there instead. Where a thread that is not a daemon is still
     running, the interpreter's own exit waits for it as usual. :func:`main` itself returns normally, for
-    callers in the same process."""
+    callers in the same process, and only this entry holds garbage collection through the start
+    (:mod:`jurist.run.collection`)."""
+    from jurist.run import hold_collection
+
+    hold_collection()
     try:
         main()
         code: str | int | None = 0

@@ -38,9 +38,20 @@ def _leading_uid(line: bytes) -> str | None:
         return None
 
 
+_SPELLED = re.compile(rb"\\u00(?:75|69|64)")
+"""``u``, ``i`` or ``d`` written as an escape: the only way a key ``uid`` hides from a search for it."""
+
+WHOLE_FILE_BYTES = 64 << 20
+"""Files up to this size are scanned in one piece (Arena-Hard v2.0's two baselines: 24 -> 13 ms)."""
+
+
 def answer_uids(path: Path) -> set[str]:
     """The uids an answer file has rows for, as a full read finds them (``uid``, else ``question_id``);
     a row the scan cannot settle is parsed whole, so its errors name the line as a full read's do."""
+    if path.stat().st_size <= WHOLE_FILE_BYTES:
+        found = _whole_file_uids(path.read_bytes())
+        if found is not None:
+            return found
     uids: set[str] = set()
     for number, _, line in iter_jsonl_lines(path, repair=False):
         uid = _leading_uid(line)
@@ -49,6 +60,31 @@ def answer_uids(path: Path) -> set[str]:
             uid = str(row.get("uid", row.get("question_id", "")))
         uids.add(uid)
     return uids
+
+
+def _whole_file_uids(data: bytes) -> set[str] | None:
+    """The uids of a file whose every row opens with a plain ``uid`` (what :func:`_leading_uid` settles),
+    found with a few passes over the whole file instead of three per line; None where any row needs more
+    (a second ``"uid"`` anywhere, an escaped letter of one, an unnewlined last line): the rows are then
+    read one by one."""
+    if data and not data.endswith(b"\n") or _SPELLED.search(data) is not None:
+        return None
+    uids: set[str] = set()
+    rows = position = 0
+    match, find = _LEAD.match, data.find
+    while position < len(data):
+        end = find(b"\n", position)
+        found = match(data, position, end)
+        if found is not None:
+            try:
+                uids.add(found.group(1).decode("utf-8"))
+            except UnicodeDecodeError:
+                return None
+            rows += 1
+        elif data[position:end].strip():
+            return None
+        position = end + 1
+    return uids if data.count(b'"uid"') == rows else None  # each row's one "uid" is its leading one
 
 
 class LazyAnswerFiles:

@@ -61,6 +61,9 @@ class Launch:
 
     def run(self, config: RunConfig) -> int:
         """The run as asked; its exit code."""
+        from jurist.run import resume_collection
+
+        resume_collection()  # imported and parsed: the rest of the process's life is collected as usual
         self.check(config)
         if self.dry_run:
             from jurist.run import dry_run as estimate

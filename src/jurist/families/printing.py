@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-
 from jurist.families.registry import score_family
-from jurist.report import print_notes, table_console
+from jurist.report import print_notes, stderr_console, table_console
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from jurist.families.door import Scores
 
 FORMATS = ("table", "json", "csv", "markdown")
@@ -31,7 +31,7 @@ def print_scores(
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}")
     out = out or table_console()
-    err = err or Console(stderr=True)
+    err = err or stderr_console()
     title = f"{scores.title} ({scores.headline})"
     score_family(scores.family).print_scores(scores, fmt, title, out, err, detail)
     print_notes(err, scores.notes)

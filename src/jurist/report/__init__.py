@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         render_markdown,
         render_sanity,
         render_table,
+        stderr_console,
         table_console,
     )
     from jurist.report.intervals import interval_text
@@ -37,6 +38,7 @@ _HOMES = {
     "render_table": "formats",
     "render_csv": "formats",
     "render_markdown": "formats",
+    "stderr_console": "formats",
     "table_console": "formats",
     "interval_text": "intervals",
     "dollars": "ledger_table",
@@ -66,5 +68,6 @@ __all__ = [
     "render_markdown",
     "render_sanity",
     "render_table",
+    "stderr_console",
     "table_console",
 ]

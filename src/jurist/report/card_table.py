@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+if TYPE_CHECKING:  # imported where the card is drawn, at a run's end
+    from rich.console import Console
+    from rich.table import Table
 
 _SIGNED = frozenset({"position", "verbosity", "rubric_verbosity"})
 """Probes whose estimate is a signed shift, shown with its sign."""
@@ -23,6 +23,9 @@ def _number(value: Any, signed: bool) -> str:
 def render_card(document: Mapping[str, Any]) -> Table:
     """Per judge and probe: the estimate, its interval, n, the threshold and whether it is flagged (or
     why the probe was not measured)."""
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(title=f"judge card (probe seed {document.get('seed')}; docs/judge-card.md)")
     for name in ("judge", "probe", "estimate", "95% interval", "n", "threshold", ""):
         table.add_column(name, justify="left" if name in ("judge", "probe", "") else "right")

@@ -11,14 +11,14 @@ import csv
 import io
 import json
 from collections.abc import Callable
-from typing import Any
-
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from jurist.benchmarks import ROW_FIELDS
 from jurist.report.intervals import interval_text, pairwise_zero_reason
+
+if TYPE_CHECKING:  # rich is imported where something is drawn: a run's start needs none of it (25 ms)
+    from rich.console import Console
+    from rich.table import Table
 
 Row = dict[str, Any]
 Column = tuple[str, Callable[[Row], str]]
@@ -150,6 +150,9 @@ def _tokens(value: Any) -> str:
 def render_table(rows: list[Row], *, title: str, ci_level: float, sanity: list[Row] | None = None) -> Table:
     """A rich table: rank, model and the numbers of the chosen method, CIs as (-low / +high)
     (:func:`jurist.report.intervals.interval_text`)."""
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(title=Text(title))
     columns = _table_columns(rows, ci_level, sanity)
     table.add_column("#", justify="right")
@@ -166,12 +169,24 @@ def _share(value: float | None) -> str:
 
 def table_console() -> Console:
     """stdout for tables; when it is not a terminal (a file, a CI log), wide enough that nothing is cut."""
+    from rich.console import Console
+
     console = Console()
     return console if console.is_terminal else Console(width=160)
 
 
+def stderr_console() -> Console:
+    """stderr, for notes, warnings and progress (rich's Console, imported only now)."""
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
 def render_sanity(rows: list[Row]) -> Table:
     """The judges' sanity: agreement of the two position-swapped games, ties, first-position wins."""
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(title="judge sanity (each question judged in both answer orders)")
     headers = ("judge", "consistent", "ties", "pos. A wins", "top verdict", "questions", "games")
     notes = any(row.get("note") for row in rows)
@@ -217,6 +232,8 @@ def print_rows(rows: list[Row], fmt: str, columns: tuple[str, ...] | None = None
 
 def print_notes(console: Console, notes: list[str]) -> None:
     """What the reader should know about how the numbers were made (dimmed, never read as markup)."""
+    from rich.text import Text
+
     for note in notes:
         console.print(Text(f"note: {note}", style="dim"), highlight=False, soft_wrap=True)
 
@@ -229,6 +246,9 @@ def _judgebench_cell(value: Any) -> str:
 
 def judgebench_table(rows: list[dict[str, Any]], *, title: str) -> Table:
     """Judge accuracy per judge; names and the title are plain text (``judge[x]`` keeps its brackets)."""
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(title=Text(title))
     several_sets = len({row["response_model"] for row in rows}) > 1
     columns = [name for name in ROW_FIELDS if name != "response_model" or several_sets]

@@ -8,11 +8,11 @@ the scores), ``jurist show --usage`` prints it for one run directory or the sum 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+if TYPE_CHECKING:  # imported where a table is drawn: dollars() is on a run's way to its first request
+    from rich.console import Console
+    from rich.table import Table
 
 PHASE_NAMES = {
     "check": "check",
@@ -60,6 +60,9 @@ def _share(part: Any, whole: Any) -> str:
 def ledger_table(ledger: Mapping[str, Any], title: str = "usage") -> Table:
     """One row per (phase, model) and a total: requests, tokens, dollars, time on the wire and at the
     concurrency limit (the share of that time in which the model, or the process, had no free slot)."""
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(title=title)
     headers = (
         "phase", "model", "requests", "retried", "failed", "cached", "prompt tok", "completion tok",
@@ -151,6 +154,8 @@ def print_ledger(console: Console, ledger: Mapping[str, Any], title: str = "usag
     if not ledger.get("rows") and not ledger.get("budget"):
         return
     if not console.is_terminal and console.width < WIDE:  # a log file: wide enough that nothing is cut
+        from rich.console import Console
+
         console = Console(file=console.file, width=WIDE)
     console.print(ledger_table(ledger, title))
     for note in ledger_notes(ledger):
@@ -161,6 +166,9 @@ def dry_run_table(rows: Sequence[Mapping[str, Any]], title: str) -> Table:
     """What a run would send, per (phase, model): requests after what is done or cached, counted prompt
     tokens, completion tokens by the basis named, the cost with its range, and the tokenizer that
     counted the prompts."""
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(title=title)
     headers = (
         "phase", "model", "to send", "cached", "on disk", "prompt tok", "completion tok", "basis",

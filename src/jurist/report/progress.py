@@ -7,17 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import TracebackType
+from typing import TYPE_CHECKING, cast
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+if TYPE_CHECKING:  # rich is imported only for bars that are shown (--no-progress, tests: never)
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
 
 
 @dataclass
@@ -30,25 +24,18 @@ class BarCounts:
 
 
 class StageProgress:
-    """A set of bars for one stage; a no-op when disabled (tests, ``--no-progress``)."""
+    """A set of bars for one stage; a no-op when disabled (tests, ``--no-progress``): it then only counts."""
 
     def __init__(self, console: Console, *, enabled: bool = True) -> None:
         self.enabled = enabled
-        self._progress = Progress(
-            TextColumn("{task.description}", justify="left", markup=False),  # model names are not markup
-            BarColumn(bar_width=30),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[status]}"),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            console=console,
-            disable=not enabled,
-            transient=False,
-        )
+        self._progress: Progress | None = _bars(console) if enabled else None
         self._counts: dict[TaskID, BarCounts] = {}
 
     def add_bar(self, description: str, total: int) -> TaskID:
-        task = self._progress.add_task(description, total=total, status="")
+        if self._progress is None:
+            task = cast("TaskID", len(self._counts))
+        else:
+            task = self._progress.add_task(description, total=total, status="")
         self._counts[task] = BarCounts(total=total)
         return task
 
@@ -56,7 +43,7 @@ class StageProgress:
         """``more`` items for a bar whose work arrives while it runs (a judge bar during answering)."""
         counts = self._counts[task]
         counts.total += more
-        if self.enabled:
+        if self._progress is not None:
             self._progress.update(task, total=counts.total)
 
     def advance(self, task: TaskID, *, failed: bool = False, invalid: bool = False, tokens: int = 0) -> None:
@@ -65,7 +52,7 @@ class StageProgress:
         counts.failed += failed
         counts.invalid += invalid
         counts.tokens += tokens
-        if not self.enabled:
+        if self._progress is None:
             return
         status = f"failed {counts.failed}"
         if invalid or counts.invalid:
@@ -78,13 +65,38 @@ class StageProgress:
         return self._counts[task]
 
     def __enter__(self) -> StageProgress:
-        self._progress.__enter__()
+        if self._progress is not None:
+            self._progress.__enter__()
         return self
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        self._progress.__exit__(exc_type, exc, tb)
+        if self._progress is not None:
+            self._progress.__exit__(exc_type, exc, tb)
+
+
+def _bars(console: Console) -> Progress:
+    """The live display: a bar per task, its done / total, failures and tokens, elapsed and left."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return Progress(
+        TextColumn("{task.description}", justify="left", markup=False),  # model names are not markup
+        BarColumn(bar_width=30),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[status]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=False,
+    )
 
 
 class PrefixedProgress(StageProgress):

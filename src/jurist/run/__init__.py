@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from jurist.run.batching import BatchChoice, batch_choice
     from jurist.run.budget import RunLedger, resolve_budget, show_usage, usage_of_runs
     from jurist.run.card import card_summary
+    from jurist.run.collection import hold_collection, resume_collection
     from jurist.run.config import (
         BudgetSettings,
         EngineSettings,
@@ -61,6 +62,8 @@ _HOMES = {
     "resolve_budget": "budget",
     "show_usage": "budget",
     "usage_of_runs": "budget",
+    "hold_collection": "collection",
+    "resume_collection": "collection",
     "RunConfig": "config",
     "EngineSettings": "config",
     "ScoringSettings": "config",
@@ -127,7 +130,9 @@ __all__ = [
     "GracefulInterrupt",
     "Pipeline",
     "RunConfig",
+    "hold_collection",
     "interrupt_on_signals",
+    "resume_collection",
     "sigterm_as_interrupt",
     "stop_loop_on_signals",
     "EngineSettings",

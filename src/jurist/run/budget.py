@@ -19,9 +19,7 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from jurist.config import ModelSpec, Price, load_prices
 from jurist.errors import JuristError
@@ -41,6 +39,9 @@ from jurist.money import (
 from jurist.report import dollars, print_ledger, render_csv, render_markdown, table_console
 from jurist.run.config import RunConfig
 from jurist.store import UsageLog, add_usage, usage_log_path
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 log = logging.getLogger("jurist.run.budget")
 

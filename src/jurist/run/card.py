@@ -12,8 +12,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-
 from jurist.audit import CARD_FILE, GATE_EXIT, MIN_ITEMS, flagged, read_card, write_card
 from jurist.engine import Engine
 from jurist.errors import JuristError
@@ -23,6 +21,8 @@ from jurist.run.budget import Estimate
 from jurist.run.work import JudgeWork
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from jurist.run.plan import RunPlan
 
 log = logging.getLogger("jurist.card")

@@ -11,9 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from jurist.errors import JuristError
 from jurist.families import FinishedRun, Scores, print_scores, score_family, score_run_dir, write_documents
@@ -21,6 +19,9 @@ from jurist.report import table_console
 from jurist.run.outcomes import Outcome
 from jurist.run.plan import RunPlan
 from jurist.run.work import JudgeWork
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def score_finished_run(

@@ -13,10 +13,7 @@ from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator,
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
-from rich.progress import TaskID
+from typing import TYPE_CHECKING, Any
 
 from jurist.benchmarks import Question
 from jurist.config import ModelSpec
@@ -25,6 +22,10 @@ from jurist.judging import CacheMode, JudgeItem, JudgeKind
 from jurist.report import StageProgress
 from jurist.store import JsonlAppender, answer_record
 from jurist.tokens import answer_style_metadata
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import TaskID
 
 WrittenLine = tuple[tuple[int, int], Mapping[str, Any]]
 """Where an answer's line lies in its file (:meth:`JsonlAppender.append`) and the record it holds."""

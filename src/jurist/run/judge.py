@@ -17,8 +17,7 @@ from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator,
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-
-from rich.progress import TaskID
+from typing import TYPE_CHECKING
 
 from jurist.engine import Engine, ModelClient, RequestFailed
 from jurist.judging import PartialJudgment
@@ -36,6 +35,9 @@ from jurist.run.generate import (
 )
 from jurist.run.work import JudgeFeed, Pair
 from jurist.store import JsonlAppender, RunDir
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 
 
 class JobQueue:

@@ -10,15 +10,13 @@ sends only what was lost.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from jurist.benchmarks import is_benchmark_name
 from jurist.engine import Engine, LocalModels, RequestFailed, ServerPool, make_throttle, open_cache
 from jurist.errors import JuristError
 from jurist.redact import mask
-from jurist.report import StageProgress
+from jurist.report import StageProgress, stderr_console
 from jurist.run.batching import batch_report, batching_of
 from jurist.run.budget import BUDGET_STOPPED, RunLedger
 from jurist.run.card import card_wanted, check_gate, gate, probe_judges, show_card, skipped_probe_lines
@@ -38,6 +36,9 @@ from jurist.run.work import JudgeFeed, JudgeJobs, JudgeWork, answer_work
 from jurist.store import CRASHED, RunDirLock
 from jurist.tokens import start_o200k_build
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
 __all__ = ["Mode", "Pipeline", "RunConfig", "RunResult", "run_pipeline", "run_plan"]
 
 
@@ -48,13 +49,21 @@ class Pipeline:
     def __init__(self, plan: RunPlan, console: Console | None = None) -> None:
         self.plan = plan
         """The run's facts: read from here, never copied."""
-        self.console = console or Console(stderr=True)
+        self._console = console
         self.indexes = RunIndexes(plan.run_dir, plan.bench.shipped_answers)
         self.accounts = RunLedger(plan.budget)  # prices and the budget, known before the first request
         self.record = RunRecord(plan.run_dir, self.accounts)
         """run.json, the failure log and the usage log: what a session writes when the run stops."""
         self.batching = batching_of(plan)  # --batch, batch: true (jurist.run.batching); None: none
         check_gate(plan)
+
+    @property
+    def console(self) -> Console:
+        """Where the run's notes, bars and tables go: stderr unless given, made where first used (after the
+        endpoint check: rich is no part of the way to the first request)."""
+        if self._console is None:
+            self._console = stderr_console()
+        return self._console
 
     card: dict[str, Any] | None = None
     """The judge card's document (judge_card.json), once the judge stage's probes have run."""
@@ -273,7 +282,7 @@ def run_plan(plan: RunPlan, console: Console | None = None) -> RunResult:
     """The run ``plan`` describes, alone in its session, holding the run directory's lock: one writer
     per directory, whatever else runs."""
     pipeline = Pipeline(plan, console)
-    return run_session(Session({"": pipeline}), pipeline.console, plan.config.engine.progress)[""]
+    return run_session(Session({"": pipeline}), lambda: pipeline.console, plan.config.engine.progress)[""]
 
 
 def run_pipeline(config: RunConfig, console: Console | None = None) -> RunResult:

@@ -13,11 +13,9 @@ call; a sweep drives its phases' sessions from its own event loop.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import ExitStack
-from typing import Any, Protocol
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any, Protocol
 
 from jurist.engine import Engine
 from jurist.report import PrefixedProgress, StageProgress
@@ -26,6 +24,9 @@ from jurist.run.interrupts import FORCED_STOP, GracefulInterrupt, run_interrupti
 from jurist.run.plan import RunPlan
 from jurist.run.record import RunRecord
 from jurist.store import RunDirLock
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 class Run(Protocol):
@@ -173,21 +174,22 @@ class Session:
         return {key: run.finish(self.engines[key]) for key, run in self.runs.items()}
 
 
-def run_session(session: Session, console: Console, progress: bool) -> dict[str, RunResult]:
+def run_session(session: Session, console: Callable[[], Console], progress: bool) -> dict[str, RunResult]:
     """``session`` from open to finish in an event loop of its own, under Ctrl-C / SIGTERM handling: an
     interrupt marks every run interrupted (KeyboardInterrupt, once all is saved), a run that will not
-    stop is stopped at once (:mod:`jurist.run.interrupts`)."""
+    stop is stopped at once (:mod:`jurist.run.interrupts`). ``console`` gives the runs' console, asked
+    for once the runs are open (a run's first request goes out before anything is shown)."""
     with ExitStack() as stack:
         session.open(stack)
 
         def force_stop() -> None:
             session.force_stop()
-            console.print(FORCED_STOP, style="yellow", markup=False, highlight=False)
+            console().print(FORCED_STOP, style="yellow", markup=False, highlight=False)
 
         async def main(interrupt: GracefulInterrupt) -> None:
             interrupt.attach()
             try:
-                with StageProgress(console, enabled=progress) as bars:
+                with StageProgress(console(), enabled=progress) as bars:
                     await session.stages(bars)
             finally:
                 await session.aclose()

@@ -109,7 +109,8 @@ def run_tasks(
         for task in tasks
     }
     labels = {task: f"{run.plan.bench.name}: " for task, run in runs.items()}
-    results = list(run_session(Session(runs, labels=labels), console, config.engine.progress).values())
+    shared = console
+    results = list(run_session(Session(runs, labels=labels), lambda: shared, config.engine.progress).values())
     modes = [run.plan.mode for run in runs.values()]
     rows = summary_rows(tasks, results, modes)
     write_json_atomic(root / SUMMARY_FILE, {"tasks": list(tasks), "rows": rows})

@@ -30,8 +30,6 @@ import threading
 from collections.abc import Callable
 from typing import cast
 
-import regex
-
 from jurist.tokens.encoding import O200K_PATTERN, o200k_encoding, o200k_ranks
 
 LONG_PIECE = 512
@@ -52,13 +50,14 @@ answers are ~1.2M characters)."""
 _NO_TOKEN = 1 << 62
 """The rank of a pair that is no token: above every real rank."""
 
-_SPLIT = regex.compile(O200K_PATTERN)
-
 
 class O200kCounter:
     """Counts o200k_base tokens of ordinary text (special-token text counted as text, as upstream does)."""
 
     def __init__(self, ranks: dict[bytes, int]) -> None:
+        import regex  # with the tables, not at import: 13 ms of a run's start, before its first request
+
+        self._split = regex.compile(O200K_PATTERN).findall
         self._ranks = ranks
         self._merged: dict[str, int] = {}
         self._counted = 0
@@ -83,7 +82,7 @@ class O200kCounter:
             return self._count(readable, ranks, merged)
 
     def _count(self, text: str, ranks: dict[bytes, int], merged: dict[str, int]) -> int:
-        pieces = _SPLIT.findall(text, concurrent=len(text) > 65_536)
+        pieces = self._split(text, concurrent=len(text) > 65_536)
         counts = list(map(merged.get, pieces))  # most pieces are words seen before: one C loop for them
         if None not in counts:
             return sum(cast("list[int]", counts))
