@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
+import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,8 @@ class ToyProbes(PairwiseCard):
 
 def card_probes(kind: PairwiseJudge, context: ProbeContext) -> KindProbes:
     """This module is the toy kinds' probes module: the hook their registry lines name."""
+    if kind.name == "overlap-kind":
+        return OverlapProbes()
     return MergeProbes() if kind.name == "merge-kind" else ToyProbes(kind, context)
 
 
@@ -89,6 +92,50 @@ class MergeProbes:
             ]
 
         return {("position", "calibration"): ask}
+
+
+class OverlapProbes:
+    """A free probe that tells whether the asked probe was already under way while it was worked out."""
+
+    request_sets = (("verbosity",),)
+
+    def __init__(self) -> None:
+        self.asking = threading.Event()
+
+    def add(self, record: Mapping[str, Any]) -> int:
+        return 100
+
+    def free(self) -> list[ProbeResult]:
+        overlapped = self.asking.wait(timeout=5)  # the requests go out while this runs (in a thread)
+        return [ProbeResult("position", note=f"asked meanwhile: {overlapped}")]
+
+    def asks(self, asker: Asker, per_probe: int) -> dict[tuple[str, ...], Ask]:
+        async def ask() -> list[ProbeResult]:
+            self.asking.set()
+            await asyncio.sleep(0.05)  # a reply's round trip
+            return [ProbeResult("verbosity", ProbeInterval(0.0, -0.1, 0.1, per_probe))]
+
+        return {("verbosity",): ask}
+
+
+def test_the_probes_read_from_the_runs_games_are_worked_out_while_the_requests_are_out() -> None:
+    kinds.register("overlap-kind", pairwise_kind, probes=__name__)
+    try:
+
+        class OverlapKind(PairwiseJudge):
+            name = "overlap-kind"
+
+        spec = ModelSpec(model="j", temperature=0.0)
+        card = JudgeCardRun(
+            {"j": OverlapKind(pairwise_kind(_setup(spec)).protocol, spec)}, {}, seed=0, sample=None
+        )
+        card.add("j", {})
+        document = asyncio.run(card.probe(lambda _: _Client(), lambda _: lambda *a: None, lambda: False))  # type: ignore[arg-type, return-value]
+    finally:
+        kinds.unregister("overlap-kind")
+    probes = document["judges"]["j"]["probes"]
+    assert probes["position"]["note"] == "asked meanwhile: True"
+    assert list(probes) == ["position", "verbosity"]  # the card's order: read ones first, then asked
 
 
 def test_a_probe_read_from_gold_labels_is_kept_over_the_same_probe_asked() -> None:

@@ -127,17 +127,26 @@ class JudgeCardRun:
         if probes is None:
             audit.notes.append(f"judge kind {kind.name!r} declares no judge-card probes")
         else:
-            free = probes.free()
-            audit.probes += free
             sent = _sent_sets(probes, kind, client.spec)
-            if SELF_CONSISTENCY in probes.request_sets and SELF_CONSISTENCY not in sent:
-                skipped = "skipped: the judge's temperature is 0"
-                audit.probes.append(ProbeResult("self_consistency", note=skipped))
             per = items_per_probe(audit.judge_requests, len(sent), self.sample, asked=self.asked)
             if self.asked:
                 audit.probe_budget = max(audit.probe_budget, per * len(sent))
             asks = probes.asks(asker, per)
-            asked = await self._asked(audit, {names: asks[names] for names in sent}, per, stopped)
+            # the requests go out first; the probes the run's own games answer (their bootstraps: 0.08 s
+            # for Arena-Hard's 750 questions) are worked out in a thread while the replies are awaited
+            asking = asyncio.ensure_future(
+                self._asked(audit, {names: asks[names] for names in sent}, per, stopped)
+            )
+            try:
+                free = await asyncio.to_thread(probes.free)
+            except BaseException:
+                asking.cancel()
+                raise
+            audit.probes += free
+            if SELF_CONSISTENCY in probes.request_sets and SELF_CONSISTENCY not in sent:
+                skipped = "skipped: the judge's temperature is 0"
+                audit.probes.append(ProbeResult("self_consistency", note=skipped))
+            asked = await asking
             # a probe read from gold labels is kept over the same probe measured against the swapped game
             read = {result.name for result in free}
             audit.probes += [result for result in asked if result.name not in read]
