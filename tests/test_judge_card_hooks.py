@@ -12,7 +12,7 @@ import asyncio
 import importlib
 import json
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +97,7 @@ class MergeProbes:
 class OverlapProbes:
     """A free probe that tells whether the asked probe was already under way while it was worked out."""
 
-    request_sets = (("verbosity",),)
+    request_sets: Sequence[tuple[str, ...]] = (("verbosity",),)
 
     def __init__(self) -> None:
         self.asking = threading.Event()
@@ -118,42 +118,31 @@ class OverlapProbes:
         return {("verbosity",): ask}
 
 
-def test_the_probes_read_from_the_runs_games_are_worked_out_while_the_requests_are_out() -> None:
-    kinds.register("overlap-kind", pairwise_kind, probes=__name__)
+def _probed_card(kind_name: str) -> dict[str, Any]:
+    """The card of one judge of a kind registered under ``kind_name`` with this module's probes."""
+    kinds.register(kind_name, pairwise_kind, probes=__name__)
     try:
-
-        class OverlapKind(PairwiseJudge):
-            name = "overlap-kind"
-
+        kind = type("Kind", (PairwiseJudge,), {"name": kind_name})
         spec = ModelSpec(model="j", temperature=0.0)
-        card = JudgeCardRun(
-            {"j": OverlapKind(pairwise_kind(_setup(spec)).protocol, spec)}, {}, seed=0, sample=None
-        )
+        card = JudgeCardRun({"j": kind(pairwise_kind(_setup(spec)).protocol, spec)}, {}, seed=0, sample=None)
         card.add("j", {})
-        document = asyncio.run(card.probe(lambda _: _Client(), lambda _: lambda *a: None, lambda: False))  # type: ignore[arg-type, return-value]
+        client: Any = _Client()
+        document: dict[str, Any] = asyncio.run(
+            card.probe(lambda _: client, lambda _: lambda *a: None, lambda: False)
+        )
+        return document
     finally:
-        kinds.unregister("overlap-kind")
-    probes = document["judges"]["j"]["probes"]
+        kinds.unregister(kind_name)
+
+
+def test_the_probes_read_from_the_runs_games_are_worked_out_while_the_requests_are_out() -> None:
+    probes = _probed_card("overlap-kind")["judges"]["j"]["probes"]
     assert probes["position"]["note"] == "asked meanwhile: True"
     assert list(probes) == ["position", "verbosity"]  # the card's order: read ones first, then asked
 
 
 def test_a_probe_read_from_gold_labels_is_kept_over_the_same_probe_asked() -> None:
-    kinds.register("merge-kind", pairwise_kind, probes=__name__)
-    try:
-
-        class MergeKind(PairwiseJudge):
-            name = "merge-kind"
-
-        spec = ModelSpec(model="j", temperature=0.0)
-        card = JudgeCardRun(
-            {"j": MergeKind(pairwise_kind(_setup(spec)).protocol, spec)}, {}, seed=0, sample=None
-        )
-        card.add("j", {})
-        document = asyncio.run(card.probe(lambda _: _Client(), lambda _: lambda *a: None, lambda: False))  # type: ignore[arg-type, return-value]
-    finally:
-        kinds.unregister("merge-kind")
-    probes = document["judges"]["j"]["probes"]
+    probes = _probed_card("merge-kind")["judges"]["j"]["probes"]
     assert probes["calibration"]["against"] == "gold" and probes["calibration"]["estimate"] == 0.1
     assert probes["position"]["n"] == 10  # the set was still asked, for position
 
