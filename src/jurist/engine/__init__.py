@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from jurist.engine.pacing.throttle import make_throttle
     from jurist.engine.servers.gpus import check_visible, pick_gpus, visible_gpus
     from jurist.engine.servers.pool import KeptServer, ServerFactory, ServerPool
+    from jurist.engine.wire.anthropic import counts_prompt_tokens
     from jurist.engine.wire.sending import HttpTransport, Transport, WireRequest
     from jurist.engine.wire.transport import BudgetExhausted
 
@@ -39,6 +40,7 @@ _HOMES = {
     "batch_limits": "batch",
     "check_batchable": "batch",
     "BudgetExhausted": "wire.transport",
+    "counts_prompt_tokens": "wire.anthropic",
     "RequestCache": "cache.store",
     "default_cache_path": "cache.store",
     "open_cache": "cache.store",
@@ -71,6 +73,7 @@ __getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [
+    "counts_prompt_tokens",
     "JOURNAL_FILE",
     "Batching",
     "BatchJournal",

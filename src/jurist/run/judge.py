@@ -254,10 +254,12 @@ async def answer_and_judge(
     *,
     overlap: bool = True,
     checked: AnswerChecked | None = None,
+    answered: Callable[[], None] | None = None,
 ) -> None:
     """Both stages of a run: answer ``answering``, and judge what is missing, each answer as soon as it
     and its baseline's answer exist (``overlap``; else only once every answer is in); ``checked`` gets
-    each answer record as it is written (a rule-checked run's checks: ``rule_checks_ahead``).
+    each answer record as it is written (a rule-checked run's checks: ``rule_checks_ahead``);
+    ``answered`` is called once every answer, the shipped ones too, is written (however answering ended).
 
     ``shipped``: the benchmark's own answers being written; the judge stage's work is read once they are
     on disk. When the budget stops the run, nothing more is started in either stage. A stage that fails
@@ -281,6 +283,8 @@ async def answer_and_judge(
     running: list[asyncio.Future[None]] = [answers]
     try:
         await shipped  # before anything reads the answers it writes
+        if answered is not None:
+            answers.add_done_callback(lambda _: answered())
         if not hand_over:
             await answers
         if judging is None or engine.ledger.stopped:  # the budget stopped the answers: nothing to judge

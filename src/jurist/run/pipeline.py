@@ -13,7 +13,15 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from jurist.benchmarks import is_benchmark_name
-from jurist.engine import Engine, LocalModels, RequestFailed, ServerPool, make_throttle, open_cache
+from jurist.engine import (
+    Engine,
+    LocalModels,
+    RequestFailed,
+    ServerPool,
+    counts_prompt_tokens,
+    make_throttle,
+    open_cache,
+)
 from jurist.errors import JuristError
 from jurist.redact import mask
 from jurist.report import StageProgress, stderr_console
@@ -34,7 +42,7 @@ from jurist.run.shard_files import shard_line, write_shard_file
 from jurist.run.shipped import start_writing_shipped
 from jurist.run.work import JudgeFeed, JudgeJobs, JudgeWork, answer_work
 from jurist.store import CRASHED, RunDirLock
-from jurist.tokens import start_o200k_build
+from jurist.tokens import release_o200k, start_o200k_build
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -123,6 +131,7 @@ class Pipeline:
             self.console.print(shard_line(plan), markup=False, highlight=False, soft_wrap=True)
         if any(self._pending_work().values()):  # each answer's style metadata counts its tokens
             start_o200k_build()  # built while the check's and the first requests' round trips go on
+            self._counting = True
         self._precheck()
         if not lock.held:
             lock.acquire()  # a new directory: made only now, so a refused check leaves nothing behind
@@ -245,10 +254,26 @@ class Pipeline:
             progress,
             overlap=self.overlap_stages,
             checked=checked,
+            answered=self._answered,
         )
         if card_wanted(self.plan) and not engine.ledger.stopped:  # the judge card (jurist.audit)
             self.card = await probe_judges(engine, self.plan, self.judge_work())
             self.card_stopped = engine.ledger.stopped  # the budget ran out on probes: the judging is whole
+
+    _counting = False
+    """Whether this run asked for the o200k tables (:func:`start_o200k_build`) and has not let them go."""
+
+    def _answered(self) -> None:
+        """Every answer written: the o200k tables go, their ~17 MB not held under the judging and the
+        scoring that follow; they stay where a judge counts its prompts with them, or where nothing
+        follows (a run that only answers ends here)."""
+        if not self._counting:
+            return
+        self._counting = False
+        judges = self.plan.judges
+        release_o200k(
+            let_go=bool(judges) and not any(counts_prompt_tokens(self.plan.specs[j]) for j in judges)
+        )
 
     async def _write_shipped(self, aliases: list[str]) -> None:
         """The benchmark's own answers written (in a thread), their files' indexes kept for the judge

@@ -87,6 +87,13 @@ def o200k_encoding() -> tiktoken.Encoding:
     return _encoding
 
 
+def release_o200k_encoding() -> None:
+    """The encoding let go where it was built; the next :func:`o200k_encoding` builds it again."""
+    global _encoding
+    with _building:
+        _encoding = None
+
+
 def _build_o200k() -> tiktoken.Encoding:
     import tiktoken
 

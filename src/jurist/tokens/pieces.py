@@ -30,7 +30,7 @@ import threading
 from collections.abc import Callable
 from typing import cast
 
-from jurist.tokens.encoding import O200K_PATTERN, o200k_encoding, o200k_ranks
+from jurist.tokens.encoding import O200K_PATTERN, o200k_encoding, o200k_ranks, release_o200k_encoding
 
 LONG_PIECE = 512
 """Bytes above which a piece that is not a token goes to tiktoken's merge (this one's steps grow with
@@ -149,13 +149,38 @@ def o200k_counter() -> Callable[[str], int]:
     return _counter.count
 
 
+_users = 0
+"""Callers between :func:`start_o200k_build` and their :func:`release_o200k` (runs answering at once)."""
+_users_lock = threading.Lock()
+
+
 def start_o200k_build() -> None:
     """Begin building the counter in a thread, for a caller that will count soon (a run about to answer:
     each answer's style metadata counts its tokens) and has a request's round trip to wait meanwhile; the
     first count then finds it built, or waits for the rest of this build. A build that fails here is
-    left for that first count to fail on and say why."""
+    left for that first count to fail on and say why. The caller says when it is done counting
+    (:func:`release_o200k`)."""
+    global _users
+    with _users_lock:
+        _users += 1
     if _counter is None:
         threading.Thread(target=_build_quietly, name="jurist-o200k", daemon=True).start()
+
+
+def release_o200k(*, let_go: bool = True) -> None:
+    """The end of a :func:`start_o200k_build` caller's counting (a run whose answers are all written):
+    once no such caller is left, the o200k tables are let go, the counter's (17 MB of Arena-Hard's
+    judged run: its peak RSS 131 -> 114 MB) and tiktoken's if it was built (47 MB); a later count builds
+    them again (0.1 s). ``let_go=False``: done, but the tables may stay (a run that ends with its
+    answers: its process frees them, and a run after it in the same process finds them built)."""
+    global _counter, _users
+    with _users_lock:
+        _users = max(0, _users - 1)
+        if _users or not let_go:
+            return
+        with _building:
+            _counter = None
+    release_o200k_encoding()
 
 
 def _build_quietly() -> None:

@@ -95,6 +95,12 @@ def with_shared_prefix(body: bytes, shared: int) -> bytes:
     return json.dumps({**json.loads(body), SHARED_PREFIX: shared}).encode()
 
 
+def counts_prompt_tokens(spec: ModelSpec) -> bool:
+    """Whether each request to ``spec`` is counted in o200k tokens as it is sent (Anthropic's Messages API:
+    where to mark its prompt cache, :func:`_mark_cache`)."""
+    return spec.api_type == "anthropic"
+
+
 @functools.lru_cache(maxsize=32)
 def _system_tokens(system: str) -> int:
     """A judge's system prompt is the same in all its requests: counted once."""
