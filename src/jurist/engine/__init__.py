@@ -73,7 +73,6 @@ __getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [
-    "counts_prompt_tokens",
     "JOURNAL_FILE",
     "Batching",
     "BatchJournal",
@@ -99,6 +98,7 @@ __all__ = [
     "Transport",
     "WireRequest",
     "check_visible",
+    "counts_prompt_tokens",
     "default_cache_path",
     "embedded_model_spec",
     "make_throttle",

@@ -1,6 +1,6 @@
 """Python's cyclic garbage collector held off while a process starts.
 
-Before a run's first request the interpreter imports some 540 modules and the run reads its plan: about
+Before a run's first request the interpreter imports some 560 modules and the run reads its plan: about
 55,000 objects, nearly all of which live as long as the process. Each 700 allocations start a
 collection, so the start paid ~130 collections (30-60 ms of Arena-Hard's 0.5 s to the first request)
 that found nothing to free. The ``jurist`` command holds collection from its entry until the command

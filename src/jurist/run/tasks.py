@@ -109,7 +109,7 @@ def run_tasks(
         for task in tasks
     }
     labels = {task: f"{run.plan.bench.name}: " for task, run in runs.items()}
-    shared = console
+    shared = console  # the lambda keeps it a Console (mypy does not narrow ``console`` inside it)
     results = list(run_session(Session(runs, labels=labels), lambda: shared, config.engine.progress).values())
     modes = [run.plan.mode for run in runs.values()]
     rows = summary_rows(tasks, results, modes)

@@ -169,10 +169,10 @@ def start_o200k_build() -> None:
 
 def release_o200k(*, let_go: bool = True) -> None:
     """The end of a :func:`start_o200k_build` caller's counting (a run whose answers are all written):
-    once no such caller is left, the o200k tables are let go, the counter's (17 MB of Arena-Hard's
-    judged run: its peak RSS 131 -> 114 MB) and tiktoken's if it was built (47 MB); a later count builds
-    them again (0.1 s). ``let_go=False``: done, but the tables may stay (a run that ends with its
-    answers: its process frees them, and a run after it in the same process finds them built)."""
+    once no such caller is left, the o200k tables are let go, the counter's (17 MB: Arena-Hard's judged
+    run peaks at 115 MB instead of 126, or 132 with the judge card) and tiktoken's if it was built
+    (47 MB); a later count builds them again (0.1 s). ``let_go=False``: done, but the tables may stay (a
+    run that ends with its answers: its process frees them, and a run after it finds them built)."""
     global _counter, _users
     with _users_lock:
         _users = max(0, _users - 1)
