@@ -241,3 +241,20 @@ def test_short_keys_are_masked_as_whole_tokens_only() -> None:
     with pytest.raises(ValueError, match="line break") as info:
         register_secret("two\nlines")
     assert "two" not in str(info.value)
+
+
+def test_dotenv_values_are_read_and_python_dotenv_waits_for_a_file(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from jurist.config import load_dotenv_values
+
+    (tmp_path / ".env").write_text("JURIST_TEST_KEY=abc\nEMPTY\n")
+    assert load_dotenv_values(tmp_path) == {"JURIST_TEST_KEY": "abc"}
+    probe = (
+        "import sys; from pathlib import Path; from jurist.config import load_dotenv_values; "
+        f"assert load_dotenv_values(Path({str(tmp_path / 'none')!r})) == {{}}; "
+        "print('dotenv' in sys.modules)"
+    )
+    seen = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert seen.stdout.strip() == "False"

