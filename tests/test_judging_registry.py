@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import importlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,8 @@ def test_what_a_kinds_judgments_become_is_known_before_a_judge_is_built() -> Non
         "battle",
         "point",
     ]
+    for name, (module, _) in kinds._BUILTIN.items():  # the table the plan reads says what each module says
+        assert kinds._BUILTIN_OUTCOMES[name] == importlib.import_module(module).OUTCOME
     with pytest.raises(JuristError, match="unknown judge kind 'nope'"):
         kinds.judge_kind_outcome("nope")
     bench = Benchmark(name="b", questions=[Question(uid="q", prompt="p")], baseline="ref")

@@ -94,6 +94,9 @@ DEFAULT_LAYOUT: JudgmentLayout = "fields"
 """The layout of a kind that declares none, and of a kind name in no registry here (a run judged by a
 plugin that is not installed where the run is viewed)."""
 _BUILTIN_LAYOUTS: dict[str, JudgmentLayout] = {"pairwise": "games", "preference": "fields", "rubric": "items"}
+_BUILTIN_OUTCOMES: dict[str, OutcomeKind] = {"pairwise": "battle", "preference": "battle", "rubric": "point"}
+"""The built-in kinds' ``OUTCOME`` (tests/test_judge_kinds.py checks each against its module): a run's plan
+needs it before its first request, and importing the kind's module for it cost that start 6 ms."""
 _BUILTIN_OWN_SAMPLING = frozenset({"rubric"})
 """Built-in kinds that fill in the reference grader's sampling themselves (per request, from the grader
 settings their prompt source carries) rather than through the judge's models-file spec."""
@@ -149,6 +152,8 @@ def judge_kind_outcome(name: str) -> OutcomeKind:
     an answers-only run still generates the baselines a later judging needs."""
     if name in _registered_outcomes:
         return _registered_outcomes[name]
+    if name in _BUILTIN_OUTCOMES:
+        return _BUILTIN_OUTCOMES[name]
     outcome = getattr(_kind_module(name), "OUTCOME", None)
     if outcome not in ("battle", "point"):
         raise JuristError(f"plugin {_plugin(name).where}: OUTCOME is {outcome!r}, not 'battle' or 'point'")
