@@ -51,7 +51,7 @@ def test_a_caller_done_without_letting_go_leaves_them_for_the_next() -> None:
 
 def _pipeline(judges: dict[str, ModelSpec]) -> Any:
     run = pipeline.Pipeline.__new__(pipeline.Pipeline)
-    run.plan = SimpleNamespace(judges=list(judges), specs=judges)
+    run.plan = SimpleNamespace(judges=list(judges), specs=judges, mode="all")
     run._counting = True
     return run
 
@@ -69,6 +69,7 @@ def test_a_run_lets_the_tables_go_only_where_nothing_it_does_next_counts(
 ) -> None:
     calls: list[bool] = []
     monkeypatch.setattr(pipeline, "release_o200k", lambda let_go: calls.append(let_go))
+    monkeypatch.setattr(pipeline, "import_ahead", lambda modules: None)  # tests/test_import_ahead.py
     run = _pipeline(judges)
     run._answered()
     run._answered()  # once at most

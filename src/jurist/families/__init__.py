@@ -101,6 +101,7 @@ if TYPE_CHECKING:
         register,
         run_scoring_fields,
         score_family,
+        scoring_modules,
         unregister,
     )
     from jurist.families.reward import (
@@ -177,6 +178,7 @@ _HOMES = {
     "register": "registry",
     "run_scoring_fields": "registry",
     "score_family": "registry",
+    "scoring_modules": "registry",
     "unregister": "registry",
     "AnswerReward": "reward",
     "RewardOptions": "reward",
@@ -256,6 +258,7 @@ __all__ = [
     "score_judgebench_run",
     "score_run",
     "score_run_dir",
+    "scoring_modules",
     "unregister",
     "win_rate_leaderboard",
     "write_documents",

@@ -230,6 +230,8 @@ class Family(Protocol):
     name: ClassVar[FamilyName]
     # optional: ``warnings_in_table: ClassVar[bool]``, True where the family's warnings are part of its
     # table (printed whole by ``jurist run`` and ``jurist show``; else a warning the run said is not repeated)
+    # optional: ``scoring_modules: ClassVar[tuple[str, ...]]``, what its ``outcomes`` and ``score`` import
+    # (a run imports them in a thread while it waits on its last replies: jurist.run.ahead)
 
     def outcomes(self, run: FinishedRun) -> RunEnd:
         """Write the outcomes of ``run``'s current judgments (or answers) to its directory."""

@@ -111,6 +111,12 @@ def score_family(name: FamilyName) -> Family:
     return made
 
 
+def scoring_modules(name: FamilyName) -> tuple[str, ...]:
+    """What scoring a run of family ``name`` imports, as the family says (``scoring_modules``; none where
+    it says nothing): a run imports them while it waits on its last replies (:mod:`jurist.run.ahead`)."""
+    return tuple(getattr(score_family(name), "scoring_modules", ()))
+
+
 def family_of_metrics(metrics: Iterable[str]) -> FamilyName:
     """The family of a benchmark's metrics (every benchmark reports one family's numbers)."""
     metrics = list(metrics)

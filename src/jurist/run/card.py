@@ -46,6 +46,17 @@ def check_gate(plan: RunPlan) -> None:
         read_gold(plan.config.card.gold)
 
 
+def card_modules(plan: RunPlan) -> list[str]:
+    """The modules the judge card's probes run on: its machinery and each judge kind's probes (imported
+    while the run waits on its judges, :mod:`jurist.run.ahead`); none where no card is made."""
+    if not card_wanted(plan):
+        return []
+    from jurist.judging import judge_kind_probes
+
+    kinds = [judge_kind_probes(kind.name) for kind in plan.kinds.values()]
+    return ["jurist.audit.probe_run", *(module for module in kinds if module is not None)]
+
+
 async def probe_judges(engine: Engine, plan: RunPlan, work: JudgeWork) -> dict[str, Any]:
     """Every judge's probes on the run's own judgments; judge_card.json written, its document returned."""
     from jurist.audit import JudgeCardRun  # the probes' machinery: only where a card is made

@@ -23,11 +23,21 @@ from jurist.engine import (
     open_cache,
 )
 from jurist.errors import JuristError
+from jurist.families import scoring_modules
 from jurist.redact import mask
 from jurist.report import StageProgress, stderr_console
+from jurist.run.ahead import REPORT_MODULES, import_ahead
 from jurist.run.batching import batch_report, batching_of
 from jurist.run.budget import BUDGET_STOPPED, RunLedger
-from jurist.run.card import card_wanted, check_gate, gate, probe_judges, show_card, skipped_probe_lines
+from jurist.run.card import (
+    card_modules,
+    card_wanted,
+    check_gate,
+    gate,
+    probe_judges,
+    show_card,
+    skipped_probe_lines,
+)
 from jurist.run.config import Mode, RunConfig, RunResult
 from jurist.run.finish import closing_lines, missing_lines, score_finished_run
 from jurist.run.generate import AnswerJob, rule_checks_ahead
@@ -244,6 +254,8 @@ class Pipeline:
         files = {alias: self.plan.run_dir.answers(alias) for alias in work}
         judging = Judging(self.plan.judges, self._judge_feed, self.plan.run_dir) if self.plan.judges else None
         checked = rule_checks_ahead(self.plan.bench.rule_suite, self.plan.mode)
+        if not self.plan.judges:  # nothing is let go later (_answered): the closing modules come now
+            self._import_closing()
         await answer_and_judge(
             engine,
             work,
@@ -266,14 +278,24 @@ class Pipeline:
     def _answered(self) -> None:
         """Every answer written: the o200k tables go, their ~17 MB not held under the judging and the
         scoring that follow; they stay where a judge counts its prompts with them, or where nothing
-        follows (a run that only answers ends here)."""
-        if not self._counting:
-            return
-        self._counting = False
+        follows (a run that only answers ends here). Then the closing modules are imported, so that
+        numpy and the scoring never sit beside the tables."""
         judges = self.plan.judges
-        release_o200k(
-            let_go=bool(judges) and not any(counts_prompt_tokens(self.plan.specs[j]) for j in judges)
-        )
+        if self._counting:
+            self._counting = False
+            release_o200k(
+                let_go=bool(judges) and not any(counts_prompt_tokens(self.plan.specs[j]) for j in judges)
+            )
+        if judges:
+            self._import_closing()
+
+    def _import_closing(self) -> None:
+        """The modules the scoring, the card and the closing report import, imported in a thread while
+        the run waits on its replies (:mod:`jurist.run.ahead`); an answers-only run scores nothing."""
+        if self.plan.mode == "inference-only":
+            return
+        plan = self.plan
+        import_ahead(lambda: [*scoring_modules(plan.family), *card_modules(plan), *REPORT_MODULES])
 
     async def _write_shipped(self, aliases: list[str]) -> None:
         """The benchmark's own answers written (in a thread), their files' indexes kept for the judge

@@ -169,6 +169,12 @@ class PairwiseFamily:
 
         return pairwise_reward(kind, options)
 
+    scoring_modules: ClassVar[tuple[str, ...]] = (
+        "numpy", "numpy.random", "numpy.ma", "statistics", "jurist.ratings.winrate",
+        "jurist.ratings.replacement", "jurist.families.pairwise.outcomes", "jurist.families.pairwise.anchor",
+        "jurist.families.pairwise.run", "jurist.families.pairwise.show",
+    )  # fmt: skip
+    """What scoring a run imports (the family's door imports them where used)."""
     warnings_in_table: ClassVar[bool] = True
     """Its warnings (AlpacaEval's estimated LC) are part of its table, printed by run and show alike."""
 

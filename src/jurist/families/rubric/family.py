@@ -44,6 +44,10 @@ class RubricFamily:
     """Rubric-graded answers: HealthBench's score, WritingBench's overall, by tag and domain."""
 
     name: ClassVar[FamilyName] = "rubric"
+    scoring_modules: ClassVar[tuple[str, ...]] = (
+        "numpy", "jurist.families.points", "jurist.families.rubric.score", "jurist.families.rubric.table",
+    )  # fmt: skip
+    """What scoring a run imports (the family's door imports them where used)."""
 
     def reward(self, kind: JudgeKind | None, options: RewardOptions) -> AnswerReward:
         """``jurist serve reward``'s reward of one answer: the benchmark's own score of the answer."""

@@ -43,6 +43,12 @@ class RulesFamily:
     """Rule-checked answers: prompt- and instruction-level accuracy, strict and loose."""
 
     name: ClassVar[FamilyName] = "rules"
+    scoring_modules: ClassVar[tuple[str, ...]] = (
+        "numpy", "numpy.random", "numpy.ma", "jurist.ratings.battles", "jurist.ratings.binomial",
+        "jurist.ratings.sanity", "jurist.families.points", "jurist.families.rules.score",
+        "jurist.families.rules.table",
+    )  # fmt: skip
+    """What scoring a run imports (the family's door imports them where used)."""
 
     def reward(self, kind: JudgeKind | None, options: RewardOptions) -> AnswerReward:
         """``jurist serve reward``'s reward of one answer: the share of instructions followed."""
