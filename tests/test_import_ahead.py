@@ -17,8 +17,9 @@ import pytest
 from conftest import write_models_file
 from jurist.families import score_family, scoring_modules
 from jurist.families.registry import _BUILT_IN
+from jurist.report import DRAWING_MODULES
 from jurist.run import pipeline
-from jurist.run.ahead import REPORT_MODULES, import_ahead
+from jurist.run.ahead import import_ahead
 from jurist.store import RunDir
 from jurist.store.jsonl import read_jsonl
 
@@ -64,7 +65,7 @@ def test_every_module_a_family_names_for_its_scoring_imports(family: str) -> Non
     assert named == tuple(getattr(score_family(family), "scoring_modules", ()))
     for name in named:
         importlib.import_module(name)
-    for name in REPORT_MODULES:
+    for name in DRAWING_MODULES:
         importlib.import_module(name)
 
 
@@ -100,8 +101,8 @@ def test_a_judged_run_imports_them_once_its_answers_are_in_while_it_judges(
     answers, judged, names = seen[0]
     assert answers == 12 and judged < 12  # every answer in, the last ones' judgments still to come
     assert names[: len(scoring_modules("pairwise"))] == list(scoring_modules("pairwise"))
-    assert names[-len(REPORT_MODULES) :] == list(REPORT_MODULES)
-    card_part = names[len(scoring_modules("pairwise")) : -len(REPORT_MODULES)]
+    assert names[-len(DRAWING_MODULES) :] == list(DRAWING_MODULES)
+    card_part = names[len(scoring_modules("pairwise")) : -len(DRAWING_MODULES)]
     assert card_part == (["jurist.audit.probe_run", "jurist.audit.pairwise"] if card else [])
 
 
@@ -138,4 +139,4 @@ def test_a_rule_checked_run_imports_them_as_it_starts_answering(
     result = run_quiet(bench="ifeval", bench_options={"file": str(questions)}, models_file=models,
                        models=["m"], out=out)  # fmt: skip
     assert result.exit_code == 0
-    assert seen == [(0, [*scoring_modules("rules"), *REPORT_MODULES])]  # before the first answer
+    assert seen == [(0, [*scoring_modules("rules"), *DRAWING_MODULES])]  # before the first answer

@@ -69,11 +69,13 @@ def test_a_run_lets_the_tables_go_only_where_nothing_it_does_next_counts(
 ) -> None:
     calls: list[bool] = []
     monkeypatch.setattr(pipeline, "release_o200k", lambda let_go: calls.append(let_go))
-    monkeypatch.setattr(pipeline, "import_ahead", lambda modules: None)  # tests/test_import_ahead.py
+    asked: list[int] = []
+    monkeypatch.setattr(pipeline, "import_ahead", lambda modules: asked.append(1))  # test_import_ahead.py
     run = _pipeline(judges)
     run._answered()
     run._answered()  # once at most
     assert calls == [released]
+    assert asked == ([1] if judges else [])  # the closing modules: once, for a run that judges
 
 
 def test_a_judged_run_lets_them_go_once_its_answers_are_in_while_it_judges(

@@ -95,8 +95,8 @@ DEFAULT_LAYOUT: JudgmentLayout = "fields"
 plugin that is not installed where the run is viewed)."""
 _BUILTIN_LAYOUTS: dict[str, JudgmentLayout] = {"pairwise": "games", "preference": "fields", "rubric": "items"}
 _BUILTIN_OUTCOMES: dict[str, OutcomeKind] = {"pairwise": "battle", "preference": "battle", "rubric": "point"}
-"""The built-in kinds' ``OUTCOME`` (tests/test_judge_kinds.py checks each against its module): a run's plan
-needs it before its first request, and importing the kind's module for it cost that start 6 ms."""
+"""The built-in kinds' ``OUTCOME`` (tests/test_judging_registry.py checks each against its module):
+a run's plan needs it before its first request; importing the kind's module for it cost that start 6 ms."""
 _BUILTIN_OWN_SAMPLING = frozenset({"rubric"})
 """Built-in kinds that fill in the reference grader's sampling themselves (per request, from the grader
 settings their prompt source carries) rather than through the judge's models-file spec."""

@@ -12,6 +12,7 @@ from jurist import lazy_face
 if TYPE_CHECKING:
     from jurist.report.card_table import print_card, render_card
     from jurist.report.formats import (
+        DRAWING_MODULES,
         judgebench_table,
         print_notes,
         print_rows,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from jurist.report.progress import PrefixedProgress, StageProgress
 
 _HOMES = {
+    "DRAWING_MODULES": "formats",
     "print_card": "card_table",
     "render_card": "card_table",
     "judgebench_table": "formats",
@@ -52,6 +54,7 @@ __getattr__ = lazy_face(__name__, _HOMES)
 
 
 __all__ = [
+    "DRAWING_MODULES",
     "PrefixedProgress",
     "StageProgress",
     "dollars",

@@ -49,6 +49,11 @@ _CSV_COLUMNS = (
 )
 
 
+DRAWING_MODULES = ("rich.table",)
+"""What the closing report of every run draws its tables with (the scores, the ledger): imported while a
+run waits on its last replies (:mod:`jurist.run.ahead`), not after them."""
+
+
 def _columns(rows: list[Row], order: tuple[str, ...] = _CSV_COLUMNS) -> list[str]:
     present = {key for row in rows for key in row}
     return [c for c in order if c in present]

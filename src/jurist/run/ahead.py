@@ -4,7 +4,8 @@ A judged Arena-Hard run imported ~130 modules after its last judgment came back 
 scoring, the report's tables): ~120 ms of the ~0.24 s between its last reply and its scores, when the
 process had spent the seconds before mostly waiting on the network. Imported while it waits, they cost
 that time no more. Which modules: the scoring family's ``scoring_modules`` (an optional attribute of a
-:class:`jurist.families.Family`), the judge card's probes where a card is made, and the report's tables.
+:class:`jurist.families.Family`), the judge card's probes where a card is made, and the report's tables
+(:data:`jurist.report.DRAWING_MODULES`).
 An import that fails here is left alone: the step that needs the module imports it again and says why.
 """
 
@@ -17,9 +18,6 @@ import threading
 from collections.abc import Callable, Iterable
 
 _log = logging.getLogger(__name__)
-
-REPORT_MODULES = ("rich.table",)
-"""What every run's closing report draws its tables with (the scores, the ledger)."""
 
 
 def import_ahead(modules: Callable[[], Iterable[str]]) -> threading.Thread:
@@ -44,4 +42,4 @@ def _import_all(modules: Callable[[], Iterable[str]]) -> None:
             _log.debug("importing %s ahead of the run's end failed: %s", name, exc)
 
 
-__all__ = ["REPORT_MODULES", "import_ahead"]
+__all__ = ["import_ahead"]

@@ -25,8 +25,8 @@ from jurist.engine import (
 from jurist.errors import JuristError
 from jurist.families import scoring_modules
 from jurist.redact import mask
-from jurist.report import StageProgress, stderr_console
-from jurist.run.ahead import REPORT_MODULES, import_ahead
+from jurist.report import DRAWING_MODULES, StageProgress, stderr_console
+from jurist.run.ahead import import_ahead
 from jurist.run.batching import batch_report, batching_of
 from jurist.run.budget import BUDGET_STOPPED, RunLedger
 from jurist.run.card import (
@@ -289,13 +289,17 @@ class Pipeline:
         if judges:
             self._import_closing()
 
+    _closing_asked = False
+    """Whether this run has asked for its closing modules (:meth:`_import_closing`: once at most)."""
+
     def _import_closing(self) -> None:
         """The modules the scoring, the card and the closing report import, imported in a thread while
         the run waits on its replies (:mod:`jurist.run.ahead`); an answers-only run scores nothing."""
-        if self.plan.mode == "inference-only":
+        if self.plan.mode == "inference-only" or self._closing_asked:
             return
+        self._closing_asked = True
         plan = self.plan
-        import_ahead(lambda: [*scoring_modules(plan.family), *card_modules(plan), *REPORT_MODULES])
+        import_ahead(lambda: [*scoring_modules(plan.family), *card_modules(plan), *DRAWING_MODULES])
 
     async def _write_shipped(self, aliases: list[str]) -> None:
         """The benchmark's own answers written (in a thread), their files' indexes kept for the judge
