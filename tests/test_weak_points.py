@@ -4,6 +4,7 @@ handlers, a cache on a read-only disk, an empty ``--judge`` list, a ``<think>`` 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -50,13 +51,40 @@ def test_a_signal_while_the_command_starts_ends_it_in_one_line(signum: int, afte
     process.send_signal(signum)
     _, err = process.communicate(timeout=60)
     lines = [line for line in err.splitlines() if line.strip()]
-    if process.returncode == 2:  # the machine was quick: the command ended before the signal came
-        return
     assert len(lines) == 1 and "Traceback" not in err, err  # said, in one line
+    if process.returncode == 2:  # the command ended before the signal came, or said its error through it
+        assert "no such run directory" in lines[0], err
+        return
     assert process.returncode in (130, 128 + signum, -signum, -signal.SIGINT), err
     # the signal came while it started (stopped, interrupted), or once it had said its own one line and was
     # exiting (a loaded machine: the interpreter's teardown is slow), which is one line all the same
     assert "stopped by" in lines[0] or "interrupted" in lines[0] or "no such run directory" in lines[0]
+
+
+SIGNAL_WHILE_SAYING = """
+import os, signal, sys
+import jurist.cli as cli
+say = cli._error_line
+def interrupted_while_saying(text, *, exit_code):
+    os.kill(os.getpid(), int(os.environ["SIGNAL"]))  # its handler runs before the line is said
+    say(text, exit_code=exit_code)
+cli._error_line = interrupted_while_saying
+sys.argv[0] = "jurist"
+cli.main()
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_while_the_error_is_said_leaves_the_error_in_one_line(signum: int) -> None:
+    """The command's ending is settled once it is known: a signal while its error line is being said (rich
+    is imported then) neither changes the exit code nor adds a second traceback (CI once saw 63 lines)."""
+    done = subprocess.run(
+        [sys.executable, "-c", SIGNAL_WHILE_SAYING, "show", "/nonexistent-run-dir"],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "SIGNAL": str(int(signum))},
+    )  # fmt: skip
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    assert lines[0] == "error: /nonexistent-run-dir: no such run directory"
 
 
 def _stored(path: Path) -> None:

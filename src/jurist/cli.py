@@ -123,7 +123,7 @@ app = typer.Typer(
 )
 
 
-def _error_line(text: str, *, exit_code: int) -> None:
+def _error_line(text: str, *, exit_code: int) -> NoReturn:
     """``error: text`` on stderr, red, the text never read as markup (it may hold ``[extras]``); rich is
     imported here, on the way out, so that ``jurist --help`` never loads it."""
     from rich.console import Console
@@ -133,12 +133,23 @@ def _error_line(text: str, *, exit_code: int) -> None:
     sys.exit(exit_code)
 
 
+_INTERRUPTED = "interrupted: everything finished so far is saved; run again to resume"
+
+
 def _interrupted_line() -> None:
     from rich.console import Console
 
-    Console(stderr=True).print(
-        "[yellow]interrupted: everything finished so far is saved; run again to resume[/yellow]"
-    )
+    Console(stderr=True).print(f"[yellow]{_INTERRUPTED}[/yellow]")
+
+
+def _signals_settled() -> None:
+    """Once the command's ending is known, a signal no longer changes it: Ctrl-C or SIGTERM while the
+    last line is being said (rich is imported on the way out) would otherwise end in a second traceback.
+    The process is on its way out (:func:`main` ends in ``sys.exit``), so they stay ignored."""
+    import signal
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_IGN)
 
 
 def _print_version(value: bool) -> None:
@@ -173,28 +184,45 @@ def main() -> None:
     from jurist.run import interrupt_on_signals
 
     interrupt_on_signals()  # first: importing the commands takes a moment
+    try:
+        code = _command_code()
+    except KeyboardInterrupt:  # a signal in the instant before an ending settled the signals: said plainly
+        _signals_settled()
+        sys.stderr.write(f"{_INTERRUPTED}\n")
+        sys.exit(130)
+    sys.exit(code)
+
+
+def _command_code() -> int:
+    """The command's exit code; its errors said in one line (:func:`_error_line` exits itself)."""
     logging.basicConfig(level=logging.WARNING, format="jurist: %(message)s")
     try:
         code = app(standalone_mode=False)  # click hands back typer.Exit codes instead of raising them
     except JuristError as exc:
+        _signals_settled()
         _error_line(mask(str(exc)), exit_code=2)  # model names, install hints with [extras]: no markup
     except StorageError as exc:
+        _signals_settled()
         _error_line(mask(str(exc)), exit_code=1)
     except typer.Exit as exc:
-        sys.exit(exc.exit_code)
+        _signals_settled()
+        return exc.exit_code
     except (KeyboardInterrupt, typer.Abort):  # the command line parser turns Ctrl-C into Abort
+        _signals_settled()
         _interrupted_line()
-        sys.exit(130)
+        return 130
     except typer.TyperException as exc:  # usage errors: unknown option, bad value, missing argument
+        _signals_settled()
         show = getattr(exc, "show", None)
         if callable(show):
             show()
         else:
             _error_line(str(exc), exit_code=2)
-        sys.exit(2)
+        return 2
+    _signals_settled()
     if code == 130:  # typer turns Ctrl-C (and our SIGTERM handler) into exit code 130
         _interrupted_line()
-    sys.exit(code if isinstance(code, int) else 0)
+    return code if isinstance(code, int) else 0
 
 
 def entry() -> None:
