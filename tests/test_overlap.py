@@ -405,3 +405,38 @@ def test_the_answer_writer_keeps_arrival_order_and_raises_what_failed_a_write(tm
 
     raised = asyncio.run(on_a_full_disk())
     assert len(raised) == 2 and raised[0].startswith("write: ") and raised[1].startswith("settle: ")
+
+
+FIRST_ANSWER_SEES = """
+import atexit, sys
+import jurist.engine.client as client
+complete = client.ModelClient.complete
+seen = []
+async def noted(self, messages, **kwargs):
+    if not seen and kwargs.get("phase", "generate") == "generate":  # the endpoint check's comes first
+        seen.append(sorted(name for name in ("rich", "rich.console") if name in sys.modules))
+    return await complete(self, messages, **kwargs)
+client.ModelClient.complete = noted
+atexit.register(lambda: print("FIRST", seen))
+from jurist.cli import entry
+sys.argv[0] = "jurist"
+entry()
+"""
+
+
+def test_a_run_without_bars_sends_its_first_answer_request_before_importing_rich(
+    tmp_path: Path, mock_server: Any
+) -> None:
+    """``--no-progress``: no console is made before the answers are asked for; rich (60 ms of a run's
+    start) is imported when a line is first said, here the closing report, while the replies come."""
+    server = mock_server()
+    models = write_models_file(tmp_path / "m.yaml", server.base_url, {"strong": {}})
+    questions = question_file(tmp_path / "question.jsonl", 3)
+    argv = ["run", "--bench", str(questions), "--models-file", str(models), "--model", "strong"]
+    argv += ["--inference-only", "--no-progress", "--no-cache", "--out", str(tmp_path / "run")]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_ANSWER_SEES, *argv], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "FIRST [[]]" in done.stdout, done.stdout[-2000:]

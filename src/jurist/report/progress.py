@@ -26,9 +26,12 @@ class BarCounts:
 class StageProgress:
     """A set of bars for one stage; a no-op when disabled (tests, ``--no-progress``): it then only counts."""
 
-    def __init__(self, console: Console, *, enabled: bool = True) -> None:
+    def __init__(self, console: Console | None, *, enabled: bool = True) -> None:
+        """``console``: where the bars are drawn; None only when disabled (none is made for counting)."""
+        if enabled and console is None:
+            raise ValueError("progress bars need a console to draw on")
         self.enabled = enabled
-        self._progress: Progress | None = _bars(console) if enabled else None
+        self._progress: Progress | None = _bars(console) if console is not None and enabled else None
         self._counts: dict[TaskID, BarCounts] = {}
 
     def add_bar(self, description: str, total: int) -> TaskID:

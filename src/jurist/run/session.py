@@ -178,7 +178,7 @@ def run_session(session: Session, console: Callable[[], Console], progress: bool
     """``session`` from open to finish in an event loop of its own, under Ctrl-C / SIGTERM handling: an
     interrupt marks every run interrupted (KeyboardInterrupt, once all is saved), a run that will not
     stop is stopped at once (:mod:`jurist.run.interrupts`). ``console`` gives the runs' console, asked
-    for once the runs are open (a run's first request goes out before anything is shown)."""
+    for once the runs are open and only when something is shown (bars, a note)."""
     with ExitStack() as stack:
         session.open(stack)
 
@@ -189,7 +189,9 @@ def run_session(session: Session, console: Callable[[], Console], progress: bool
         async def main(interrupt: GracefulInterrupt) -> None:
             interrupt.attach()
             try:
-                with StageProgress(console(), enabled=progress) as bars:
+                # without bars no console is made here: rich is imported when a line is first said
+                # (often at the end, while the last replies are awaited), not before the first request
+                with StageProgress(console() if progress else None, enabled=progress) as bars:
                     await session.stages(bars)
             finally:
                 await session.aclose()
