@@ -106,15 +106,16 @@ def test_a_judged_run_imports_them_once_its_answers_are_in_while_it_judges(
     assert card_part == (["jurist.audit.probe_run", "jurist.audit.pairwise"] if card else [])
 
 
-def test_an_answers_only_run_imports_nothing_ahead(
+def test_an_answers_only_run_imports_only_its_report_tables_ahead(
     tmp_path: Path, mock_server: Any, run_quiet: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """It scores nothing, so no scoring module; its ledger is a table, drawn as the others' are."""
     questions, models = _run_dir_and_models(tmp_path, mock_server(delay=0.0))
-    calls: list[object] = []
-    monkeypatch.setattr(pipeline, "import_ahead", calls.append)
+    calls: list[list[str]] = []
+    monkeypatch.setattr(pipeline, "import_ahead", lambda modules: calls.append(list(modules())))
     result = run_quiet(bench=str(questions), models_file=models, models=["strong"], baseline="baseline",
                        judges=["judge-good"], out=tmp_path / "run", mode="inference-only")  # fmt: skip
-    assert result.exit_code == 0 and calls == []
+    assert result.exit_code == 0 and calls == [list(DRAWING_MODULES)]
 
 
 def test_a_rule_checked_run_imports_them_as_it_starts_answering(

@@ -199,15 +199,18 @@ async def generate(
     progress: StageProgress,
     written: AnswerWritten | None = None,
     checked: AnswerChecked | None = None,
+    all_asked: Callable[[], None] | None = None,
 ) -> None:
     """Answer every job of every model concurrently; ``files`` maps each model to its answers file,
-    ``written`` (if given) hears of each answer once it is on disk, and ``checked`` (if given) gets each
-    answer record as it is written.
+    ``written`` (if given) hears of each answer once it is on disk, ``checked`` (if given) gets each
+    answer record as it is written, and ``all_asked`` (if given) is called once every model's last job
+    has been taken: the stage's last replies are on their way.
 
     Each model's jobs are taken one at a time by its pool of workers (:func:`workers_for`), so a caller
     may pass lazy collections (a length and an iterator) and nothing per job is held before its turn."""
     with ExitStack() as stack:
         pools, sinks = [], []
+        models_asking = [sum(1 for todo in work.values() if todo)]
         for alias, todo in work.items():
             if not todo:
                 continue
@@ -216,15 +219,34 @@ async def generate(
             client = engine.client(alias)
             sinks.append(sink := AnswerSink(client, out, progress, bar, failures, written, checked))
             jobs = lazy_jobs(_answer_one, todo, sink)
+            fed = None
             if client.batcher is not None:  # its last batch of answers is cut once every job has started
                 client.batcher.feeding()
-                jobs = announcing(jobs, len(todo), client.batcher.fed)
+                fed = client.batcher.fed
+            if fed is not None or all_asked is not None:
+                jobs = announcing(jobs, len(todo), _last_taken(fed, models_asking, all_asked))
             pools.append(run_jobs(jobs, workers_for(engine, client, len(todo))))
         try:
             await asyncio.gather(*pools)
         finally:  # what was answered is written, however the stage ends
             for sink in sinks:
                 await sink.settle()
+
+
+def _last_taken(
+    fed: Callable[[], None] | None, models_asking: list[int], all_asked: Callable[[], None] | None
+) -> Callable[[], None]:
+    """What one model's last job being taken tells: its batcher (``fed``), and, once it is the last of
+    the ``models_asking`` to get there, ``all_asked``."""
+
+    def last() -> None:
+        if fed is not None:
+            fed()
+        models_asking[0] -= 1
+        if not models_asking[0] and all_asked is not None:
+            all_asked()
+
+    return last
 
 
 def sample_params(client: ModelClient, sample: int) -> dict[str, Any]:

@@ -255,11 +255,13 @@ async def answer_and_judge(
     overlap: bool = True,
     checked: AnswerChecked | None = None,
     answered: Callable[[], None] | None = None,
+    all_asked: Callable[[], None] | None = None,
 ) -> None:
     """Both stages of a run: answer ``answering``, and judge what is missing, each answer as soon as it
     and its baseline's answer exist (``overlap``; else only once every answer is in); ``checked`` gets
     each answer record as it is written (a rule-checked run's checks: ``rule_checks_ahead``);
-    ``answered`` is called once every answer, the shipped ones too, is written (however answering ended).
+    ``answered`` is called once every answer, the shipped ones too, is written (however answering ended);
+    ``all_asked`` once the last answer request has been taken (:func:`generate`).
 
     ``shipped``: the benchmark's own answers being written; the judge stage's work is read once they are
     on disk. When the budget stops the run, nothing more is started in either stage. A stage that fails
@@ -278,7 +280,10 @@ async def answer_and_judge(
 
     hand_over = overlap and judging is not None
     answers = asyncio.ensure_future(
-        generate(engine, answering, answer_files, failures, progress, written if hand_over else None, checked)
+        generate(
+            engine, answering, answer_files, failures, progress,
+            written if hand_over else None, checked, all_asked,
+        )  # fmt: skip
     )
     running: list[asyncio.Future[None]] = [answers]
     try:

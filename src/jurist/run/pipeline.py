@@ -254,7 +254,8 @@ class Pipeline:
         files = {alias: self.plan.run_dir.answers(alias) for alias in work}
         judging = Judging(self.plan.judges, self._judge_feed, self.plan.run_dir) if self.plan.judges else None
         checked = rule_checks_ahead(self.plan.bench.rule_suite, self.plan.mode)
-        if not self.plan.judges:  # nothing is let go later (_answered): the closing modules come now
+        answers_only = self.plan.mode == "inference-only"
+        if not self.plan.judges and not answers_only:  # a rule-checked run: its checks come with answering
             self._import_closing()
         await answer_and_judge(
             engine,
@@ -267,6 +268,7 @@ class Pipeline:
             overlap=self.overlap_stages,
             checked=checked,
             answered=self._answered,
+            all_asked=self._import_closing if answers_only else None,  # its last replies on their way
         )
         if card_wanted(self.plan) and not engine.ledger.stopped:  # the judge card (jurist.audit)
             self.card = await probe_judges(engine, self.plan, self.judge_work())
@@ -294,11 +296,15 @@ class Pipeline:
 
     def _import_closing(self) -> None:
         """The modules the scoring, the card and the closing report import, imported in a thread while
-        the run waits on its replies (:mod:`jurist.run.ahead`); an answers-only run scores nothing."""
-        if self.plan.mode == "inference-only" or self._closing_asked:
+        the run waits on its replies (:mod:`jurist.run.ahead`); an answers-only run scores nothing, and
+        draws only its ledger."""
+        if self._closing_asked:
             return
         self._closing_asked = True
         plan = self.plan
+        if plan.mode == "inference-only":
+            import_ahead(lambda: DRAWING_MODULES)
+            return
         import_ahead(lambda: [*scoring_modules(plan.family), *card_modules(plan), *DRAWING_MODULES])
 
     async def _write_shipped(self, aliases: list[str]) -> None:
