@@ -281,8 +281,14 @@ async def answer_and_judge(
     hand_over = overlap and judging is not None
     answers = asyncio.ensure_future(
         generate(
-            engine, answering, answer_files, failures, progress,
-            written if hand_over else None, checked, all_asked,
+            engine,
+            answering,
+            answer_files,
+            failures,
+            progress,
+            written if hand_over else None,
+            checked,
+            all_asked,
         )  # fmt: skip
     )
     running: list[asyncio.Future[None]] = [answers]
