@@ -28,8 +28,8 @@ def no_caller_counting(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_tables_go_when_the_last_caller_is_done_and_a_later_count_builds_them_again() -> None:
     text = "Byte-pair merges, counted twice: ünïcödé and 12345 digits."
     expected = count_tokens(text)
-    pieces.start_o200k_build()  # two runs answering in one process
-    pieces.start_o200k_build()
+    pieces.hold_o200k()  # two runs answering in one process
+    pieces.hold_o200k()
     pieces.o200k_counter()
     pieces.release_o200k()
     assert pieces._counter is not None  # the other run still counts
@@ -39,11 +39,11 @@ def test_the_tables_go_when_the_last_caller_is_done_and_a_later_count_builds_the
 
 
 def test_a_caller_done_without_letting_go_leaves_them_for_the_next() -> None:
-    pieces.start_o200k_build()
+    pieces.hold_o200k()
     counter = pieces.o200k_counter()
     pieces.release_o200k(let_go=False)
     assert pieces._users == 0 and pieces._counter is not None
-    pieces.start_o200k_build()  # the next run in the process finds them built
+    pieces.hold_o200k()  # the next run in the process finds them built
     assert pieces.o200k_counter() == counter
     pieces.release_o200k()
     assert pieces._counter is None

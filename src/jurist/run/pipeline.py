@@ -52,7 +52,7 @@ from jurist.run.shard_files import shard_line, write_shard_file
 from jurist.run.shipped import start_writing_shipped
 from jurist.run.work import JudgeFeed, JudgeJobs, JudgeWork, answer_work
 from jurist.store import CRASHED, RunDirLock
-from jurist.tokens import release_o200k, start_o200k_build
+from jurist.tokens import hold_o200k, release_o200k
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -140,7 +140,7 @@ class Pipeline:
         if plan.shard is not None:  # the first line: which part of the run this process is
             self.console.print(shard_line(plan), markup=False, highlight=False, soft_wrap=True)
         if any(self._pending_work().values()):  # each answer's style metadata counts its tokens
-            start_o200k_build()  # built while the check's and the first requests' round trips go on
+            hold_o200k()  # built at the first answer, kept until the answers are written
             self._counting = True
         self._precheck()
         if not lock.held:
@@ -275,7 +275,7 @@ class Pipeline:
             self.card_stopped = engine.ledger.stopped  # the budget ran out on probes: the judging is whole
 
     _counting = False
-    """Whether this run asked for the o200k tables (:func:`start_o200k_build`) and has not let them go."""
+    """Whether this run asked for the o200k tables (:func:`hold_o200k`) and has not let them go."""
 
     def _answered(self) -> None:
         """Every answer written: the o200k tables go, their ~17 MB not held under the judging and the

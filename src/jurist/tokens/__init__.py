@@ -33,7 +33,7 @@ if TYPE_CHECKING:
         o200k_encoding,
         read_o200k_ranks,
     )
-    from jurist.tokens.pieces import o200k_counter, release_o200k, start_o200k_build
+    from jurist.tokens.pieces import hold_o200k, o200k_counter, release_o200k
     from jurist.tokens.reported import MAX_REPLY_TOKENS, shown, token_count
     from jurist.tokens.style import (
         answer_style_metadata,
@@ -64,7 +64,7 @@ _HOMES = {
     "o200k_encoding": "encoding",
     "read_o200k_ranks": "encoding",
     "release_o200k": "pieces",
-    "start_o200k_build": "pieces",
+    "hold_o200k": "pieces",
     "o200k_counter": "pieces",
     "answer_style_metadata": "style",
     "markdown_counts": "style",
@@ -99,7 +99,7 @@ __all__ = [
     "o200k_encoding",
     "read_o200k_ranks",
     "release_o200k",
-    "start_o200k_build",
+    "hold_o200k",
     "stored_style_metadata",
     "strip_code_blocks",
     "style_vector",

@@ -150,25 +150,27 @@ def o200k_counter() -> Callable[[str], int]:
 
 
 _users = 0
-"""Callers between :func:`start_o200k_build` and their :func:`release_o200k` (runs answering at once)."""
+"""Callers between :func:`hold_o200k` and their :func:`release_o200k` (runs answering at once)."""
 _users_lock = threading.Lock()
 
 
-def start_o200k_build() -> None:
-    """Begin building the counter in a thread, for a caller that will count soon (a run about to answer:
-    each answer's style metadata counts its tokens) and has a request's round trip to wait meanwhile; the
-    first count then finds it built, or waits for the rest of this build. A build that fails here is
-    left for that first count to fail on and say why. The caller says when it is done counting
-    (:func:`release_o200k`)."""
+def hold_o200k() -> None:
+    """A caller that will count soon (a run about to answer: each answer's style metadata counts its
+    tokens) says so; the tables are built by its first count, in the thread that counts (a run's answer
+    writer), and kept until it is done (:func:`release_o200k`).
+
+    They were once built ahead, in a thread started before the run's endpoint check: that build holds the
+    GIL for ~0.1 s in long C calls, and the run's last set-up and first answer requests, which wait on the
+    GIL after every system call, took 0.13 s from the check's reply to the first answer request instead of
+    0.03 (Arena-Hard v2.0's answers, median of 6 alternating runs; wall 5.74 -> 5.62 s). Built at the first
+    answer, it runs while the event loop waits on the other replies."""
     global _users
     with _users_lock:
         _users += 1
-    if _counter is None:
-        threading.Thread(target=_build_quietly, name="jurist-o200k", daemon=True).start()
 
 
 def release_o200k(*, let_go: bool = True) -> None:
-    """The end of a :func:`start_o200k_build` caller's counting (a run whose answers are all written):
+    """The end of a :func:`hold_o200k` caller's counting (a run whose answers are all written):
     once no such caller is left, the o200k tables are let go, the counter's (17 MB: Arena-Hard's judged
     run peaks at 115 MB instead of 126, or 132 with the judge card) and tiktoken's if it was built
     (47 MB); a later count builds them again (0.1 s). ``let_go=False``: done, but the tables may stay (a
@@ -181,10 +183,3 @@ def release_o200k(*, let_go: bool = True) -> None:
         with _building:
             _counter = None
     release_o200k_encoding()
-
-
-def _build_quietly() -> None:
-    try:
-        o200k_counter()
-    except Exception:  # noqa: BLE001  # the first count builds again and raises it where it is seen
-        return
