@@ -289,7 +289,7 @@ async def answer_and_judge(
             written if hand_over else None,
             checked,
             all_asked,
-        )  # fmt: skip
+        )
     )
     running: list[asyncio.Future[None]] = [answers]
     try:
