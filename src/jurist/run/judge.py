@@ -30,9 +30,8 @@ from jurist.run.generate import (
     PartialGames,
     WrittenLine,
     generate,
-    lazy_jobs,
-    workers_for,
 )
+from jurist.run.job_pools import lazy_jobs, workers_for
 from jurist.run.work import JudgeFeed, Pair
 from jurist.store import JsonlAppender, RunDir
 
