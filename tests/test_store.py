@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 from pathlib import Path
 
 import pytest
@@ -47,27 +46,3 @@ def test_corrupt_middle_line_names_file_and_line(tmp_path: Path) -> None:
     path.write_text('{"uid": "1"}\nnot json\n{"uid": "3"}\n')
     with pytest.raises(InputError, match=r"a\.jsonl: line 2: not valid JSON"):
         read_jsonl(path)
-
-
-def test_run_json_names_the_platform_as_the_standard_library_does_without_starting_a_process(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """``platform.platform()`` runs ``uname -p`` in a child process (a fork of the whole run as it starts);
-    run.json's platform is the same string, read without one."""
-    import platform
-    import subprocess
-
-    from jurist.store.run_dir import platform_name
-
-    expected = platform.platform()  # before the patch: the standard library may start its process
-    processor = platform.processor()
-    platform_name.cache_clear()
-
-    def no_process(*args: object, **kwargs: object) -> None:
-        raise AssertionError(f"a process was started: {args}")
-
-    monkeypatch.setattr(subprocess.Popen, "__init__", no_process)
-    name = platform_name()
-    if sys.platform == "linux" and processor in ("", "unknown"):
-        assert name == expected
-    assert name

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import logging
@@ -312,31 +311,9 @@ class RunDir:
             "status": status,
             "jurist_version": __version__,
             "python": sys.version.split()[0],
-            "platform": platform_name(),
+            "platform": platform.platform(),
         }
         document = {**header, **fields, "updated": time.time()}
         write_json_atomic(self.run_json, document)
         read_back: RunJson = json.loads(json.dumps(document))
         return read_back
-
-
-@functools.lru_cache(maxsize=1)
-def platform_name() -> str:
-    """``platform.platform()``'s string, on Linux without the ``uname -p`` process it starts for the
-    processor field (a fork of the whole run at its start, 8 ms; Linux's ``uname -p`` says "unknown",
-    which the string leaves out) nor the scan of the interpreter's binary for its C library."""
-    if sys.platform != "linux":
-        return platform.platform()
-    system = os.uname()
-    try:
-        libc = os.confstr("CS_GNU_LIBC_VERSION") or ""  # "glibc 2.36"
-    except (ValueError, OSError):
-        libc = ""
-    if not libc.startswith("glibc "):  # musl and the like: the standard library's own reading
-        return platform.platform()
-    name = f"{system.sysname}-{system.release}-{system.machine}-with-{libc.replace(' ', '')}"
-    return name.translate(_PLATFORM_CLEAN)
-
-
-_PLATFORM_CLEAN = str.maketrans({" ": "_", **dict.fromkeys('/\\:;"()', "-")})
-"""The characters ``platform.platform()`` replaces in its string."""
