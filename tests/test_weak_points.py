@@ -87,6 +87,26 @@ def test_a_signal_while_the_error_is_said_leaves_the_error_in_one_line(signum: i
     assert lines[0] == "error: /nonexistent-run-dir: no such run directory"
 
 
+def test_main_called_in_process_puts_the_callers_signal_handlers_back() -> None:
+    """``jurist.cli.main`` ignores signals while it says its last line; a caller in the same process
+    (a notebook, a script) must get its own Ctrl-C handling back, not a process that ignores Ctrl-C."""
+    code = (
+        "import signal, sys\n"
+        "def mine(signum, frame):\n"
+        "    raise SystemExit('mine')\n"
+        "signal.signal(signal.SIGINT, mine)\n"
+        "from jurist.cli import main\n"
+        "sys.argv = ['jurist', 'show', '/nonexistent-run-dir']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as exc:\n"
+        "    print('exit', exc.code)\n"
+        "print(signal.getsignal(signal.SIGINT) is mine, signal.getsignal(signal.SIGTERM) is signal.SIG_DFL)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["exit", "2", "True", "True"], done.stdout + done.stderr
+
+
 def _stored(path: Path) -> None:
     cache = RequestCache(path)
     cache.put(f"{1:064x}", {"text": "kept", "prompt_tokens": 1, "completion_tokens": 1})

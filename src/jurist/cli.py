@@ -145,7 +145,7 @@ def _interrupted_line() -> None:
 def _signals_settled() -> None:
     """Once the command's ending is known, a signal no longer changes it: Ctrl-C or SIGTERM while the
     last line is being said (rich is imported on the way out) would otherwise end in a second traceback.
-    The process is on its way out (:func:`main` ends in ``sys.exit``), so they stay ignored."""
+    They stay ignored for :func:`entry`'s exit; :func:`main` puts its caller's handlers back."""
     import signal
 
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -181,6 +181,22 @@ def _root(
 
 
 def main() -> None:
+    """The command line, for a caller in its own process: it ends in ``SystemExit``, and the caller's
+    SIGINT and SIGTERM handlers are put back (the command settles them while it says its last line)."""
+    import signal
+
+    found = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        _main()
+    finally:
+        for signum, handler in found.items():
+            if handler is not None:  # None: set outside Python, nothing to put back
+                signal.signal(signum, handler)
+
+
+def _main() -> None:
+    """The command, then ``sys.exit`` with its code; the signals stay settled (:func:`entry`: the process
+    is on its way out, its exit handlers still to run)."""
     from jurist.run import interrupt_on_signals
 
     interrupt_on_signals()  # first: importing the commands takes a moment
@@ -238,7 +254,7 @@ def entry() -> None:
 
     hold_collection()
     try:
-        main()
+        _main()
         code: str | int | None = 0
     except SystemExit as exc:
         code = exc.code
