@@ -109,13 +109,23 @@ def test_a_judged_run_imports_them_once_its_answers_are_in_while_it_judges(
 def test_an_answers_only_run_imports_only_its_report_tables_ahead(
     tmp_path: Path, mock_server: Any, run_quiet: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """It scores nothing, so no scoring module; its ledger is a table, drawn as the others' are."""
-    questions, models = _run_dir_and_models(tmp_path, mock_server(delay=0.0))
-    calls: list[list[str]] = []
-    monkeypatch.setattr(pipeline, "import_ahead", lambda modules: calls.append(list(modules())))
+    """It scores nothing, so no scoring module; its ledger is a table, drawn as the others' are. They are
+    asked for once the last answer request is taken, while replies are still to come."""
+    server = mock_server(delay=0.3)
+    questions, models = _run_dir_and_models(tmp_path, server)
+    out = tmp_path / "run"
+    calls: list[tuple[int, list[str]]] = []
+
+    def ahead(modules: Callable[[], Iterable[str]]) -> None:
+        calls.append((len(RunDir(out).answers("strong").read_text().splitlines()), list(modules())))
+
+    monkeypatch.setattr(pipeline, "import_ahead", ahead)
     result = run_quiet(bench=str(questions), models_file=models, models=["strong"], baseline="baseline",
-                       judges=["judge-good"], out=tmp_path / "run", mode="inference-only")  # fmt: skip
-    assert result.exit_code == 0 and calls == [list(DRAWING_MODULES)]
+                       judges=["judge-good"], out=out, mode="inference-only")  # fmt: skip
+    assert result.exit_code == 0 and len(calls) == 1
+    written, names = calls[0]
+    assert names == list(DRAWING_MODULES)
+    assert written < 12  # asked for while the last replies were still on their way, not after them
 
 
 def test_a_rule_checked_run_imports_them_as_it_starts_answering(
