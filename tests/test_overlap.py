@@ -246,15 +246,14 @@ def test_answering_goes_on_while_the_tokenizer_loads(
 ) -> None:
     """Answers that come back before the o200k tokenizer is built wait to be written; the workers do not
     wait with them, so requests keep going out (they used to stop once every worker held one answer)."""
-    import jurist.tokens.encoding as encoding
     import jurist.tokens.pieces as pieces
 
-    build = encoding.o200k_ranks
+    build = pieces.build_o200k_counter
     server = mock_server(delay=0.005)
     count = 150  # more than the model's 66 workers
     sent_while_building: list[int] = []
 
-    def slow_build() -> dict[bytes, int]:
+    def slow_build() -> pieces.CompiledO200kCounter | pieces.O200kCounter:
         # A slow host: the build lasts until every request is out (or 60 s pass). Before the fix the
         # workers stopped once each held an answer, so no more than 66 requests could go out meanwhile.
         deadline = time.monotonic() + 60
@@ -264,7 +263,7 @@ def test_answering_goes_on_while_the_tokenizer_loads(
         return build()
 
     monkeypatch.setattr(pieces, "_counter", None)
-    monkeypatch.setattr(pieces, "o200k_ranks", slow_build)
+    monkeypatch.setattr(pieces, "build_o200k_counter", slow_build)
     models = write_models_file(tmp_path / "m.yaml", server.base_url, {"strong": {"parallel": 1}})
     out = tmp_path / "run"
     questions = question_file(tmp_path / "question.jsonl", count)

@@ -1,5 +1,6 @@
-"""jurist's o200k count (jurist.tokens.pieces) against tiktoken's encoding of the same ranks, text by text:
-the shared data's answers and prompts, degenerate text, random Unicode, and each merge on random bytes."""
+"""jurist's o200k counts (jurist.tokens.pieces: the C one and the Python one) against tiktoken's encoding of
+the same ranks, text by text: the shared data's answers and prompts, degenerate text, random Unicode, and
+each merge on random bytes."""
 
 from __future__ import annotations
 
@@ -12,8 +13,15 @@ from typing import Any
 import pytest
 
 from jurist.tokens import o200k_encoding, pieces
-from jurist.tokens.encoding import o200k_ranks
-from jurist.tokens.pieces import LONG_PIECE, O200kCounter, merged_parts
+from jurist.tokens.encoding import o200k_ranks, read_o200k_ranks
+from jurist.tokens.pieces import (
+    COMPILED_LONG_PIECE,
+    LONG_PIECE,
+    CompiledO200kCounter,
+    O200kCounter,
+    compiled_counting,
+    merged_parts,
+)
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 SHARED_FILES = [
@@ -32,13 +40,24 @@ def ranks() -> dict[bytes, int]:
     return o200k_ranks()
 
 
-@pytest.fixture
-def counter(ranks: dict[bytes, int], monkeypatch: pytest.MonkeyPatch) -> Iterator[O200kCounter]:
-    """A counter that never hands over to tiktoken: every count below is this module's own."""
+@pytest.fixture(params=["compiled", "python"])
+def counter(
+    request: pytest.FixtureRequest, ranks: dict[bytes, int], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[CompiledO200kCounter | O200kCounter]:
+    """Each of jurist's counts, one that never hands over to tiktoken: every count below is its own."""
     monkeypatch.setattr(pieces, "NATIVE_AFTER", 1 << 40)
-    made = O200kCounter(dict(ranks))
+    made = (
+        CompiledO200kCounter(read_o200k_ranks()) if request.param == "compiled" else O200kCounter(dict(ranks))
+    )
     yield made
     assert not made.handed_over
+
+
+def test_this_install_counts_in_c() -> None:
+    """./dev installs jurist with its C module compiled (a C compiler is part of its set-up), so the C
+    count is what these tests, and every run here, use; a build that failed would show here."""
+    assert compiled_counting()
+    assert isinstance(pieces.build_o200k_counter(), CompiledO200kCounter)
 
 
 def strings(value: Any) -> Iterator[str]:
@@ -63,7 +82,7 @@ def shared_texts() -> list[str]:
     return texts
 
 
-def test_every_shared_text_counts_what_tiktoken_counts(counter: O200kCounter) -> None:
+def test_every_shared_text_counts_what_tiktoken_counts(counter: CompiledO200kCounter | O200kCounter) -> None:
     texts = shared_texts()
     assert len(texts) > 1500 and any("\u4e00" <= ch <= "\u9fff" for ch in "".join(texts))
     mismatched = [text[:80] for text in texts if counter.count(text) != tiktoken_count(text)]
@@ -75,12 +94,18 @@ DEGENERATE = [
     " ",
     "a" * (LONG_PIECE * 3),  # one piece, no token: tiktoken's merge
     "a" * (LONG_PIECE - 1),  # just under: merged here
+    "b" * (COMPILED_LONG_PIECE + 1),  # over the C merge's bound
+    "\u4e2d\u6587" * 600,  # CJK over the Python merge's bound, under the C one's
+    "ascii then \u00e9t\u00e9 caf\u00e9 then ascii again" * 30,  # in and out of the C scan
+    "x\u00a0y\u3000z \u00a0 \n\u0085 end",  # whitespace outside ASCII after ASCII whitespace
+    "word\u0301 1\u0662\u0663 12\u00b2 ',\u2014, 'r\u00e9 'l\u013e",  # marks, digits, punctuation
     " " * 5000 + "x",
     "\n" * 3000,
     " \n" * 1000 + "   ",
     "\u4e2d\u6587" * 2000,  # CJK without a break: one long piece
     "\U0001f600" * 700,  # 4-byte characters
     "12345678901234567890" * 50,
+    "x\x00\x01\x1c\x1f\x7f y \t\t\tz \r\n\r\n \n /\n// ///\r\n  (( ))x\n",  # ASCII controls, runs
     "don't WON'T I'M they'Ll we'VE 'ſ x'S",  # contractions, case-insensitive (long s folds to s)
     "<|endoftext|> and <|endofprompt|> as text",
     "tab\tvertical\x0bform\x0cfeed\x1cfile\x1dgroup\x85next\u2028line\u3000ideographic",
@@ -90,11 +115,13 @@ DEGENERATE = [
 
 
 @pytest.mark.parametrize("text", DEGENERATE, ids=range(len(DEGENERATE)))
-def test_degenerate_and_odd_text_counts_what_tiktoken_counts(counter: O200kCounter, text: str) -> None:
+def test_degenerate_and_odd_text_counts_what_tiktoken_counts(
+    counter: CompiledO200kCounter | O200kCounter, text: str
+) -> None:
     assert counter.count(text) == tiktoken_count(text)
 
 
-def test_random_unicode_counts_what_tiktoken_counts(counter: O200kCounter) -> None:
+def test_random_unicode_counts_what_tiktoken_counts(counter: CompiledO200kCounter | O200kCounter) -> None:
     rng = random.Random(7)
     alphabet = [chr(code) for code in range(0x20, 0x3000) if not 0xD800 <= code < 0xE000]
     alphabet += list(" \t\n\r'sStTdDmM0123456789") * 40 + ["\U0001f600", "\u4e2d", "\u0301"]
@@ -179,3 +206,78 @@ def test_threads_counting_across_the_hand_over_count_what_tiktoken_counts(
     for thread in threads:
         thread.join()
     assert counter.handed_over and results == [expected] * 4
+
+
+def test_each_c_merge_leaves_as_many_tokens_as_tiktokens_merge() -> None:
+    """On random bytes (any bytes, not only UTF-8), short and up to the C merge's long-piece bound."""
+    compiled = CompiledO200kCounter(read_o200k_ranks())._ranks
+    encoding = o200k_encoding()
+    rng = random.Random(5)
+    common = b" etaoinshrdlu\n."
+    assert compiled.merged(b"") == 0  # (tiktoken's own merge panics on an empty piece)
+    for size in [*range(1, 40), 255, 256, 257, 1000, COMPILED_LONG_PIECE]:
+        for _ in range(20 if size < 1000 else 3):
+            drawn = (rng.choice(common) if rng.random() < 0.7 else rng.randrange(256) for _ in range(size))
+            data = bytes(drawn)
+            assert compiled.merged(data) == len(encoding._encode_single_piece(data)), data
+
+
+def test_the_c_tables_hold_every_rank_of_the_file_in_a_few_megabytes(ranks: dict[bytes, int]) -> None:
+    compiled = CompiledO200kCounter(read_o200k_ranks())._ranks
+    assert len(compiled) == len(ranks) == 199_998
+    assert all(compiled.rank(token) == rank for token, rank in ranks.items())
+    assert compiled.rank(b"no such token here at all") is None and compiled.rank(b"") is None
+    assert compiled.__sizeof__() < 5_000_000  # the Python dict of the same ranks: ~17 MB
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        (b"IQ== 0\nIg== 2\n", 2),  # a rank that is not its line number
+        (b"IQ== 0\nIQ== 1\n", 2),  # a token ranked twice
+        (b"IQ== 0\nI*== 1\n", 2),  # not base64
+        (b"IQ== 0\n\nIg== 1\n", 2),  # an empty line
+        (b"IQ==0\n", 1),  # no space
+    ],
+)
+def test_a_malformed_ranks_file_is_refused_naming_its_line(text: bytes, line: int) -> None:
+    from jurist.tokens._o200k import Ranks
+
+    with pytest.raises(ValueError, match=f"line {line}:"):
+        Ranks(text, COMPILED_LONG_PIECE, len)
+
+
+def test_only_a_piece_over_the_c_bound_that_is_no_token_goes_to_tiktoken(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    handed: list[bytes] = []
+    real = pieces._tiktoken_piece_count
+    monkeypatch.setattr(pieces, "_tiktoken_piece_count", lambda data: handed.append(data) or real(data))
+    counter = CompiledO200kCounter(read_o200k_ranks())
+    text = (
+        "an ordinary sentence, unusualwordsjoinedtogether \u4e2d\u6587" * 20
+        + "\n"
+        + "y" * COMPILED_LONG_PIECE
+    )
+    assert counter.count(text) == tiktoken_count(text) and handed == []
+    assert counter.count("z" * (COMPILED_LONG_PIECE + 1)) == tiktoken_count("z" * (COMPILED_LONG_PIECE + 1))
+    assert handed == [b"z" * (COMPILED_LONG_PIECE + 1)]
+
+
+def test_threads_counting_at_once_in_c_count_what_tiktoken_counts() -> None:
+    import threading
+
+    counter = CompiledO200kCounter(read_o200k_ranks())
+    texts = shared_texts()[:300]
+    expected = [tiktoken_count(text) for text in texts]
+    results: list[list[int]] = [[] for _ in range(4)]
+
+    def work(slot: int) -> None:
+        results[slot] = [counter.count(text) for text in texts]
+
+    threads = [threading.Thread(target=work, args=(slot,)) for slot in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [expected] * 4

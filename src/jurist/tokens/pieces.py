@@ -3,25 +3,33 @@
 All jurist does with o200k is count (answer lengths for Arena-Hard's style metadata, request sizes), and
 a count needs less than tiktoken keeps. Its ``CoreBPE`` holds the 200k tokens three times over (47 MB
 resident, 71 MB at the peak of its build) and builds in one call that holds the GIL for ~0.15 s, which
-stalls a run's event loop just as its first requests go out. This counter holds the ranks once (a dict,
-32 MB) and counts as tiktoken encodes, step for step:
+stalls a run's event loop just as its first requests go out. jurist counts as tiktoken encodes, step for
+step, in one of two ways:
 
-* the text is cut into pieces by the encoding's own pattern (:data:`~jurist.tokens.encoding.O200K_PATTERN`),
-  run by the ``regex`` module, whose ``\\s`` is Unicode White_Space as the Rust engine's is;
-* a piece that is a token counts one; any other is merged as tiktoken's ``byte_pair_merge`` does: the
-  adjacent pair of lowest rank joined first, the leftmost of equal ranks, until no pair is a token;
-* a piece longer than :data:`LONG_PIECE` bytes that is no token (a run of one letter, a CJK paragraph
-  without punctuation) is handed to tiktoken's own merge, linear where this one is quadratic; only such
-  text builds tiktoken's encoding.
+* :class:`CompiledO200kCounter`, wherever jurist's one C module (``jurist.tokens._o200k``, compiled at
+  install) is present: the ranks held in 4 MB; ASCII text cut into the pattern's pieces and merged in C,
+  the rest cut by the ``regex`` module and merged in C. Arena-Hard v2.0's 750 prompts (0.78M characters,
+  333 of them not all ASCII): built in 0.04 s and counted in 0.05 s, where tiktoken builds in 0.26 s and
+  counts in 0.07 s, and the Python count builds in 0.09 s and counts in 0.34 s.
+* :class:`O200kCounter`, without it (installed where no C compiler was): the ranks held once (a dict,
+  17 MB), the text cut by the ``regex`` module, whose ``\\s`` is Unicode White_Space as the Rust engine's
+  is, and each piece that is no token merged in Python.
 
-The trade is CPU for memory: counting in Python takes ~0.43 µs a character where tiktoken takes ~0.09
-(49 MB of the shared data's texts: 21 s against 4.3). A process that has counted :data:`NATIVE_AFTER`
-characters this way (a large run's answers) builds tiktoken's encoding and counts the rest with it: from
-there tiktoken's 0.3 s build and 47 MB cost less than the Python count would.
+Either way a piece that is a token counts one; any other is merged as tiktoken's ``byte_pair_merge``
+does: the adjacent pair of lowest rank joined first, the leftmost of equal ranks, until no pair is a
+token. A piece longer than :data:`LONG_PIECE` bytes (:data:`COMPILED_LONG_PIECE` in C) that is no token
+(a run of one letter, a CJK paragraph without punctuation) is handed to tiktoken's own merge, linear where
+these are quadratic; only such text builds tiktoken's encoding.
 
-``tests/test_token_pieces.py`` checks the counts equal tiktoken's on every text of the shared data and
-on degenerate and random text; run over all 70,974 texts of the shared data (49M characters), none
-differed.
+The Python count trades CPU for memory: ~0.43 µs a character where tiktoken takes ~0.09 (49 MB of the
+shared data's texts: 21 s against 4.3). A process that has counted :data:`NATIVE_AFTER` characters that
+way (a large run's answers) builds tiktoken's encoding and counts the rest with it: from there tiktoken's
+0.3 s build and 47 MB cost less than the Python count would.
+
+``tests/test_token_pieces.py`` checks both counts equal tiktoken's on a sample of the shared data's texts
+and on degenerate and random text. Run once over every string of the shared data's JSONL files (74,024
+texts, 49M characters), neither count differed from tiktoken's anywhere (the C one took 4.5 s of CPU
+there, tiktoken 5.1 s without its build).
 """
 
 from __future__ import annotations
@@ -30,7 +38,13 @@ import threading
 from collections.abc import Callable
 from typing import cast
 
-from jurist.tokens.encoding import O200K_PATTERN, o200k_encoding, o200k_ranks, release_o200k_encoding
+from jurist.tokens.encoding import (
+    O200K_PATTERN,
+    o200k_encoding,
+    o200k_ranks,
+    read_o200k_ranks,
+    release_o200k_encoding,
+)
 
 LONG_PIECE = 512
 """Bytes above which a piece that is not a token goes to tiktoken's merge (this one's steps grow with
@@ -46,6 +60,14 @@ NATIVE_AFTER = 4_000_000
 """Characters counted in Python before a process switches to tiktoken's encoding: ~1.4 s of CPU more than
 tiktoken would have taken, the most this counter spends for its smaller tables (a 750-question run's
 answers are ~1.2M characters)."""
+
+COMPILED_LONG_PIECE = 4096
+"""Bytes above which a piece that is no token goes to tiktoken's merge from the C one (~5 ms at this
+length, which a CJK paragraph without punctuation reaches)."""
+
+COMPILED_ABI = 1
+"""The ``ABI_VERSION`` of ``jurist.tokens._o200k`` this module calls; an older build (an editable install
+whose C source changed since) is not used."""
 
 _NO_TOKEN = 1 << 62
 """The rank of a pair that is no token: above every real rank."""
@@ -134,18 +156,78 @@ def merged_parts(data: bytes, ranks: dict[bytes, int]) -> int:
     return len(bounds) - 1
 
 
-_counter: O200kCounter | None = None
+class CompiledO200kCounter:
+    """Counts o200k_base tokens as :class:`O200kCounter` does, in C: ``Ranks.scan`` cuts and merges a run
+    of ASCII text up to the first piece whose end depends on a character outside it; from there the
+    ``regex`` module cuts pieces (each merged in C) until one ends before an ASCII character again. The
+    pattern has no look-behind or anchor, so cutting from a piece's end gives the pieces ``findall`` would."""
+
+    def __init__(self, ranks_file: bytes) -> None:
+        import regex
+
+        from jurist.tokens._o200k import Ranks
+
+        self._pieces_from = regex.compile(O200K_PATTERN).finditer
+        self._ranks = Ranks(ranks_file, COMPILED_LONG_PIECE, _tiktoken_piece_count)
+        self.handed_over = False
+        """Always False: this count is never slower than tiktoken's (:class:`O200kCounter`'s hand-over)."""
+
+    def count(self, text: str) -> int:
+        """Tokens of ``text``, as ``len(tiktoken encoding.encode_ordinary(text))``: a lone surrogate (no
+        UTF-8 has one) is read as tiktoken reads it, the text's UTF-16 decoded with replacement."""
+        try:
+            return self._count(text)
+        except UnicodeEncodeError:
+            return self._count(text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"))
+
+    def _count(self, text: str) -> int:
+        ranks, size = self._ranks, len(text)
+        total, at = ranks.scan(text, 0)
+        while at < size:
+            pieces = []
+            for piece in self._pieces_from(text, at, concurrent=size - at > 65_536):
+                pieces.append(piece.group())
+                at = piece.end()
+                if at == size or text[at] < "\x80":
+                    break
+            total += ranks.count(pieces)
+            scanned, at = ranks.scan(text, at)
+            total += scanned
+        return total
+
+
+def _tiktoken_piece_count(data: bytes) -> int:
+    return len(o200k_encoding()._encode_single_piece(data))
+
+
+def compiled_counting() -> bool:
+    """Whether this install has the C count (``jurist.tokens._o200k``, of the ABI this module calls)."""
+    try:
+        from jurist.tokens import _o200k
+    except ImportError:
+        return False
+    return getattr(_o200k, "ABI_VERSION", None) == COMPILED_ABI
+
+
+def build_o200k_counter() -> CompiledO200kCounter | O200kCounter:
+    """The C count where this install has it, else the Python one; either reads the verified ranks file."""
+    if compiled_counting():
+        return CompiledO200kCounter(read_o200k_ranks())
+    return O200kCounter(o200k_ranks())
+
+
+_counter: CompiledO200kCounter | O200kCounter | None = None
 _building = threading.Lock()
 
 
 def o200k_counter() -> Callable[[str], int]:
-    """The process's o200k count, built on first use (0.1 s) and kept; a second caller waits for the
-    first one's build (answers are counted in threads) instead of building it again."""
+    """The process's o200k count, built on first use (0.04 s in C, 0.1 s in Python) and kept; a second caller
+    waits for the first one's build (answers are counted in threads) instead of building it again."""
     global _counter
     if _counter is None:
         with _building:
             if _counter is None:
-                _counter = O200kCounter(o200k_ranks())
+                _counter = build_o200k_counter()
     return _counter.count
 
 
@@ -171,9 +253,9 @@ def hold_o200k() -> None:
 
 def release_o200k(*, let_go: bool = True) -> None:
     """The end of a :func:`hold_o200k` caller's counting (a run whose answers are all written):
-    once no such caller is left, the o200k tables are let go, the counter's (17 MB: Arena-Hard's judged
-    run peaks at 115 MB instead of 126, or 132 with the judge card) and tiktoken's if it was built
-    (47 MB); a later count builds them again (0.1 s). ``let_go=False``: done, but the tables may stay (a
+    once no such caller is left, the o200k tables are let go, the counter's (4 MB in C, 17 MB in Python:
+    there Arena-Hard's judged run peaked at 115 MB instead of 126) and tiktoken's if it was built
+    (47 MB); a later count builds them again (0.04 s in C). ``let_go=False``: done, but the tables may stay (a
     run that ends with its answers: its process frees them, and a run after it finds them built)."""
     global _counter, _users
     with _users_lock:
