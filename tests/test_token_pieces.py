@@ -281,3 +281,21 @@ def test_threads_counting_at_once_in_c_count_what_tiktoken_counts() -> None:
     for thread in threads:
         thread.join()
     assert results == [expected] * 4
+
+
+@pytest.mark.parametrize("why", ["missing", "older"])
+def test_an_install_without_the_c_module_counts_in_python(why: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Installed where no C compiler was (the extension is optional), or with a build older than this
+    module calls (an editable install whose C source changed since): the Python count, same counts."""
+    import sys
+    import types
+
+    if why == "missing":
+        monkeypatch.setitem(sys.modules, "jurist.tokens._o200k", None)  # import raises ImportError
+    else:
+        monkeypatch.setitem(sys.modules, "jurist.tokens._o200k", types.SimpleNamespace(ABI_VERSION=0))
+    assert not compiled_counting()
+    counter = pieces.build_o200k_counter()
+    assert isinstance(counter, O200kCounter)
+    text = "fallback: ordinary text, caf\u00e9 and \u4e2d\u6587, 12345"
+    assert counter.count(text) == tiktoken_count(text)

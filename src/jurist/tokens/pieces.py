@@ -202,11 +202,13 @@ def _tiktoken_piece_count(data: bytes) -> int:
 
 def compiled_counting() -> bool:
     """Whether this install has the C count (``jurist.tokens._o200k``, of the ABI this module calls)."""
+    import importlib
+
     try:
-        from jurist.tokens import _o200k
+        compiled = importlib.import_module("jurist.tokens._o200k")
     except ImportError:
         return False
-    return getattr(_o200k, "ABI_VERSION", None) == COMPILED_ABI
+    return getattr(compiled, "ABI_VERSION", None) == COMPILED_ABI
 
 
 def build_o200k_counter() -> CompiledO200kCounter | O200kCounter:
