@@ -4,7 +4,8 @@ What the answer stage pays for every answer's ``token_len``: the time to build t
 adds (resident once built, and at the build's peak, from ``/proc/self/status`` and ``ru_maxrss``), and
 the CPU per text counting Arena-Hard v2.0 texts: the 750 prompts (what the end-to-end benchmark's mock
 answers echo) and o3-mini's 750 answers. Then the degenerate replies counting must stay bounded on: 20 MB
-of one character, and 200k CJK characters without a break (wall time, and whether the count is exact).
+of one character, 200k CJK characters without a break, and 1M characters that leave ASCII every other
+character (wall time, and whether the count is exact).
 
 With ``--baseline-src DIR`` (another jurist tree's ``src``, e.g. ``git archive`` of an older commit) both
 are measured in alternating rounds and printed one under the other.
@@ -44,7 +45,8 @@ for name in ("prompts", "answers"):
     out[f"{name}_us"] = (time.process_time() - cpu) / len(texts[name]) * 1e6
 rng = random.Random(0)
 degenerate = {"20MB_a": "a" * 20_000_000, "20MB_newlines": "\n" * 20_000_000,
-              "200k_cjk": "".join(chr(rng.randrange(0x4E00, 0x9FA5)) for _ in range(200_000))}
+              "200k_cjk": "".join(chr(rng.randrange(0x4E00, 0x9FA5)) for _ in range(200_000)),
+              "1M_spaced_accents": "\u00e9 " * 500_000}
 for name, text in degenerate.items():
     wall = time.perf_counter()
     count = measure_tokens(text)
@@ -102,7 +104,7 @@ def report(title: str, rows: list[dict[str, float]]) -> None:
             f"  {name}: {statistics.median(r[f'{name}_us'] for r in rows):.1f} µs CPU a text, "
             f"{rows[0][f'{name}_tokens']:.0f} tokens"
         )
-    for name in ("20MB_a", "20MB_newlines", "200k_cjk"):
+    for name in ("20MB_a", "20MB_newlines", "200k_cjk", "1M_spaced_accents"):
         exact = "exact" if rows[0][f"{name}_exact"] else "approximate (flagged)"
         print(f"  {name}: {statistics.median(r[f'{name}_s'] for r in rows):.2f} s, {exact}")
 

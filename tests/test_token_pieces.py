@@ -97,6 +97,9 @@ DEGENERATE = [
     "b" * (COMPILED_LONG_PIECE + 1),  # over the C merge's bound
     "\u4e2d\u6587" * 600,  # CJK over the Python merge's bound, under the C one's
     "ascii then \u00e9t\u00e9 caf\u00e9 then ascii again" * 30,  # in and out of the C scan
+    "\u00e9 " * 5000,  # dense outside ASCII: the regex module cuts the rest in one call
+    "\u043f\u0440\u0438 \u0432\u0435\u0442 " * 3000 + "then ascii",
+    "a\u2014b " * 3000,
     "x\u00a0y\u3000z \u00a0 \n\u0085 end",  # whitespace outside ASCII after ASCII whitespace
     "word\u0301 1\u0662\u0663 12\u00b2 ',\u2014, 'r\u00e9 'l\u013e",  # marks, digits, punctuation
     " " * 5000 + "x",
@@ -299,3 +302,23 @@ def test_an_install_without_the_c_module_counts_in_python(why: str, monkeypatch:
     assert isinstance(counter, O200kCounter)
     text = "fallback: ordinary text, caf\u00e9 and \u4e2d\u6587, 12345"
     assert counter.count(text) == tiktoken_count(text)
+
+
+def test_text_dense_outside_ascii_is_cut_by_the_regex_module_in_one_call() -> None:
+    """Each hand-over from the C scan to the regex module costs more than the regex module's own cut of
+    a few characters: a text where they come every few characters is cut whole from there (the same
+    pieces findall gives), an ordinary text with a character outside ASCII now and then is not."""
+    counter = CompiledO200kCounter(read_o200k_ranks())
+    cuts: list[int] = []
+    split = counter._split
+
+    def watched(text: str, at: int, **options: Any) -> list[str]:
+        cuts.append(at)
+        return split(text, at, **options)
+
+    counter._split = watched  # type: ignore[method-assign]
+    ordinary = "An answer, mostly ASCII, with a caf\u00e9 now and then and plain words between them. " * 40
+    assert counter.count(ordinary) == tiktoken_count(ordinary) and cuts == []
+    dense = "lead-in " * 10 + "\u00e9 " * 2000
+    assert counter.count(dense) == tiktoken_count(dense)
+    assert len(cuts) == 1 and 80 <= cuts[0] < 80 + pieces.HANDOVER_WINDOW * 2
