@@ -322,3 +322,15 @@ def test_text_dense_outside_ascii_is_cut_by_the_regex_module_in_one_call() -> No
     dense = "lead-in " * 10 + "\u00e9 " * 2000
     assert counter.count(dense) == tiktoken_count(dense)
     assert len(cuts) == 1 and 80 <= cuts[0] < 80 + pieces.HANDOVER_WINDOW * 2
+
+
+def test_random_ascii_counts_what_tiktoken_counts(counter: CompiledO200kCounter | O200kCounter) -> None:
+    """The C scan's own cut of ASCII text, alternative by alternative, on every ASCII character (controls,
+    the apostrophes of contractions, runs of spaces and line breaks, digits against letters), with a
+    character outside ASCII now and then where the scan hands over."""
+    rng = random.Random(11)
+    alphabet = [chr(code) for code in range(128)] + list("   \n\n\r\t'sSlLtTdDmMrReEvV0123/") * 6
+    alphabet += ["\u00e9", "\u00a0", "\u2014", "\u0301", "\u4e2d", "\u00b2"]
+    for _ in range(1500):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 200)))
+        assert counter.count(text) == tiktoken_count(text), repr(text)
