@@ -1,6 +1,6 @@
 """Shipped answer files read lazily: the plan learns the aliases from a uid scan that must agree with a
-full read row for row, the texts are parsed once on first use, and a malformed file still stops a run
-with exit 2 naming file, line and field."""
+full read row for row, each row is parsed once where its uid is first asked for (a run parses the rows it
+writes, no others), and a malformed file still stops a run with exit 2 naming file, line and field."""
 
 from __future__ import annotations
 
@@ -14,17 +14,32 @@ from typing import Any
 import pytest
 
 from conftest import SHARED_DATA, write_models_file
-from jurist.benchmarks.arena_hard import load_question_file, read_answer_file
-from jurist.benchmarks.lazy_answers import LazyAnswerFiles, _whole_file_uids, answer_uids
+from jurist.benchmarks.arena_hard import load_question_file, read_answer_file, read_answer_row
+from jurist.benchmarks.lazy_answers import LazyAnswerFiles, _whole_file_rows, answer_rows, answer_uids
 from jurist.errors import InputError
+from jurist.store import RunDir
 
 V2 = SHARED_DATA / "arena-hard" / "data" / "arena-hard-v2.0"
 O3 = "o3-mini-2025-01-31"
 
 
 def full_read_uids(path: Path) -> set[str]:
+    return set(full_read_rows(path))
+
+
+def full_read_rows(path: Path) -> dict[str, dict[str, Any]]:
+    """uid -> its last row, as a full read of the file finds it."""
     rows = [json.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
-    return {str(row.get("uid", row.get("question_id", ""))) for row in rows}
+    return {str(row.get("uid", row.get("question_id", ""))): row for row in rows}
+
+
+def assert_rows_lie_where_scanned(path: Path) -> None:
+    """Each uid's row, read at the offsets the scan gives, is the row a full read keeps for it."""
+    data, last = path.read_bytes(), full_read_rows(path)
+    lines = data.split(b"\n")
+    for uid, (number, start, end) in answer_rows(path).items():
+        assert json.loads(data[start:end]) == last[uid], uid
+        assert lines[number - 1].strip() == data[start:end].strip(), uid
 
 
 def test_the_uid_scan_agrees_with_a_full_read_on_awkward_rows(tmp_path: Path) -> None:
@@ -48,10 +63,12 @@ def test_the_uid_scan_agrees_with_a_full_read_on_awkward_rows(tmp_path: Path) ->
     path = tmp_path / "a.jsonl"
     path.write_text("\n".join(rows))
     assert answer_uids(path) == full_read_uids(path)
+    assert_rows_lie_where_scanned(path)
     for kept in range(len(rows)):  # each row alone as a newline-ended file: the whole-file scan's cases
         single = tmp_path / f"row{kept}.jsonl"
         single.write_text(f"{rows[kept]}\n{rows[0]}\n\n")
         assert answer_uids(single) == full_read_uids(single), rows[kept]
+        assert_rows_lie_where_scanned(single)
     assert {
         "last",
         "spelled",
@@ -72,7 +89,8 @@ def test_the_uid_scan_agrees_with_a_full_read_on_awkward_rows(tmp_path: Path) ->
 def test_the_uid_scan_agrees_with_a_full_read_on_the_shipped_files(tmp_path: Path) -> None:
     for file in sorted((V2 / "model_answer").glob("*.jsonl")):
         assert answer_uids(file) == full_read_uids(file), file
-        assert _whole_file_uids(file.read_bytes()) == full_read_uids(file)  # settled in one pass
+        assert answer_rows(file) == _whole_file_rows(file.read_bytes())  # settled in one pass
+        assert_rows_lie_where_scanned(file)
         rows = [json.loads(line) for line in file.read_bytes().splitlines()]
         spaced = tmp_path / file.name  # as json.dumps writes them (bench/e2e_systems.py does)
         spaced.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
@@ -84,34 +102,85 @@ def test_the_plan_asks_without_parsing_and_the_texts_equal_an_eager_read() -> No
     bench = load_question_file(V2 / "question.jsonl")
     files = bench.shipped_answers._files  # type: ignore[attr-defined]
     assert O3 in bench.shipped_answers and "gemini-2.0-flash-001" not in bench.shipped_answers
-    assert list(bench.shipped_answers) == [O3] and not files._done  # nothing parsed yet
+    assert list(bench.shipped_answers) == [O3] and files.parsed(O3) == 0  # nothing parsed yet
     file = V2 / "model_answer" / f"{O3}.jsonl"
     texts, metadata = read_answer_file(file, {q.uid for q in bench.questions})  # the eager read
+    uid = bench.questions[3].uid
+    assert bench.shipped_answers[O3][uid] == texts[uid] and files.parsed(O3) == 1  # one row asked, one read
+    assert bench.shipped_metadata[O3].get(uid) == metadata.get(uid) and files.parsed(O3) == 1
     assert len(texts) == len(bench.questions) and dict(bench.shipped_answers) == {O3: texts}
+    assert list(bench.shipped_answers[O3]) == list(texts)  # the file's order
     assert dict(bench.shipped_metadata) == {O3: metadata}
     assert bench.info == {"baseline_answers": {O3: str(file)}}
 
 
-def test_threads_reaching_for_the_texts_at_once_read_the_file_once(tmp_path: Path) -> None:
+def test_threads_reaching_for_a_row_at_once_parse_it_once(tmp_path: Path) -> None:
     path = tmp_path / "a.jsonl"
     path.write_text("".join(json.dumps({"uid": str(i), "answer": f"t{i}"}) + "\n" for i in range(200)))
-    reads: list[Path] = []
+    reads: list[int] = []
 
-    def read(file: Path) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
-        reads.append(file)
-        return read_answer_file(file, {str(i) for i in range(200)})
+    def read(file: Path, number: int, line: bytes) -> tuple[str, dict[str, Any] | None]:
+        reads.append(number)
+        return read_answer_row(file, number, line)
 
     files = LazyAnswerFiles()
-    files.add("ref", path, read)
-    seen: list[int] = []
-    threads = [threading.Thread(target=lambda: seen.append(len(files.texts["ref"]))) for _ in range(8)]
+    files.add("ref", path, answer_rows(path), read)
+    seen: list[str] = []
+    threads = [threading.Thread(target=lambda: seen.append(files.texts["ref"]["7"])) for _ in range(8)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert reads == [path] and seen == [200] * 8 and files.texts["ref"]["7"] == "t7"
+    assert reads == [8] and seen == ["t7"] * 8 and len(files.texts["ref"]) == 200
+    assert "199" in files.texts["ref"] and "200" not in files.texts["ref"] and reads == [8]
+    assert files.texts["ref"]["0"] == "t0" and reads == [8, 1]
     with pytest.raises(KeyError):
         files.texts["other"]
+    with pytest.raises(KeyError):
+        files.texts["ref"]["200"]
+
+
+def test_a_file_changed_after_the_scan_is_said_so_naming_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_text("".join(json.dumps({"uid": str(i), "answer": f"t{i}"}) + "\n" for i in range(3)))
+    files = LazyAnswerFiles()
+    files.add("ref", path, answer_rows(path), read_answer_row)
+    path.write_text(json.dumps({"uid": "0", "answer": "t0"}) + "\n")  # cut short since
+    with pytest.raises(InputError) as error:
+        files.texts["ref"]["2"]
+    assert "a.jsonl: line 3" in str(error.value) and "changed" in str(error.value)
+
+
+@pytest.mark.skipif(not V2.is_dir(), reason="shared data not present")
+def test_a_run_writes_and_parses_only_the_baseline_answers_it_judges(tmp_path: Path) -> None:
+    """Arena-Hard v2.0 judges each category against its own baseline: of two complete baseline files, a
+    run parses and writes each question's one (as bench/e2e_systems.py lays the files out)."""
+    from jurist.run.shipped import write_shipped_answers
+
+    folder = tmp_path / "arena-hard-v2.0"
+    (folder / "model_answer").mkdir(parents=True)
+    (folder / "question.jsonl").write_bytes((V2 / "question.jsonl").read_bytes())
+    o3 = (V2 / "model_answer" / f"{O3}.jsonl").read_bytes()
+    (folder / "model_answer" / f"{O3}.jsonl").write_bytes(o3)
+    gemini = "gemini-2.0-flash-001"
+    (folder / "model_answer" / f"{gemini}.jsonl").write_bytes(o3.replace(O3.encode(), gemini.encode()))
+    bench = load_question_file(folder / "question.jsonl")
+    files = bench.shipped_answers._files  # type: ignore[attr-defined]
+    assert list(bench.shipped_answers) == [O3, gemini]
+    run_dir = RunDir(tmp_path / "run")
+    indexes = write_shipped_answers(run_dir, bench, [O3, gemini])
+    judged = {
+        alias: [q.uid for q in bench.questions if bench.baseline_for(q) == alias] for alias in (O3, gemini)
+    }
+    assert len(judged[O3]) == 500 and len(judged[gemini]) == 250
+    for alias, uids in judged.items():
+        written = [json.loads(line)["uid"] for line in run_dir.answers(alias).read_bytes().splitlines()]
+        assert written == uids and files.parsed(alias) == len(uids)
+        assert all(indexes[alias].text(uid, 0) == bench.shipped_answers[alias][uid] for uid in uids)
+    other = bench.with_baseline(gemini)  # every question against gemini: a later run writes the rest
+    write_shipped_answers(run_dir, other, [gemini])
+    lines = run_dir.answers(gemini).read_bytes().splitlines()
+    assert sorted(json.loads(line)["uid"] for line in lines) == sorted(q.uid for q in bench.questions)
 
 
 def malformed_folder(tmp_path: Path) -> Path:
@@ -132,8 +201,9 @@ def test_a_malformed_shipped_file_names_file_line_and_field_when_read(tmp_path: 
     folder = malformed_folder(tmp_path)
     bench = load_question_file(folder / "question.jsonl")
     assert O3 in bench.shipped_answers  # its uids are all there: it is shipped
+    assert bench.shipped_answers[O3]["q0"] == "a0"
     with pytest.raises(InputError) as error:
-        bench.shipped_answers[O3]
+        bench.shipped_answers[O3]["q1"]
     assert f"{O3}.jsonl" in str(error.value) and "line 2" in str(error.value)
     assert "no answer text" in str(error.value)
 

@@ -41,6 +41,23 @@ def test_lines_carry_offsets_that_read_back_the_same_record(tmp_path: Path) -> N
     assert [read_jsonl_line(path, offset, number) for number, offset, _ in lines] == records
 
 
+def test_a_line_read_at_its_offset_whatever_its_length(tmp_path: Path) -> None:
+    """Lines shorter and longer than the first read (several times over), and a last line without its
+    newline, read back whole and nothing past them."""
+    from jurist.store.jsonl import LINE_READ
+
+    path = tmp_path / "a.jsonl"
+    sizes = [0, 1, LINE_READ - 20, LINE_READ, LINE_READ + 1, 5 * LINE_READ + 7, 40 * LINE_READ, 3]
+    records: list[dict[str, object]] = [
+        {"uid": str(i), "answer": "é" * (size // 2) + "x" * (size % 2)} for i, size in enumerate(sizes)
+    ]
+    _write(path, records[:-1], json.dumps(records[-1]).encode())  # the last one without its newline
+    offsets = [0]
+    for line in path.read_bytes().split(b"\n")[:-1]:
+        offsets.append(offsets[-1] + len(line) + 1)
+    assert [read_jsonl_line(path, offset, n) for n, offset in enumerate(offsets, 1)] == records
+
+
 def test_a_last_line_without_newline_counts_when_whole_and_is_cut_when_torn(tmp_path: Path) -> None:
     whole = tmp_path / "whole.jsonl"
     _write(whole, [{"uid": "1"}], b'{"uid": "2"}')

@@ -18,9 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from jurist.benchmarks.base import Benchmark, Question
-from jurist.benchmarks.lazy_answers import LazyAnswerFiles, answer_uids
+from jurist.benchmarks.lazy_answers import LazyAnswerFiles, answer_rows
 from jurist.errors import InputError
-from jurist.store import answer_text, category_field, content_text, id_field, iter_numbered_jsonl
+from jurist.store import (
+    answer_text,
+    category_field,
+    content_text,
+    id_field,
+    iter_numbered_jsonl,
+    parse_jsonl_line,
+)
 
 ARENA_HARD_BASELINES: dict[str, str] = {
     "hard_prompt": "o3-mini-2025-01-31",
@@ -110,18 +117,12 @@ def load_question_file(path: str | Path) -> Benchmark:
 def read_answer_file(path: Path, wanted: set[str]) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
     """uid -> answer text of an Arena-Hard answer file (any shape :func:`answer_text` reads) for the uids in
     ``wanted``, and uid -> the style metadata rows store (:func:`jurist.tokens.stored_style_metadata`)."""
-    from jurist.tokens import stored_style_metadata
-
     answers: dict[str, str] = {}
     stored: dict[str, dict[str, Any]] = {}
     for line, row in iter_numbered_jsonl(path, repair=False):
         uid = str(row.get("uid", row.get("question_id", "")))
         if uid in wanted:
-            text = answer_text(row)
-            if text is None:
-                raise InputError(path, f"line {line}", "no answer text (messages / choices / answer)")
-            answers[uid] = text
-            metadata = stored_style_metadata(row)
+            answers[uid], metadata = _answer_of(path, line, row)
             if metadata is not None:
                 stored[uid] = metadata
             else:
@@ -129,14 +130,31 @@ def read_answer_file(path: Path, wanted: set[str]) -> tuple[dict[str, str], dict
     return answers, stored
 
 
+def read_answer_row(path: Path, number: int, line: bytes) -> tuple[str, dict[str, Any] | None]:
+    """One row of an Arena-Hard answer file (:class:`LazyAnswerFiles` reads a file so, where first used):
+    its answer text and stored style metadata, as :func:`read_answer_file` reads them."""
+    return _answer_of(path, number, parse_jsonl_line(path, number, line))
+
+
+def _answer_of(path: Path, number: int, row: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
+    from jurist.tokens import stored_style_metadata
+
+    text = answer_text(row)
+    if text is None:
+        raise InputError(path, f"line {number}", "no answer text (messages / choices / answer)")
+    return text, stored_style_metadata(row)
+
+
 def official_answers(folder: Path, baselines: Iterable[str], questions: list[Question]) -> LazyAnswerFiles:
     """The answers of each baseline found in an Arena-Hard ``model_answer/`` folder. A baseline whose
     file lacks some question is not shipped (the run then generates or finds its answers as for any
-    baseline). Which are shipped is known from the files' uids; their texts are read on first use."""
+    baseline). Which are shipped is known from the files' uids; each text is read where first used."""
     wanted = {q.uid for q in questions}
     shipped = LazyAnswerFiles()
     for baseline in dict.fromkeys(baselines):
         file = folder / f"{baseline}.jsonl"
-        if file.is_file() and wanted <= answer_uids(file):
-            shipped.add(baseline, file, lambda path: read_answer_file(path, wanted))
+        rows = answer_rows(file) if file.is_file() else {}
+        if wanted <= rows.keys():
+            mine = {uid: row for uid, row in rows.items() if uid in wanted}
+            shipped.add(baseline, file, mine, read_answer_row)
     return shipped

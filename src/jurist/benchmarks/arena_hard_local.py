@@ -16,15 +16,14 @@ answers the baseline itself: define it as a model, or name another with ``--base
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 from typing import Any
 
-from jurist.benchmarks.arena_hard import read_answer_file, read_questions
+from jurist.benchmarks.arena_hard import read_answer_row, read_questions
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions, OfficialScoring, take_options
 from jurist.benchmarks.catalog import BenchmarkCard
 from jurist.benchmarks.data_files import DATA_DIR_ENV, PinnedFile, resolve_files
-from jurist.benchmarks.lazy_answers import LazyAnswerFiles, answer_uids
+from jurist.benchmarks.lazy_answers import LazyAnswerFiles, answer_rows
 from jurist.benchmarks.presets import REFERENCE_KEY, ReferenceJudge
 from jurist.errors import JuristError
 from jurist.judging import LocalJudgeSettings, load_local_settings
@@ -122,8 +121,9 @@ def benchmark(options: BenchmarkOptions) -> Benchmark:
     kept = questions
     if lang == "ru":
         wanted = {q.uid for q in questions}
-        answers = answer_uids(paths[1]) & wanted
-        shipped.add(baseline, paths[1], functools.partial(read_answer_file, wanted=wanted))
+        rows = {uid: row for uid, row in answer_rows(paths[1]).items() if uid in wanted}
+        answers = set(rows)
+        shipped.add(baseline, paths[1], rows, read_answer_row)
         kept = [q for q in questions if q.uid in answers]
         if len(kept) < len(questions):
             notes.append(

@@ -17,14 +17,13 @@ the questions concerned are left out and the run says which and how to get them;
 
 from __future__ import annotations
 
-import functools
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jurist.benchmarks.arena_hard import read_answer_file, read_questions
+from jurist.benchmarks.arena_hard import read_answer_row, read_questions
 from jurist.benchmarks.base import Benchmark, BenchmarkOptions, OfficialScoring, Question, take_options
 from jurist.benchmarks.catalog import (
     BenchmarkCard,
@@ -35,7 +34,7 @@ from jurist.benchmarks.catalog import (
     reference_text,
 )
 from jurist.benchmarks.data_files import DATA_DIR_ENV, PinnedFile, cache_dir, data_dirs, resolve
-from jurist.benchmarks.lazy_answers import LazyAnswerFiles, answer_uids
+from jurist.benchmarks.lazy_answers import LazyAnswerFiles, answer_rows
 from jurist.benchmarks.presets import REFERENCE_KEY, ReferenceJudge
 from jurist.errors import InputError, JuristError
 
@@ -199,8 +198,9 @@ def load_version(version: Version) -> Benchmark:
         wanted = {q.uid for q in mine}
         answers: set[str] = set()
         if path is not None:
-            answers = answer_uids(path) & wanted
-            shipped.add(baseline, path, functools.partial(read_answer_file, wanted=wanted))
+            rows = {uid: row for uid, row in answer_rows(path).items() if uid in wanted}
+            answers = set(rows)
+            shipped.add(baseline, path, rows, read_answer_row)
         lacking = [q.uid for q in mine if q.uid not in answers]
         if lacking:
             reason = why or f"{path} has no answer for them"

@@ -16,12 +16,16 @@ from jurist.tokens import answer_style_metadata
 def write_shipped_answers(
     run_dir: RunDir, bench: Benchmark, aliases: Iterable[str]
 ) -> dict[str, AnswerIndex]:
-    """Append each shipped answer that is missing on disk or whose text differs (the last line wins).
+    """Append each shipped answer that is missing on disk or whose text differs (the last line wins): a
+    candidate's for every question, a baseline's for the questions judged against it (Arena-Hard v2.0
+    judges hard prompts against o3-mini and creative writing against gemini-2.0-flash, so half of the two
+    files' 1,500 answers; a later run with ``--baseline`` writes the rest it needs).
 
     Returns the index of each alias's answers file, caught up with what was written: the judge stage
     reads the shipped answers through it. Built here, in the writer's thread, it is not built on the
-    event loop, where parsing Arena-Hard v2.0's 1,500 baseline answers held the first requests ~0.1 s."""
+    event loop, where parsing Arena-Hard v2.0's baseline answers held the first requests ~0.1 s."""
     indexes: dict[str, AnswerIndex] = {}
+    baselines = set(bench.baselines())
     for alias in aliases:
         shipped = bench.shipped_answers.get(alias)
         if not shipped:
@@ -29,7 +33,8 @@ def write_shipped_answers(
         source = str(bench.info.get("answers_source", {}).get(alias, "benchmark"))
         stored = bench.shipped_metadata.get(alias, {})
         index = indexes[alias] = run_dir.answer_index(alias)
-        missing = [q for q in bench.questions if q.uid in shipped and _differs(index, q.uid, shipped[q.uid])]
+        judged = (q for q in bench.questions if alias not in baselines or bench.baseline_for(q) == alias)
+        missing = [q for q in judged if q.uid in shipped and _differs(index, q.uid, shipped[q.uid])]
         if not missing:
             continue
         with JsonlAppender(run_dir.answers(alias)) as out:

@@ -97,11 +97,30 @@ def iter_jsonl_lines(
             offset += len(line)
 
 
+LINE_READ = 16384
+"""The first read of a line at a known offset; a longer line is read on in larger steps."""
+
+
 def read_jsonl_line(path: Path, offset: int, number: int = 0) -> dict[str, Any]:
-    """The record on the line starting at byte ``offset`` (found earlier by :func:`iter_jsonl_lines`)."""
-    with open(path, "rb") as fh:
-        fh.seek(offset)
-        return parse_jsonl_line(path, number, fh.readline())
+    """The record on the line starting at byte ``offset`` (found earlier by :func:`iter_jsonl_lines`).
+
+    Read with ``os.pread``: a run reads a few thousand lines back this way (the answers a judge is asked
+    about, the judgments its outcomes are made of), and a buffered file object per line cost twice the
+    read itself (~30 against ~12 µs)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        line = os.pread(fd, LINE_READ, offset)
+        end = line.find(b"\n")
+        while end < 0:
+            more = os.pread(fd, max(len(line), LINE_READ) * 2, offset + len(line))
+            if not more:  # a last line without its newline
+                break
+            searched = len(line)
+            line += more
+            end = line.find(b"\n", searched)
+    finally:
+        os.close(fd)
+    return parse_jsonl_line(path, number, line if end < 0 else line[: end + 1])
 
 
 def parse_jsonl_line(path: Path, number: int, line: bytes) -> dict[str, Any]:
