@@ -4,6 +4,7 @@ back, options that may stand alone read in the parser, and flags shown without a
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
@@ -76,3 +77,57 @@ def test_two_groups_declaring_one_name_are_refused() -> None:
 
     with pytest.raises(TypeError, match="repeat a name"):
         grouped(command)
+
+
+def _typed_app(cls: type[Any], seen: dict[str, Any]) -> typer.Typer:
+    app = typer.Typer()
+
+    @app.command(cls=cls)
+    def command(
+        *,
+        count: Annotated[int | None, typer.Option()] = None,
+        path: Annotated[Path | None, typer.Option()] = None,
+        tags: Annotated[list[str] | None, typer.Option("--tag")] = None,
+        level: Annotated[float, typer.Option(min=0.5, max=0.9)] = 0.75,
+    ) -> None:
+        seen.clear()
+        seen.update(count=count, path=path, tags=tags, level=level)
+
+    @app.command("other")
+    def other() -> None:
+        pass
+
+    return app
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["--count", "7", "--path", "x/y", "--tag", "a", "--tag", "b"],
+        ["--count", "seven"],
+        ["--level", "0.95"],
+        ["--level", "0.6", "--tag", "only"],
+    ],
+)
+def test_a_jurist_command_coerces_options_as_typer_does(args: list[str]) -> None:
+    """A jurist command builds typer's coercion of an option only where a value came (typer builds a
+    pydantic adapter for every option, unset ones too); what the command receives, and what it refuses,
+    is what typer's own command gives."""
+    runner = CliRunner()
+    ours: dict[str, Any] = {}
+    theirs: dict[str, Any] = {}
+    mine = runner.invoke(_typed_app(JuristCommand, ours), ["command", *args])
+    plain = runner.invoke(_typed_app(typer.core.TyperCommand, theirs), ["command", *args])
+    assert (mine.exit_code, ours) == (plain.exit_code, theirs)
+    assert mine.output == plain.output
+    assert mine.exit_code == (2 if "seven" in args or "0.95" in args else 0)
+
+
+def test_an_unset_option_never_builds_its_coercion() -> None:
+    seen: dict[str, Any] = {}
+    group = typer.main.get_command(_typed_app(JuristCommand, seen))
+    command = group.commands["command"]  # type: ignore[attr-defined]
+    group.main(["command", "--count", "3"], standalone_mode=False)
+    built = {param.name: param._runtime_param._built is not None for param in command.params}
+    assert seen["count"] == 3 and built == {"count": True, "path": False, "tags": False, "level": True}

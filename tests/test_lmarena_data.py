@@ -23,9 +23,9 @@ from jurist.benchmarks.lmarena_data import (
     fingerprint,
     hub_parquet_files,
     load_hub_arena,
-    looks_like_arena_file,
     read_arena_file,
 )
+from jurist.benchmarks.sniff import looks_like_arena_file
 from jurist.errors import JuristError
 
 
@@ -181,6 +181,20 @@ def test_a_question_file_is_not_an_arena_file(tmp_path: Path) -> None:
     questions.write_text('{"uid": "q1", "prompt": "hi"}\n')
     assert not looks_like_arena_file(questions)
     assert not looks_like_arena_file(tmp_path / "missing.parquet")
+
+
+def test_an_arena_file_is_told_from_its_head_gzipped_or_not(jsonl_file: Path, tmp_path: Path) -> None:
+    import gzip
+
+    packed = tmp_path / "arena.jsonl.gz"
+    packed.write_bytes(gzip.compress(jsonl_file.read_bytes()))
+    assert looks_like_arena_file(packed)
+    broken = tmp_path / "broken.jsonl.gz"
+    broken.write_bytes(gzip.compress(jsonl_file.read_bytes())[:40])  # a truncated stream
+    assert not looks_like_arena_file(broken)
+    plain = tmp_path / "not-gzip.jsonl.gz"
+    plain.write_bytes(jsonl_file.read_bytes())
+    assert not looks_like_arena_file(plain)
 
 
 def test_data_dir_is_not_touched_by_reading(jsonl_file: Path, tmp_path: Path) -> None:

@@ -14,7 +14,6 @@ human anchors, but the texts only for the sampled battles.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -266,23 +265,6 @@ def read_arena_file(path: Path) -> ArenaTable:
     if path.suffix == ".parquet":
         return read_parquet_arena([path], path.stem, str(path))
     return read_jsonl_arena(path, path.name.removesuffix(".gz").removesuffix(".jsonl"))
-
-
-def looks_like_arena_file(path: Path) -> bool:
-    """Whether ``path`` is an arena battles file rather than a question file (parquet, or JSONL whose
-    first record has both conversations)."""
-    if not path.is_file():
-        return False
-    if path.suffix == ".parquet":
-        return True
-    if not (path.name.endswith(".jsonl") or path.name.endswith(".jsonl.gz")):
-        return False
-    try:
-        head = _open_text(path)[:65536].split(b"\n", 1)[0]
-        record = json.loads(head)
-    except (OSError, ValueError):
-        return False
-    return isinstance(record, dict) and "conversation_a" in record and "model_a" in record
 
 
 # ----------------------------------------------------------------------------------------------------

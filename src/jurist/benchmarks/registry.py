@@ -179,7 +179,7 @@ def load_benchmark(name_or_path: str, options: BenchmarkOptions | None = None) -
     if factory is not None:
         return factory(options)
     path = Path(name_or_path)
-    from jurist.benchmarks.lmarena_data import looks_like_arena_file
+    from jurist.benchmarks.sniff import looks_like_arena_file
 
     if looks_like_arena_file(path):  # human-voted arena battles: place a model among them
         from jurist.benchmarks.lmarena import benchmark_file

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from jurist.config import ModelStringOptions
 from jurist.engine import RetryPolicy
 from jurist.errors import JuristError
 from jurist.run.batching import BatchChoice
-from jurist.run.shards import ShardChoice
+
+if TYPE_CHECKING:
+    from jurist.run.shards import ShardChoice
 
 Mode = Literal["all", "inference-only", "judge-only"]
 

@@ -10,13 +10,12 @@ the prompts. A copy that would be over :data:`KEEP_LIMIT` bytes is not written; 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from jurist.benchmarks import Question
-from jurist.store import RunDir, iter_jsonl, rewrite_jsonl_atomic
+from jurist.store import RunDir, iter_jsonl, jsonl_line, rewrite_lines_atomic
 
 KEPT_FILE = "questions.jsonl"
 KEEP_LIMIT = 32 * 1024 * 1024
@@ -37,11 +36,12 @@ def keep_questions(run_dir: RunDir, bench: str, questions: Sequence[Question]) -
         rows = {str(row.get("uid")): row for row in iter_jsonl(kept, repair=False) if isinstance(row, dict)}
     for question in questions:
         rows[question.uid] = {"uid": question.uid, "category": question.category, "prompt": question.prompt}
-    size = sum(len(json.dumps(row, ensure_ascii=False).encode("utf-8")) + 1 for row in rows.values())
+    lines = [jsonl_line(row) for row in rows.values()]  # encoded once: measured, then written
+    size = sum(map(len, lines))
     if size > KEEP_LIMIT:
         mib, limit = size / 2**20, KEEP_LIMIT // 2**20
         fields["questions_not_kept"] = f"the prompts are {mib:.0f} MiB (over {limit} MiB)"
         return fields
-    rewrite_jsonl_atomic(kept, rows.values())
+    rewrite_lines_atomic(kept, lines)
     fields["questions_kept"] = KEPT_FILE
     return fields

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -43,8 +43,10 @@ from jurist.families import FamilyName, run_scoring_fields
 from jurist.judging import JudgeKind, judge_kind_for, judge_kind_outcome, judge_kind_sends_own_sampling
 from jurist.run.budget import BudgetPlan, resolve_budget
 from jurist.run.config import Mode, RunConfig
-from jurist.run.shards import ShardChoice, ShardPlan, shard_benchmark
 from jurist.store import RunDir
+
+if TYPE_CHECKING:
+    from jurist.run.shards import ShardChoice, ShardPlan
 
 
 def judges_against_baselines(bench: Benchmark) -> bool:
@@ -148,6 +150,8 @@ def resolve(
     bench = _benchmark(config, loaded)
     shard: ShardPlan | None = None
     if config.shard is not None:  # this process runs one part of the run (jurist merge joins them)
+        from jurist.run.shards import shard_benchmark
+
         bench, shard = shard_benchmark(bench, config.shard)
     run_dir = RunDir(config.out or default_run_dir(bench.name, config.shard))
     if run_dir.root.exists() and not run_dir.root.is_dir():

@@ -156,6 +156,16 @@ def rewrite_jsonl_atomic(path: Path, records: Iterable[Mapping[str, Any]]) -> No
 
     A write the disk refuses (full, quota, file size limit) is a :class:`StorageError` naming the file:
     the old file is untouched and the half-written copy removed, so a re-run writes it again."""
+    rewrite_lines_atomic(path, (jsonl_line(record) for record in records))
+
+
+def jsonl_line(record: Mapping[str, Any]) -> bytes:
+    """``record`` as one line of a JSONL file, its newline included (UTF-8, nothing escaped but JSON's)."""
+    return _ENCODER.encode(record if isinstance(record, dict) else dict(record)).encode("utf-8") + b"\n"
+
+
+def rewrite_lines_atomic(path: Path, lines: Iterable[bytes]) -> None:
+    """:func:`rewrite_jsonl_atomic` of lines already encoded (:func:`jsonl_line`)."""
     tmp = path.with_suffix(path.suffix + ".tmp")
     try:
         tmp.parent.mkdir(parents=True, exist_ok=True)
@@ -163,9 +173,8 @@ def rewrite_jsonl_atomic(path: Path, records: Iterable[Mapping[str, Any]]) -> No
         # Buffered, not line by line: the file only counts once renamed whole (100k battles: one write
         # call per line cost 0.5 s), and fsynced before the rename replaces the old one.
         with open(tmp, "wb", buffering=1 << 20) as out:
-            for record in records:
-                line = _ENCODER.encode(record if isinstance(record, dict) else dict(record))
-                out.write(line.encode("utf-8") + b"\n")
+            for line in lines:
+                out.write(line)
             out.flush()
             os.fsync(out.fileno())
         tmp.replace(path)
