@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from pathlib import Path
 
 import pytest
@@ -47,18 +46,3 @@ def test_corrupt_middle_line_names_file_and_line(tmp_path: Path) -> None:
     path.write_text('{"uid": "1"}\nnot json\n{"uid": "3"}\n')
     with pytest.raises(InputError, match=r"a\.jsonl: line 2: not valid JSON"):
         read_jsonl(path)
-
-
-@pytest.mark.skipif(
-    not hasattr(os, "uname") or not hasattr(os, "confstr"), reason="os.uname / os.confstr: POSIX only"
-)
-def test_run_json_names_the_platform_as_the_platform_module_does() -> None:
-    """run.json's ``platform`` is built from os.uname and the C library's version (no subprocess, no scan
-    of the interpreter's binary) and reads as ``platform.platform()`` does on this machine."""
-    import platform
-
-    from jurist.store.run_dir import platform_line
-
-    if platform.system() != "Linux" or not platform.libc_ver()[0]:
-        pytest.skip("the spelling is compared where platform.platform() names a glibc")
-    assert platform_line() == platform.platform()

@@ -6,6 +6,7 @@ import hashlib
 import json
 import logging
 import os
+import platform
 import re
 import sys
 import time
@@ -128,26 +129,6 @@ def plain_stem(alias: str) -> str:
         return stem
     digest = hashlib.sha256(alias.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return f"{stem[: MAX_STEM_BYTES - len(digest) - 1]}-{digest}"
-
-
-def platform_line() -> str:
-    """The machine a run ran on, as ``platform.platform()`` spells it on Linux
-    (``Linux-6.1.0-x86_64-with-glibc2.36``), from ``os.uname`` and the C library's own answer:
-    ``platform.platform()`` runs ``uname -p`` in a subprocess and scans the interpreter's binary for its
-    glibc version, 10 ms before a run's first request. Elsewhere (no ``os.uname``) it asks ``platform``."""
-    if not hasattr(os, "uname"):
-        import platform
-
-        return platform.platform()
-    uname = os.uname()
-    parts = [uname.sysname, uname.release, uname.machine]
-    try:
-        libc = os.confstr("CS_GNU_LIBC_VERSION")  # "glibc 2.36"; absent outside glibc
-    except (ValueError, OSError):
-        libc = None
-    if libc:
-        parts += ["with", libc.replace(" ", "")]
-    return "-".join(part for part in parts if part)
 
 
 class RunDir:
@@ -330,7 +311,7 @@ class RunDir:
             "status": status,
             "jurist_version": __version__,
             "python": sys.version.split()[0],
-            "platform": platform_line(),
+            "platform": platform.platform(),
         }
         document = {**header, **fields, "updated": time.time()}
         write_json_atomic(self.run_json, document)
