@@ -149,6 +149,14 @@ def test_a_file_changed_after_the_scan_is_said_so_naming_the_line(tmp_path: Path
     with pytest.raises(InputError) as error:
         files.texts["ref"]["2"]
     assert "a.jsonl: line 3" in str(error.value) and "changed" in str(error.value)
+    rows = [json.dumps({"uid": str(i), "answer": f"t{i}"}) + "\n" for i in range(3)]
+    path.write_text("".join(rows))
+    files = LazyAnswerFiles()
+    files.add("ref", path, answer_rows(path), read_answer_row)
+    path.write_text("".join(reversed(rows)))  # the same lengths, the rows in another order
+    assert files.texts["ref"]["1"] == "t1"  # still where it was
+    with pytest.raises(InputError, match="line 1: the file changed"):
+        files.texts["ref"]["0"]
 
 
 @pytest.mark.skipif(not V2.is_dir(), reason="shared data not present")

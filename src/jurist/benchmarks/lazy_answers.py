@@ -142,7 +142,12 @@ class LazyAnswerFiles:
             found = done.get(uid)
             if found is None:
                 path = self.files[alias]
-                found = done[uid] = self._readers[alias](path, number, _line_at(path, number, start, end))
+                line = _line_at(path, number, start, end)
+                if _leading_uid(line) not in (None, uid):  # another row now lies there
+                    raise InputError(
+                        path, f"line {number}", "the file changed while the run read it; run again"
+                    )
+                found = done[uid] = self._readers[alias](path, number, line)
             return found
 
     def parsed(self, alias: str) -> int:
