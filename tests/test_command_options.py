@@ -11,7 +11,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from jurist.commands.options import STYLE_BOTH, JuristCommand, RequestFlags, StyleControl, grouped
+from jurist.commands.options import RequestFlags, StyleControl, grouped
+from jurist.commands.parsing import STYLE_BOTH, JuristCommand
 
 
 @dataclasses.dataclass(frozen=True)

@@ -334,7 +334,7 @@ def test_ray_takes_an_optional_address() -> None:
     import typer
     from typer.testing import CliRunner
 
-    from jurist.commands.options import JuristCommand
+    from jurist.commands.parsing import JuristCommand
 
     seen: dict[str, Any] = {}
     app = typer.Typer()

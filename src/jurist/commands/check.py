@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from jurist.commands.options import JuristCommand
+from jurist.commands.parsing import JuristCommand
 from jurist.errors import InputError, JuristError
 
 _ENV_REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$|^\$([A-Za-z_][A-Za-z0-9_]*)$")

@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from jurist.commands.options import Gate, JuristCommand
+from jurist.commands.options import Gate
+from jurist.commands.parsing import JuristCommand
 from jurist.errors import JuristError
 
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from jurist.commands.options import use_jurist_command
+from jurist.commands.parsing import use_jurist_command
 
 judgebench_app = typer.Typer(
     no_args_is_help=True, help="JudgeBench utilities (run it with: jurist run --bench judgebench)."

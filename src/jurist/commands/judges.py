@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from jurist.commands.options import use_jurist_command
+from jurist.commands.parsing import use_jurist_command
 
 judges_app = typer.Typer(no_args_is_help=True, help="Compare the judges of a run, or show its judge card.")
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from jurist.commands.options import JuristCommand
+from jurist.commands.parsing import JuristCommand
 from jurist.errors import JuristError
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-from jurist.commands.options import JuristCommand
+from jurist.commands.parsing import JuristCommand
 from jurist.errors import JuristError
 
 if TYPE_CHECKING:

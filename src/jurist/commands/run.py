@@ -13,7 +13,6 @@ from jurist.commands.options import (
     Anchor,
     DataDir,
     Gate,
-    JuristCommand,
     ModelStringFlags,
     RequestFlags,
     ShardFlags,
@@ -25,6 +24,7 @@ from jurist.commands.options import (
     split_list,
     use_data_dir,
 )
+from jurist.commands.parsing import JuristCommand
 from jurist.commands.run_options import BatchFlags, BudgetFlags, EngineFlags, JudgeCardFlags, ScoringFlags
 from jurist.errors import JuristError, unknown_value
 

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from jurist.commands.options import use_jurist_command
+from jurist.commands.parsing import use_jurist_command
 from jurist.errors import JuristError
 
 serve_app = typer.Typer(no_args_is_help=True, help="Serve a benchmark's judge as a reward for RL trainers.")

@@ -13,15 +13,8 @@ from typing import Annotated
 
 import typer
 
-from jurist.commands.options import (
-    Anchor,
-    Ensemble,
-    Format,
-    JuristCommand,
-    LengthControlled,
-    StyleControl,
-    check_format,
-)
+from jurist.commands.options import Anchor, Ensemble, Format, LengthControlled, StyleControl, check_format
+from jurist.commands.parsing import JuristCommand
 from jurist.errors import JuristError
 from jurist.families import STYLE_FEATURES, ScoreRequest
 

@@ -12,7 +12,6 @@ from jurist.commands.options import (
     AdaptiveFlags,
     DataDir,
     Gate,
-    JuristCommand,
     ModelStringFlags,
     RequestFlags,
     ShardFlags,
@@ -22,6 +21,7 @@ from jurist.commands.options import (
     grouped,
     use_data_dir,
 )
+from jurist.commands.parsing import JuristCommand
 from jurist.errors import JuristError
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from jurist.commands.options import use_jurist_command
+from jurist.commands.parsing import use_jurist_command
 from jurist.errors import JuristError
 
 if TYPE_CHECKING:
