@@ -119,9 +119,9 @@ def test_threads_reaching_for_a_row_at_once_parse_it_once(tmp_path: Path) -> Non
     path.write_text("".join(json.dumps({"uid": str(i), "answer": f"t{i}"}) + "\n" for i in range(200)))
     reads: list[int] = []
 
-    def read(file: Path, number: int, line: bytes) -> tuple[str, dict[str, Any] | None]:
+    def read(file: Path, number: int, row: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
         reads.append(number)
-        return read_answer_row(file, number, line)
+        return read_answer_row(file, number, row)
 
     files = LazyAnswerFiles()
     files.add("ref", path, answer_rows(path), read)

@@ -20,14 +20,7 @@ from typing import Any
 from jurist.benchmarks.base import Benchmark, Question
 from jurist.benchmarks.lazy_answers import LazyAnswerFiles, answer_rows
 from jurist.errors import InputError
-from jurist.store import (
-    answer_text,
-    category_field,
-    content_text,
-    id_field,
-    iter_numbered_jsonl,
-    parse_jsonl_line,
-)
+from jurist.store import answer_text, category_field, content_text, id_field, iter_numbered_jsonl
 
 ARENA_HARD_BASELINES: dict[str, str] = {
     "hard_prompt": "o3-mini-2025-01-31",
@@ -122,7 +115,7 @@ def read_answer_file(path: Path, wanted: set[str]) -> tuple[dict[str, str], dict
     for line, row in iter_numbered_jsonl(path, repair=False):
         uid = str(row.get("uid", row.get("question_id", "")))
         if uid in wanted:
-            answers[uid], metadata = _answer_of(path, line, row)
+            answers[uid], metadata = read_answer_row(path, line, row)
             if metadata is not None:
                 stored[uid] = metadata
             else:
@@ -130,13 +123,10 @@ def read_answer_file(path: Path, wanted: set[str]) -> tuple[dict[str, str], dict
     return answers, stored
 
 
-def read_answer_row(path: Path, number: int, line: bytes) -> tuple[str, dict[str, Any] | None]:
-    """One row of an Arena-Hard answer file (:class:`LazyAnswerFiles` reads a file so, where first used):
-    its answer text and stored style metadata, as :func:`read_answer_file` reads them."""
-    return _answer_of(path, number, parse_jsonl_line(path, number, line))
-
-
-def _answer_of(path: Path, number: int, row: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
+def read_answer_row(path: Path, number: int, row: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
+    """One row of an Arena-Hard answer file, line ``number`` of ``path``: its answer text (any shape
+    :func:`answer_text` reads) and the style metadata it stores (None: none); :class:`LazyAnswerFiles`
+    reads a file so, row by row where first asked for."""
     from jurist.tokens import stored_style_metadata
 
     text = answer_text(row)

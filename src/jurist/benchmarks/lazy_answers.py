@@ -10,7 +10,6 @@ answers-only run none).
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from jurist.errors import InputError
-from jurist.store import iter_jsonl_lines, parse_jsonl_line
+from jurist.store import iter_jsonl_lines, parse_jsonl_line, read_line_at
 
 _WS = rb"[ \t\r\n]*"  # JSON's whitespace
 _LEAD = re.compile(_WS + rb"\{" + _WS + rb'"uid"' + _WS + rb":" + _WS + rb'"([^"\\]*)"' + _WS + rb"[,}]")
@@ -99,9 +98,9 @@ def _whole_file_rows(data: bytes) -> dict[str, Row] | None:
     return found_rows if data.count(b'"uid"') == rows else None  # each row's one "uid" is its leading one
 
 
-ReadRow = Callable[[Path, int, bytes], tuple[str, "dict[str, Any] | None"]]
-"""What one row reads as, given its file, line number and bytes: its text and its stored style metadata
-(None: none stored); its errors name the file and line."""
+ReadRow = Callable[[Path, int, dict[str, Any]], tuple[str, "dict[str, Any] | None"]]
+"""What one row reads as, given its file, line number and parsed object: its text and its stored style
+metadata (None: none stored); its errors name the file and line."""
 
 
 class LazyAnswerFiles:
@@ -142,12 +141,10 @@ class LazyAnswerFiles:
             found = done.get(uid)
             if found is None:
                 path = self.files[alias]
-                line = _line_at(path, number, start, end)
-                if _leading_uid(line) not in (None, uid):  # another row now lies there
-                    raise InputError(
-                        path, f"line {number}", "the file changed while the run read it; run again"
-                    )
-                found = done[uid] = self._readers[alias](path, number, line)
+                row = _row_at(path, number, start, end)
+                if str(row.get("uid", row.get("question_id", ""))) != uid:  # another row lies there now
+                    raise InputError(path, f"line {number}", _CHANGED)
+                found = done[uid] = self._readers[alias](path, number, row)
             return found
 
     def parsed(self, alias: str) -> int:
@@ -155,19 +152,18 @@ class LazyAnswerFiles:
         return len(self._done[alias])
 
 
-def _line_at(path: Path, number: int, start: int, end: int) -> bytes:
-    """The bytes of line ``number``, where the scan found it; a file changed since then is said so."""
-    try:  # os-level: a buffered file object per row cost as much as parsing it
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            line = os.pread(fd, end - start, start)
-        finally:
-            os.close(fd)
+_CHANGED = "the file changed while the run read it; run again"
+
+
+def _row_at(path: Path, number: int, start: int, end: int) -> dict[str, Any]:
+    """The object on line ``number``, where the scan found it; a file changed since then is said so."""
+    try:
+        line = read_line_at(path, start, end - start)
     except OSError as exc:
         raise InputError(path, f"line {number}", f"could not be read again ({exc.strerror})") from None
     if len(line) != end - start or not line.strip():
-        raise InputError(path, f"line {number}", "the file changed while the run read it; run again")
-    return line
+        raise InputError(path, f"line {number}", _CHANGED)
+    return parse_jsonl_line(path, number, line)
 
 
 class _View(Mapping[str, Mapping[str, Any]]):
