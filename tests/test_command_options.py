@@ -125,10 +125,70 @@ def test_a_jurist_command_coerces_options_as_typer_does(args: list[str]) -> None
     assert mine.exit_code == (2 if "seven" in args or "0.95" in args else 0)
 
 
-def test_an_unset_option_never_builds_its_coercion() -> None:
+def test_only_an_option_with_more_than_a_plain_value_builds_typers_coercion() -> None:
+    """An unset option builds nothing; a plain value (a count in digits, a path, text, a default within its
+    bounds) is coerced without typer's pydantic adapter; only a value to refuse builds it."""
     seen: dict[str, Any] = {}
     group = typer.main.get_command(_typed_app(JuristCommand, seen))
     command = group.commands["command"]  # type: ignore[attr-defined]
-    group.main(["command", "--count", "3"], standalone_mode=False)
+    group.main(["command", "--count", "3", "--path", "p", "--tag", "a"], standalone_mode=False)
     built = {param.name: param._runtime_param._built is not None for param in command.params}
-    assert seen["count"] == 3 and built == {"count": True, "path": False, "tags": False, "level": True}
+    assert seen == {"count": 3, "path": Path("p"), "tags": ["a"], "level": 0.75}
+    assert built == {"count": False, "path": False, "tags": False, "level": False}
+    with pytest.raises(typer._click.exceptions.BadParameter):
+        group.main(["command", "--level", "0.95"], standalone_mode=False)
+    assert command.params[3]._runtime_param._built is not None
+    with pytest.raises(typer._click.exceptions.BadParameter):
+        group.main(["command", "--count", "3.5"], standalone_mode=False)
+    assert command.params[0]._runtime_param._built is not None
+
+
+_VALUES = ["7", "-2", "+3", "007", "0", "1", "1.5", ".5", "5.", "0.95", "1e3", "-1.5e-2", "inf", "nan",
+           "1_000", " 4", "seven", "", "x/y", "~/runs", "a,b", "table", "JSON"]  # fmt: skip
+
+
+def _jurist_params() -> tuple[Any, list[Any]]:
+    from jurist.cli import app
+
+    group = typer.main.get_command(app)
+    group.load_all()  # type: ignore[attr-defined]
+    params: list[Any] = []
+
+    def walk(command: Any) -> None:
+        params.extend(p for p in command.params if hasattr(p, "type_descriptor"))
+        for sub in getattr(command, "commands", {}).values():
+            walk(sub)
+
+    for name in group.list_commands(typer.Context(group)):  # type: ignore[attr-defined]
+        walk(group.get_command(typer.Context(group), name))  # type: ignore[attr-defined]
+    return typer.Context(group), params
+
+
+def test_every_jurist_option_coerces_plain_values_as_typers_adapter_does() -> None:
+    """Across every option of every jurist command and values a user may type (digits, decimals, signs,
+    paths, words): where the plain coercion answers, it answers what typer's pydantic coercion does,
+    value and type; where that refuses, the plain coercion leaves it to typer."""
+    from typer._click.exceptions import BadParameter
+    from typer._coercion import build_runtime_param
+
+    from jurist.commands.parsing import _SLOW, _plain_coercion
+
+    answered = 0
+    ctx, params = _jurist_params()
+    for param in params:
+        multi = param.multiple or param.nargs == -1
+        values: list[Any] = [[v] for v in _VALUES] + [_VALUES[:3]] if multi else [*_VALUES]
+        values += [param.default] if param.default is not None and not callable(param.default) else []
+        runtime = build_runtime_param(param.type_descriptor)
+        for value in values:
+            plain = _plain_coercion(param.type_descriptor, value, param, ctx)
+            if plain is _SLOW:
+                continue
+            answered += 1
+            try:
+                theirs = runtime.coerce(value, param=param, ctx=ctx)
+            except BadParameter as exc:  # pragma: no cover - a failure says which
+                message = f"{param.name}={value!r}: typer refuses ({exc}), plain gave {plain!r}"
+                raise AssertionError(message) from exc
+            assert (plain, type(plain)) == (theirs, type(theirs)), (param.name, value)
+    assert answered > 500  # the plain path is what most options take

@@ -69,6 +69,17 @@ command runs: importing all of them (and what they import: rich, the run's confi
 ``jurist --help``'s time. tests/test_cli.py checks this table against the commands themselves."""
 
 
+class _AsGiven:
+    """The coercion of the root's ``--help``: its value is None, or the flag's True, as they come."""
+
+    @staticmethod
+    def coerce(value: Any, param: Any, ctx: Any) -> Any:
+        return value
+
+
+_AS_GIVEN = _AsGiven()
+
+
 class _CommandList(typer.core.TyperGroup):
     """The root group: its commands loaded on first use (:data:`COMMANDS`), and ``jurist --help`` (the list
     of commands) in click's plain layout. Typer's rich panels import rich, its markdown parser and typer's
@@ -77,6 +88,12 @@ class _CommandList(typer.core.TyperGroup):
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         super(typer.core.TyperGroup, self).format_help(ctx, formatter)
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option: Any = super().get_help_option(ctx)
+        if getattr(option, "_runtime_param", False) is None:
+            option._runtime_param = _AS_GIVEN  # typer would build a pydantic adapter to hand back None
+        return option
 
     def list_commands(self, ctx: Any) -> list[str]:
         return list(COMMANDS)

@@ -1,9 +1,10 @@
 """How a jurist command reads its command line (every command's class, :class:`JuristCommand`): options
 that may stand alone (``--style-control``, ``--ray``), flags shown without a type, and typer's coercion of
-an option built only where a value came."""
+an option done without pydantic where the value is plain (most are), built only where one is not."""
 
 from __future__ import annotations
 
+import re
 import typing
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -51,12 +52,71 @@ class _BareValueParser(_OptionParser):
         return super()._get_value_from_state(option_name, option, state)
 
 
+_SLOW = object()
+"""What :func:`_plain_coercion` returns for a value it leaves to typer's own coercion."""
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def _plain_coercion(descriptor: Any, value: Any, param: Any, ctx: Any) -> Any:
+    """What typer's coercion gives the plain values of jurist's options, without building its pydantic
+    adapter: text as given, a choice and a path as typer's own coercions make them, a count or a rate in plain
+    digits within its bounds, an option's own default, a list of these. Anything else (a parser, a
+    number typed otherwise or out of bounds, a list of choices, a value to refuse) is :data:`_SLOW`,
+    left to typer and its own message."""
+    info = descriptor.parameter_info
+    if info.parser is not None or descriptor.file_annotation is not None:
+        return _SLOW
+    annotation = descriptor.annotation
+    if descriptor.is_choice:  # typer's own choice coercion, which its adapter wraps
+        if typing.get_origin(annotation) is list or not isinstance(value, str):
+            return _SLOW
+        from typer._param_types import coerce_cli_choice
+
+        try:
+            return coerce_cli_choice(
+                value, choices=descriptor.choices, case_sensitive=info.case_sensitive, ctx=ctx
+            )
+        except ValueError:
+            return _SLOW
+    if typing.get_origin(annotation) is list:
+        (item,) = typing.get_args(annotation)
+        if not isinstance(value, (list, tuple)):
+            return _SLOW
+        items = [_plain_item(item, info, entry, param, ctx) for entry in value]
+        return _SLOW if any(entry is _SLOW for entry in items) else items
+    return _plain_item(annotation, info, value, param, ctx)
+
+
+def _plain_item(annotation: Any, info: Any, value: Any, param: Any, ctx: Any) -> Any:
+    if annotation is str:
+        return value if isinstance(value, str) else _SLOW
+    if annotation in (int, float):
+        if info.clamp:
+            return _SLOW
+        if type(value) is not annotation:
+            digits = _INTEGER if annotation is int else _DECIMAL
+            if not (isinstance(value, str) and digits.fullmatch(value)):
+                return _SLOW
+            value = annotation(value)
+        within = (info.min is None or value >= info.min) and (info.max is None or value <= info.max)
+        return value if within else _SLOW
+    if isinstance(annotation, type) and issubclass(annotation, Path) and isinstance(value, (str, Path)):
+        from typer._param_types import coerce_cli_path
+
+        path_type = info.path_type or annotation
+        if isinstance(path_type, type) and issubclass(path_type, Path) and not isinstance(value, path_type):
+            value = path_type(value)  # what typer's coerce_cli_path has pydantic make of a text (~60 ms)
+        return coerce_cli_path(value, info, path_type=path_type, param=param, ctx=ctx)
+    return _SLOW
+
+
 class _CoercedWhenGiven:
-    """typer's coercion of one parameter, built the first time there is a value to coerce. Typer (0.29)
-    builds a pydantic ``TypeAdapter`` for every parameter as it coerces its value, None included, which it
-    then hands back unchanged; ``jurist run`` leaves most of its 58 options unset, and building theirs was
-    ~10 ms of its start. An unset option gives what typer's own coercion gives it: None (``()`` where the
-    option takes several values)."""
+    """typer's coercion of one parameter, built the first time there is a value it is needed for. Typer
+    (0.29) builds a pydantic ``TypeAdapter`` for every parameter as it coerces its value, None included,
+    which it then hands back unchanged: importing pydantic and building the adapters was ~25 ms of every
+    command's start, and jurist's options are plain text, paths and numbers (:func:`_plain_coercion`).
+    An unset option gives what typer's own coercion gives it: None (``()`` where it takes several)."""
 
     def __init__(self, param: Any) -> None:
         self._param = param
@@ -65,11 +125,23 @@ class _CoercedWhenGiven:
     def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
         if value is None:
             return () if param.multiple or param.nargs == -1 else None
+        if not (isinstance(value, str) and (param.multiple or param.nargs == -1)):
+            plain = _plain_coercion(self._param.type_descriptor, value, param, ctx)
+            if plain is not _SLOW:
+                return plain
         if self._built is None:
             from typer._coercion import build_runtime_param
 
             self._built = build_runtime_param(self._param.type_descriptor)
         return self._built.coerce(value, param=param, ctx=ctx)
+
+
+def coerce_when_given(param: Any) -> Any:
+    """``param`` (a typer option or argument) coerced as :class:`_CoercedWhenGiven` says; others as they are.
+    ``--help`` too: its unset value is None, not False, so typer would build its adapter."""
+    if getattr(param, "_runtime_param", False) is None and hasattr(param, "type_descriptor"):
+        typing.cast("Any", param)._runtime_param = _CoercedWhenGiven(param)
+    return param
 
 
 class JuristCommand(typer.core.TyperCommand):
@@ -81,14 +153,13 @@ class JuristCommand(typer.core.TyperCommand):
         for param in self.params:
             if isinstance(param, typer.core.TyperOption) and param.is_flag and param.metavar is None:
                 param.metavar = ""  # what typer's help prints in the type column
-            if getattr(param, "_runtime_param", False) is None and hasattr(param, "type_descriptor"):
-                typing.cast("Any", param)._runtime_param = _CoercedWhenGiven(param)
+            coerce_when_given(param)
 
     def get_help_option(self, ctx: Any) -> Any:
         option = super().get_help_option(ctx)
         if option is not None and option.metavar is None:
             option.metavar = ""
-        return option
+        return coerce_when_given(option)
 
     def make_parser(self, ctx: Any) -> _OptionParser:
         parser = _BareValueParser(ctx)
