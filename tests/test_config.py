@@ -87,9 +87,9 @@ def test_openai_key_is_not_handed_to_litellm_models(tmp_path: Path) -> None:
     [
         (
             "m:\n  model: x\n  parallel: 0\n",
-            r"models\.yaml: model 'm': field parallel: Input should be greater",
+            r"models\.yaml: model 'm': field parallel: must be >= 1",
         ),
-        ("m:\n  parallel: 2\n", r"model 'm': field model: Field required"),
+        ("m:\n  parallel: 2\n", r"model 'm': field model: missing \(required\)"),
         ("m:\n  model: x\n  api_type: carrier-pigeon\n", r"model 'm': field api_type"),
         ("m:\n  model: x\n  temperature: hot\n", r"model 'm': field temperature"),
         ("m: [1, 2]\n", r"model 'm': expected a mapping"),
@@ -100,7 +100,7 @@ def test_openai_key_is_not_handed_to_litellm_models(tmp_path: Path) -> None:
         ("m:\n  model: [unclosed\n", r"models\.yaml: line \d+: not valid YAML"),
         ("m:\n  model: x\n  serve: {kind: ollama, model: w}\n", r"model 'm': field serve\.kind"),
         ("m:\n  model: x\n  serve: {kind: llama.cpp, model: w, ngl: 3}\n", r"model 'm': field serve\.ngl"),
-        ("m:\n  model: x\n  serve: {kind: llama.cpp}\n", r"model 'm': field serve\.model: Field required"),
+        ("m:\n  model: x\n  serve: {kind: llama.cpp}\n", r"model 'm': field serve\.model: missing"),
         (
             "m:\n  model: x\n  serve: {kind: llama.cpp, model: w}\n  endpoints: [{api_base: h}]\n",
             r"model 'm': serve: and endpoints: exclude each other",

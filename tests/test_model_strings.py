@@ -154,7 +154,7 @@ def test_settings_are_checked_and_given_to_every_string() -> None:
     ) as raised:
         parse_settings(["tempreature=1"])
     assert "\n" not in str(raised.value)
-    with pytest.raises(JuristError, match="-M temperature=hot: Input should be a valid number"):
+    with pytest.raises(JuristError, match="-M temperature=hot: expected a number"):
         parse_settings(["temperature=hot"])
     with pytest.raises(JuristError, match="expected KEY=VALUE"):
         parse_settings(["temperature"])

@@ -10,6 +10,7 @@ the environment or a ``.env`` file is used). A name that is no alias may be a mo
 (``openai/NAME``, ``vllm/NAME``, ``hf/ORG/NAME``, a path …: :mod:`~jurist.config.model_strings`).
 """
 
+from jurist.config.checked import FieldError
 from jurist.config.model_names import undefined_model
 from jurist.config.model_strings import (
     PROVIDERS,
@@ -65,6 +66,7 @@ __all__ = [
     "SETTING_KEYS",
     "VLLM_DEFAULT_MAX_NUM_SEQS",
     "Endpoint",
+    "FieldError",
     "ModelSpec",
     "ModelStringOptions",
     "ServeKind",

@@ -35,8 +35,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
-from pydantic import ValidationError
 
+from jurist.config.checked import FieldError
 from jurist.config.models_file import load_dotenv_values, openai_base_url
 from jurist.config.specs import (
     ANTHROPIC_API_BASE,
@@ -121,8 +121,8 @@ def parse_settings(values: Iterable[str]) -> dict[str, Any]:
                 ServeSpec.model_validate({"kind": "vllm", "model": "-", key: value})
             else:
                 ModelSpec.model_validate({"model": "-", key: value})
-        except ValidationError as exc:
-            raise JuristError(f"-M {item}: {exc.errors()[0]['msg']}") from None
+        except FieldError as exc:
+            raise JuristError(f"-M {item}: {exc.msg}") from None
     return settings
 
 
@@ -272,7 +272,7 @@ class _Builder:
         generation = {k: v for k, v in self.options.settings.items() if k in GENERATION_KEYS}
         try:
             block = ServeSpec.model_validate({**serve, "kind": kind, "model": location})
-        except ValidationError as exc:
+        except FieldError as exc:
             raise JuristError(f"model {name!r}: -M {_first_error(exc)}") from None
         return self._validated(name, {**generation, "model": served, "serve": block})
 
@@ -280,13 +280,12 @@ class _Builder:
     def _validated(name: str, body: dict[str, Any]) -> ModelSpec:
         try:
             return ModelSpec.model_validate({**body, "alias": name})
-        except ValidationError as exc:
+        except FieldError as exc:
             raise JuristError(f"model {name!r}: {_first_error(exc)}") from None
 
 
-def _first_error(exc: ValidationError) -> str:
-    first = exc.errors()[0]
-    return f"{'.'.join(str(part) for part in first['loc']) or 'model'}: {first['msg']}"
+def _first_error(exc: FieldError) -> str:
+    return f"{exc.where or 'model'}: {exc.msg}"
 
 
 def models_from_strings(

@@ -12,8 +12,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
-from pydantic import ValidationError
 
+from jurist.config.checked import FieldError, field_names
 from jurist.config.specs import (
     ANTHROPIC_API_BASE,
     ANTHROPIC_KEY_ENV,
@@ -119,9 +119,11 @@ class _StrictLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no t
 # parameters. Anything else is refused: a misspelt "parralel" would otherwise be sent to the server as a
 # request field or silently do nothing.
 _MODEL_FIELDS = frozenset(
-    {name for name in ModelSpec.model_fields if name != "alias"} | {"sys_prompt"} | set(PASSTHROUGH_PARAMS)
+    {name for name in field_names(ModelSpec) if name != "alias"}
+    | set(ModelSpec.ALIASES)
+    | set(PASSTHROUGH_PARAMS)
 )
-_ENDPOINT_FIELDS = frozenset(Endpoint.model_fields)
+_ENDPOINT_FIELDS = frozenset(field_names(Endpoint))
 
 
 def _unknown_field(path: Path, where: str, field: object, known: frozenset[str]) -> InputError:
@@ -156,10 +158,8 @@ def _tokenizer_location(path: Path, where: str, value: str) -> str:
     return value
 
 
-def _format_validation_error(exc: ValidationError) -> str:
-    first = exc.errors()[0]
-    field = ".".join(str(part) for part in first["loc"]) or "(model)"
-    return f"field {field}: {first['msg']}"
+def _format_validation_error(exc: FieldError) -> str:
+    return f"field {exc.where or '(model)'}: {exc.msg}"
 
 
 CREDENTIALS_IN_URL = (
@@ -317,7 +317,7 @@ def load_models_file(
         _check_fields(path, where, body)
         try:
             spec = ModelSpec.model_validate({**body, "alias": str(alias)})
-        except ValidationError as exc:
+        except FieldError as exc:
             raise InputError(path, where, _format_validation_error(exc)) from None
         if spec.tokenizer is not None:
             spec.tokenizer = _tokenizer_location(path, where, spec.tokenizer)

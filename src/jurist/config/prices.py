@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from jurist.config.checked import Bounds, Checked, FieldError, checked
 from jurist.errors import InputError
 
 PER_TOKENS = 1_000_000
@@ -31,7 +31,8 @@ ANTHROPIC_CACHE_WRITE = 1.25
 of the input price: the rates an ``api_type: anthropic`` model's price gets where it names none."""
 
 
-class Price(BaseModel):
+@checked(frozen=True)
+class Price(Checked):
     """USD per 1M tokens. ``cached_input``: prompt tokens the server served from its own prompt cache
     (``usage.prompt_tokens_details.cached_tokens``); unset, they cost as much as any input token.
     ``cache_write``: prompt tokens the server wrote to its prompt cache (Anthropic's
@@ -39,15 +40,13 @@ class Price(BaseModel):
     rates of a request answered through a batch API; unset, the synchronous rate times ``batch_discount``
     (default :data:`DEFAULT_BATCH_DISCOUNT`)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    input: float = Field(ge=0.0)
-    output: float = Field(ge=0.0)
-    cached_input: float | None = Field(default=None, ge=0.0)
-    cache_write: float | None = Field(default=None, ge=0.0)
-    batch_input: float | None = Field(default=None, ge=0.0)
-    batch_output: float | None = Field(default=None, ge=0.0)
-    batch_discount: float | None = Field(default=None, gt=0.0, le=1.0)
+    input: Annotated[float, Bounds(ge=0.0)]
+    output: Annotated[float, Bounds(ge=0.0)]
+    cached_input: Annotated[float, Bounds(ge=0.0)] | None = None
+    cache_write: Annotated[float, Bounds(ge=0.0)] | None = None
+    batch_input: Annotated[float, Bounds(ge=0.0)] | None = None
+    batch_output: Annotated[float, Bounds(ge=0.0)] | None = None
+    batch_discount: Annotated[float, Bounds(gt=0.0, le=1.0)] | None = None
 
     def batch_rates(self) -> Price:
         """The price of a request answered through a batch API (cache reads and writes discounted alike)."""
@@ -126,8 +125,6 @@ def load_prices(path: str | Path) -> dict[str, Price]:
             raise InputError(path, where, "expected {input: USD per 1M tokens, output: ...}")
         try:
             prices[str(name)] = Price.model_validate(body)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(str(part) for part in first["loc"]) or "(price)"
-            raise InputError(path, where, f"field {field}: {first['msg']}") from None
+        except FieldError as exc:
+            raise InputError(path, where, f"field {exc.where or '(price)'}: {exc.msg}") from None
     return prices

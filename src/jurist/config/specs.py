@@ -5,11 +5,12 @@ shape. Keys never leave this package unmasked: see :mod:`jurist.redact`."""
 from __future__ import annotations
 
 import re
+import typing
 from collections.abc import Sequence
-from typing import Any, Literal
+from dataclasses import field
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
-
+from jurist.config.checked import Bounds, Checked, FieldError, checked
 from jurist.config.prices import Price
 
 DEFAULT_API_BASE = "https://api.openai.com/v1"
@@ -36,17 +37,13 @@ ServeKind = Literal["llama.cpp", "vllm"]
 VLLM_DEFAULT_MAX_NUM_SEQS = 256  # vLLM's --max-num-seqs when args do not set it
 
 
-class Endpoint(BaseModel):
+@checked()
+class Endpoint(Checked):
     """One base URL of a model; several endpoints are load-balanced."""
 
-    model_config = ConfigDict(extra="forbid")
-
     api_base: str | None = None
-    api_key: str | None = Field(default=None, repr=False)
+    api_key: str | None = field(default=None, repr=False)
     model_name: str | None = None
-    # Where a model string's key came from, for run.json (never the key): a variable's name or
-    # "--api-key (given on the command line)". Not a models-file field.
-    _key_from: str | None = PrivateAttr(default=None)
 
     @property
     def base_url(self) -> str:
@@ -55,12 +52,24 @@ class Endpoint(BaseModel):
     def with_key(self, key: str | None, source: str | None) -> Endpoint:
         """This endpoint holding ``key``, which came from ``source`` (recorded; the key never is)."""
         self.api_key = key
-        self._key_from = source if key else None
+        # Where the key came from, for run.json (never the key): a variable's name or "--api-key (given on
+        # the command line)". An attribute of this endpoint, not a field: no models file sets it.
+        self.__dict__["key_from"] = source if key else None
         return self
 
     @property
     def key_from(self) -> str | None:
-        return self._key_from
+        return typing.cast("str | None", self.__dict__.get("key_from"))
+
+
+def _check_gpu_ids(value: int | list[int] | None) -> None:
+    if isinstance(value, int) and value < 1:
+        raise FieldError(("gpus",), "a GPU count is at least 1 (leave gpus out for none)")
+    if isinstance(value, list):
+        if not value:
+            raise FieldError(("gpus",), "an empty list of GPU ids (leave gpus out for none)")
+        if min(value) < 0 or len(set(value)) != len(value):
+            raise FieldError(("gpus",), f"GPU ids are distinct indices >= 0, not {value}")
 
 
 def arg_value(args: Sequence[str], *names: str) -> str | None:
@@ -73,37 +82,24 @@ def arg_value(args: Sequence[str], *names: str) -> str | None:
     return value
 
 
-class ServeSpec(BaseModel):
+@checked()
+class ServeSpec(Checked):
     """A model server jurist starts on first use and stops when the run ends (``serve:`` in a models file)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     kind: ServeKind
     model: str  # the weights: a GGUF file (llama.cpp), a local directory or a hub id (vllm)
     # A count (jurist picks ids among the GPUs it sees) or the ids themselves: the server's
     # CUDA_VISIBLE_DEVICES. Explicit ids are also how a sweep places one server per GPU.
     gpus: int | list[int] | None = None
-    tensor_parallel: int | None = Field(default=None, ge=1)  # vLLM --tensor-parallel-size; default: #gpus
-    n_ctx: int | None = Field(default=None, ge=1)  # llama.cpp --n_ctx, vLLM --max-model-len
-    args: list[str] = Field(default_factory=list)  # extra command-line arguments for the server
-    startup_timeout: float = Field(default=300.0, gt=0)
+    tensor_parallel: Annotated[int, Bounds(ge=1)] | None = None  # vLLM --tensor-parallel-size; default: #gpus
+    n_ctx: Annotated[int, Bounds(ge=1)] | None = None  # llama.cpp --n_ctx, vLLM --max-model-len
+    args: list[str] = field(default_factory=list)  # extra command-line arguments for the server
+    startup_timeout: Annotated[float, Bounds(gt=0)] = 300.0
 
-    @field_validator("gpus")
-    @classmethod
-    def _gpu_ids(cls, value: int | list[int] | None) -> int | list[int] | None:
-        if isinstance(value, int) and value < 1:
-            raise ValueError("a GPU count is at least 1 (leave gpus out for none)")
-        if isinstance(value, list):
-            if not value:
-                raise ValueError("an empty list of GPU ids (leave gpus out for none)")
-            if min(value) < 0 or len(set(value)) != len(value):
-                raise ValueError(f"GPU ids are distinct indices >= 0, not {value}")
-        return value
-
-    @model_validator(mode="after")
-    def _parallel_fits_gpus(self) -> ServeSpec:
+    def check(self) -> None:
+        _check_gpu_ids(self.gpus)
         if self.tensor_parallel is None:
-            return self
+            return
         if self.kind != "vllm":
             raise ValueError(f"tensor_parallel applies to kind vllm, not {self.kind}")
         count = self.gpu_count
@@ -111,7 +107,6 @@ class ServeSpec(BaseModel):
             raise ValueError(
                 f"tensor_parallel {self.tensor_parallel} does not divide the {count} GPU(s) of gpus"
             )
-        return self
 
     @property
     def gpu_count(self) -> int | None:
@@ -134,25 +129,29 @@ class ServeSpec(BaseModel):
             return VLLM_DEFAULT_MAX_NUM_SEQS  # vLLM refuses such args itself, with its own message
 
 
-class ModelSpec(BaseModel):
-    """A model alias: where it is served, how to sample from it, and how many requests it may take at once."""
+@checked()
+class ModelSpec(Checked):
+    """A model alias: where it is served, how to sample from it, and how many requests it may take at once.
+    Keys it does not name are kept (:attr:`model_extra`): the pass-through sampling parameters."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    EXTRA: ClassVar[str] = "allow"
+    ALIASES: ClassVar[dict[str, str]] = {"sys_prompt": "system_prompt"}
+    DUMP_EXCLUDED: ClassVar[frozenset[str]] = frozenset({"api_key"})
 
     alias: str = ""
     model: str
     endpoints: list[Endpoint] | None = None
     # The key of every endpoint that names none; excluded from dumps so it never reaches run.json.
-    api_key: str | None = Field(default=None, repr=False, exclude=True)
+    api_key: str | None = field(default=None, repr=False)
     api_type: Literal["openai", "openai-responses", "anthropic", "litellm"] = "openai"
     """The wire: OpenAI chat completions, Anthropic's native Messages API (``model: anthropic/NAME`` says
     it too), or LiteLLM."""
-    parallel: int = Field(default=8, ge=1, le=4096)
-    max_tokens: int | None = Field(default=None, ge=1)
-    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
-    timeout: float = Field(default=600.0, gt=0)
-    max_reply_mb: float = Field(default=64.0, gt=0)  # reply bodies cut here, flagged (engine/reply_cap)
-    system_prompt: str | None = Field(default=None, alias="sys_prompt")
+    parallel: Annotated[int, Bounds(ge=1, le=4096)] = 8
+    max_tokens: Annotated[int, Bounds(ge=1)] | None = None
+    temperature: Annotated[float, Bounds(ge=0.0, le=2.0)] | None = None
+    timeout: Annotated[float, Bounds(gt=0)] = 600.0
+    max_reply_mb: Annotated[float, Bounds(gt=0)] = 64.0  # reply bodies cut here, flagged (engine/reply_cap)
+    system_prompt: str | None = None  # also read as sys_prompt (Arena-Hard's name)
     structured_output: StructuredDialect = "none"
     logprobs: bool = False
     sample_batching: bool | None = None
@@ -163,47 +162,29 @@ class ModelSpec(BaseModel):
     Message Batches): about half the price, answers within 24 hours (see docs/batch.md)."""
     serve: ServeSpec | None = None  # a managed server: no endpoints until the engine has started it
     price: Price | None = None  # USD per 1M tokens (input, output, cached_input); never sent to the server
-    tokenizer: str | None = Field(default=None, min_length=1)
+    tokenizer: Annotated[str, Bounds(min_length=1)] | None = None
     """What counts this model's tokens where no server does (dry run, replies without usage): o200k,
     cl100k, a GGUF file, a tokenizer.json or its directory, or a hub id (see jurist.tokens.counters)."""
 
-    @field_validator("endpoints", mode="before")
     @classmethod
-    def _null_endpoints(cls, value: Any) -> Any:
-        return value or None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _anthropic_prefix(cls, data: Any) -> Any:
+    def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
         """``model: anthropic/NAME`` with no ``api_type``: Anthropic's Messages API, the model ``NAME``."""
-        if (
-            isinstance(data, dict)
-            and "api_type" not in data
-            and str(data.get("model", "")).startswith("anthropic/")
-        ):
+        if "api_type" not in data and str(data.get("model", "")).startswith("anthropic/"):
             return {**data, "api_type": "anthropic", "model": str(data["model"]).removeprefix("anthropic/")}
         return data
 
-    @model_validator(mode="after")
-    def _batch_needs_a_batch_api(self) -> ModelSpec:
+    def check(self) -> None:
+        if self.endpoints == []:  # says what leaving it out says (a reading, not an assignment)
+            object.__setattr__(self, "endpoints", None)
         if self.batch and (self.serve is not None or self.api_type == "litellm"):
             raise ValueError(
                 "batch: true needs a provider's batch API (api_type openai or anthropic, no serve:)"
             )
-        return self
-
-    @model_validator(mode="after")
-    def _serve_speaks_openai(self) -> ModelSpec:
         if self.serve is not None and self.api_type != "openai":
             raise ValueError("a model with serve: speaks the OpenAI wire format (api_type: openai)")
-        return self
-
-    @model_validator(mode="after")
-    def _served_parallel(self) -> ModelSpec:
-        """A served model that does not set ``parallel`` keeps its server's slots busy, no more."""
         if self.serve is not None and "parallel" not in self.model_fields_set:
+            # A served model that does not set ``parallel`` keeps its server's slots busy, no more.
             self.parallel = min(self.serve.slots(), 4096)
-        return self
 
     def resolved_endpoints(self) -> list[Endpoint]:
         """Where requests go; the provider default when none are given, none for a server not started yet."""
@@ -212,13 +193,13 @@ class ModelSpec(BaseModel):
         return [] if self.serve is not None else [Endpoint(api_key=self.api_key)]
 
     def passthrough_params(self) -> dict[str, Any]:
-        extra = self.model_extra or {}
+        extra = self.model_extra
         return {key: extra[key] for key in PASSTHROUGH_PARAMS if key in extra}
 
     def public_dict(self) -> dict[str, Any]:
         """The spec as written to ``run.json``: keys replaced by where they came from, never their value."""
         data = self.model_dump(mode="json", by_alias=False)
-        data.pop("api_key", None)  # excluded already; never let a dump setting bring it back
+        data.pop("api_key", None)  # excluded already (DUMP_EXCLUDED); never let a change bring it back
         data["endpoints"] = [
             {"api_base": ep.base_url, "model_name": ep.model_name, "api_key": "***" if ep.api_key else None}
             | ({"api_key_from": ep.key_from} if ep.api_key and ep.key_from else {})

@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import ValidationError
 
 from jurist.benchmarks import Benchmark
-from jurist.config import ModelSpec, ModelStringOptions, ServeKind, ServeSpec
+from jurist.config import FieldError, ModelSpec, ModelStringOptions, ServeKind, ServeSpec
 from jurist.engine import RetryPolicy
 from jurist.errors import JuristError
 from jurist.run import EngineSettings, RunConfig, ScoringSettings, TaskSettings
@@ -182,10 +181,10 @@ def checkpoint_spec(plan: SweepPlan, checkpoint: Checkpoint, gpus: GpuSlot = Non
         return ModelSpec.model_validate(
             {**settings, "alias": checkpoint.name, "model": checkpoint.name, "serve": ServeSpec(**serve)}
         )
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "serve"
-        raise JuristError(f"checkpoint {checkpoint.name}: {where}: {first['msg']}") from None
+    except ValueError as exc:  # a FieldError, or ServeSpec's own check of the whole block
+        where = exc.where if isinstance(exc, FieldError) else ""
+        message = exc.msg if isinstance(exc, FieldError) else str(exc)
+        raise JuristError(f"checkpoint {checkpoint.name}: {where or 'serve'}: {message}") from None
 
 
 def write_models_file(plan: SweepPlan, path: Path | None = None) -> Path:
