@@ -347,6 +347,8 @@ def main() -> None:
         print(f"inspect skipped: no --inspect-python nor ${ifeval.INSPECT_PYTHON_ENV}", file=sys.stderr)
         args.systems = [s for s in args.systems if s != "inspect"]
     if args.jurist_ref is not None:
+        if not (args.jurist_ref / "src" / "jurist" / "__init__.py").is_file():  # else the venv's jurist runs
+            sys.exit(f"--jurist-ref {args.jurist_ref}: no src/jurist there (give the tree above src)")
         args.systems.insert(1 if "jurist" in args.systems else 0, "jurist-ref")
     load_before = os.getloadavg()
     runs: list[Run] = []
