@@ -71,13 +71,13 @@ def _plain_coercion(descriptor: Any, value: Any, param: Any, ctx: Any) -> Any:
     if descriptor.is_choice:  # typer's own choice coercion, which its adapter wraps
         if typing.get_origin(annotation) is list or not isinstance(value, str):
             return _SLOW
-        from typer._param_types import coerce_cli_choice
-
         try:
+            from typer._param_types import coerce_cli_choice
+
             return coerce_cli_choice(
                 value, choices=descriptor.choices, case_sensitive=info.case_sensitive, ctx=ctx
             )
-        except ValueError:
+        except (ImportError, ValueError):  # a typer without it: its own coercion, as before
             return _SLOW
     if typing.get_origin(annotation) is list:
         (item,) = typing.get_args(annotation)
@@ -102,7 +102,10 @@ def _plain_item(annotation: Any, info: Any, value: Any, param: Any, ctx: Any) ->
         within = (info.min is None or value >= info.min) and (info.max is None or value <= info.max)
         return value if within else _SLOW
     if isinstance(annotation, type) and issubclass(annotation, Path) and isinstance(value, (str, Path)):
-        from typer._param_types import coerce_cli_path
+        try:
+            from typer._param_types import coerce_cli_path
+        except ImportError:  # a typer without it: its own coercion, as before
+            return _SLOW
 
         path_type = info.path_type or annotation
         if isinstance(path_type, type) and issubclass(path_type, Path) and not isinstance(value, path_type):
