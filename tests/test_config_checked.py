@@ -27,6 +27,7 @@ def test_values_are_read_as_a_settings_file_gives_them() -> None:
          "serve": None, "price": {"input": "1.5", "output": 2}}
     )  # fmt: skip
     assert (spec.parallel, spec.temperature, spec.timeout, spec.logprobs) == (4, 1.0, 30.0, True)
+    assert ModelSpec.model_validate({"model": "m", "parallel": 8.0, "max_tokens": " 64"}).max_tokens == 64
     assert type(spec.temperature) is float and spec.system_prompt == "be brief"
     assert spec.endpoints == [Endpoint(api_base="http://h/v1")]
     assert spec.price == Price(input=1.5, output=2.0)
@@ -87,7 +88,9 @@ def test_shorthands_and_defaults_read_as_before() -> None:
 
 def test_fields_given_copies_and_dumps_behave_as_the_code_expects() -> None:
     spec = ModelSpec.model_validate({"model": "m", "top_p": 0.9, "seed": 3, "api_key": "sk-secret"})
-    assert spec.model_fields_set == {"model", "api_key"} and spec.model_extra == {"top_p": 0.9, "seed": 3}
+    # the keys given, kept ones included, as pydantic counted them
+    assert spec.model_fields_set == {"model", "api_key", "top_p", "seed"}
+    assert spec.model_extra == {"top_p": 0.9, "seed": 3}
     assert spec.passthrough_params() == {"top_p": 0.9, "seed": 3}
     spec.tokenizer = "o200k"  # assigned once built: counts as given
     assert "tokenizer" in spec.model_fields_set

@@ -90,27 +90,18 @@ def _scalar(value: Any, kind: type) -> Any:
         if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
             return value.strip().lower() in _TRUE
         raise ValueError("expected true or false")
+    if kind not in (int, float):
+        raise TypeError(f"a settings record has no reading of {kind!r} fields")
     if isinstance(value, bool):  # True is an int to Python, never a count or a rate in a settings file
         raise ValueError(f"expected {'an integer' if kind is int else 'a number'}, not {value}")
-    if kind is int:
-        if isinstance(value, int):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, str):
-            try:
-                return int(value.strip())
-            except ValueError:
-                pass
-        raise ValueError("expected an integer")
-    if isinstance(value, (int, float)):
-        return float(value)
+    if isinstance(value, int) or (isinstance(value, float) and (kind is float or value.is_integer())):
+        return kind(value)
     if isinstance(value, str):
         try:
-            return float(value.strip())
+            return kind(value.strip())
         except ValueError:
             pass
-    raise ValueError("expected a number")
+    raise ValueError("expected an integer" if kind is int else "expected a number")
 
 
 def _union(value: Any, options: tuple[Any, ...], loc: tuple[str | int, ...]) -> Any:
@@ -221,27 +212,20 @@ class Checked:
         if not isinstance(data, Mapping):
             raise FieldError((), "expected a mapping of settings")
         names = field_names(cls)
-        known: dict[str, Any] = {}
-        extra: dict[str, Any] = {}
-        for key, value in cls.prepare(dict(data)).items():
-            name = cls.ALIASES.get(str(key), str(key))
-            if name in names:
-                known[name] = value
-            elif cls.EXTRA == "allow":
-                extra[str(key)] = value
-            else:
-                raise FieldError((str(key),), "not a field of this record (unknown)")
+        given = {str(key): value for key, value in cls.prepare(dict(data)).items()}
+        named = {cls.ALIASES.get(key, key) for key in given}
+        for key in given:
+            if cls.ALIASES.get(key, key) not in names and cls.EXTRA != "allow":
+                raise FieldError((key,), "not a field of this record (unknown)")
         for name in names:
-            if name not in known and _required(cls, name):
+            if name not in named and _required(cls, name):
                 raise FieldError((name,), "missing (required)")
         try:
-            record = cls(**known)
+            return cls(**given)  # the constructor (:func:`checked`) reads aliases and keeps extra keys
         except FieldError:
             raise
         except ValueError as exc:
             raise FieldError((), str(exc)) from None
-        record.model_extra.update(extra)
-        return record
 
     @classmethod
     def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
